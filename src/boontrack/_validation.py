@@ -1,0 +1,95 @@
+"""Input validation shared by the public functions of the estimator core.
+
+Every public function validates its arguments in one helper (``_<name>_iv``) built from these pieces, and
+raises :class:`ValueError` naming the parameter and the offending value or position.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+ESTIMATORS = ("V", "U", "W")
+
+
+def as_scores(x: Any, name: str) -> np.ndarray:
+    """A 1-D float64 array of finite scores, or ValueError naming ``name`` and the first bad position."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"`{name}` must be a 1-D sequence of numbers: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"`{name}` must be 1-D, got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"`{name}` is empty: at least one run is needed")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(
+            f"`{name}` must be finite; position {bad[0]} is {arr[bad[0]]!r}"
+            + (f" ({bad.size} non-finite values in all)" if bad.size > 1 else "")
+        )
+    return arr
+
+
+def as_val_test(val: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validated (val, test) arrays of equal length; ``test=None`` means test = val."""
+    v = as_scores(val, "val")
+    if test is None:
+        return v, v
+    t = as_scores(test, "test")
+    if t.shape != v.shape:
+        raise ValueError(f"`val` and `test` must have the same length, got {v.size} and {t.size}")
+    return v, t
+
+
+def as_budget(n: Any, name: str = "n") -> int:
+    """One budget: an integer >= 1 (bools and integral floats like 5.0 are refused/accepted as Python does)."""
+    if isinstance(n, bool) or not isinstance(n, (numbers.Integral, float, np.floating)):
+        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+    if isinstance(n, (float, np.floating)):
+        if not float(n).is_integer():
+            raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+    if int(n) < 1:
+        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+    return int(n)
+
+
+def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
+    """Budgets as an int64 array and whether the input was a scalar."""
+    if np.ndim(n) == 0:
+        return np.array([as_budget(n, name)], dtype=np.int64), True
+    items = list(n) if isinstance(n, Iterable) else [n]
+    if not items:
+        raise ValueError(f"`{name}` is empty: give at least one budget")
+    return np.array([as_budget(k, f"{name}[{i}]") for i, k in enumerate(items)], dtype=np.int64), False
+
+
+def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``, else ValueError listing them."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def as_probability(x: Any, name: str) -> float:
+    """A number strictly between 0 and 1."""
+    try:
+        p = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be a number in (0, 1), got {x!r}") from None
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"`{name}` must be in (0, 1), got {x!r}")
+    return p
+
+
+def as_rng(rng: Any) -> np.random.Generator:
+    """A Generator from ``None``, an int seed or a Generator; never the global RNG."""
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise ValueError(f"`rng` must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")

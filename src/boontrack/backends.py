@@ -1,0 +1,191 @@
+"""Backends: where runs come from (a :class:`Source`) and where results go (a :class:`Sink`).
+
+A backend is found by name through the entry-point group ``boontrack.backends``; the name is the scheme of a
+source string (``mlflow:my-experiment``, ``wandb:entity/project``, ``wandb-offline:./wandb``). A string with no
+registered scheme is a file path (CSV, TSV, JSONL, Parquet). A third party adds a tracker by publishing a
+:class:`Backend` subclass under that group; the core never imports a tracker SDK.
+
+The contract between a source and the rest of boontrack is the *run frame* that :meth:`Source.read` returns, a
+:class:`pandas.DataFrame` with one row per run and these columns, the same for every backend:
+
+===============  ================================================================================
+``run_id``       str, unique within the source
+``status``       str, lower case: ``finished``, ``failed``, ``running``, ``killed``, ``crashed``, ...
+``created_at``   ``datetime64[ns, UTC]`` (NaT when unknown)
+``duration_s``   float seconds of training (NaN when unknown)
+``params.<k>``   hyperparameters (MLflow params, W&B config), as logged
+``metrics.<k>``  metric values chosen as :class:`MetricRequest` says
+``tags.<k>``     tags (MLflow tags, W&B tags/group/job_type), as strings
+===============  ================================================================================
+
+Backends never drop runs: failed, running and incomplete runs come with their status, and
+:class:`boontrack.runtable.RunTable` decides (and reports) what is excluded. A backend's own summary runs
+(tagged ``boontrack.role=summary``) are the one exception: they are never read back as input.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from boontrack.exceptions import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+__all__ = [
+    "Backend",
+    "CurveSeries",
+    "MetricRequest",
+    "Sink",
+    "Source",
+    "SummaryOutputs",
+    "SUMMARY_ROLE_TAG",
+    "available_backends",
+    "load_backend",
+    "open_source",
+]
+
+ENTRY_POINT_GROUP = "boontrack.backends"
+
+#: Tag (MLflow tag, W&B config/tag) that marks a run written by boontrack; such runs are never read as input.
+SUMMARY_ROLE_TAG = "boontrack.role"
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """Which metric values a source puts in the run frame.
+
+    Attributes
+    ----------
+    val, test
+        Metric names as the tracker knows them (no ``metrics.`` prefix); ``test`` may be None.
+    maximize
+        Direction of ``val``; needed to find the best-validation step.
+    pick
+        ``"last"``: the value as the tracker reports it (the last logged one). ``"best_val_step"``: for runs
+        that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value at that
+        same step (the pairing of the Boo_n paper); runs without a history fall back to ``"last"``.
+    """
+
+    val: str
+    test: str | None = None
+    maximize: bool = True
+    pick: Literal["last", "best_val_step"] = "last"
+
+
+@dataclass(frozen=True)
+class CurveSeries:
+    """One expected-validation curve to log as a metric series with step = n."""
+
+    key: str  #: full metric key, e.g. ``boon/test_acc/curve`` or ``boon/test_acc/CNN/curve``
+    n: np.ndarray  #: budgets (the steps), int64, increasing
+    values: np.ndarray  #: the curve at each n
+
+
+@dataclass(frozen=True)
+class SummaryOutputs:
+    """Everything a sink writes, already rendered by :func:`boontrack.reports.render_outputs`.
+
+    A sink writes ``metrics`` as scalar summary metrics, each of ``curves`` as a step series, ``artifacts`` as
+    files (relative path -> bytes: ``summary.json``, ``report.md``, ``curves.csv``, ``runs.csv`` and, when
+    matplotlib is installed, ``curves.png`` and ``distributions.png``), and ``description`` (Markdown, a few
+    lines) as the run's description. ``tables`` are the same curve data as rows for trackers with table
+    objects (W&B): name -> (columns, rows).
+    """
+
+    metrics: Mapping[str, float]
+    curves: Sequence[CurveSeries]
+    artifacts: Mapping[str, bytes]
+    description: str
+    tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] = field(default_factory=dict)
+
+
+class Sink(abc.ABC):
+    """Where a summary is written. The pipeline calls, in this order::
+
+        if sink.read_fingerprint() == fingerprint: stop (nothing is written)
+        sink.write(outputs)
+        sink.write_fingerprint(fingerprint)      # last, so a crash before it is redone next time
+
+    A sink never modifies the user's runs, params or metrics, and ``write`` replaces the previous summary of
+    the same key completely (no stale curve points stay mixed in).
+    """
+
+    @abc.abstractmethod
+    def read_fingerprint(self) -> str | None:
+        """The fingerprint of the last complete write, or None."""
+
+    @abc.abstractmethod
+    def write(self, outputs: SummaryOutputs) -> None:
+        """Write metrics, curves, artifacts and description."""
+
+    @abc.abstractmethod
+    def write_fingerprint(self, fingerprint: str) -> None:
+        """Record that the write for ``fingerprint`` completed."""
+
+    def location(self) -> str:
+        """Where a person finds the result (URL, run id or path); no credentials."""
+        return ""
+
+
+class Source(abc.ABC):
+    """A selection of runs in a tracker or a file."""
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """A short human-readable name for logs and reports; never contains credentials."""
+
+    @abc.abstractmethod
+    def identity(self) -> str:
+        """A stable identifier of the selection (same runs selected -> same string), without credentials."""
+
+    @abc.abstractmethod
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        """The run frame described in this module's docstring."""
+
+    def sink(self, key: str) -> Sink:
+        """The sink that writes back next to these runs; ``key`` (hex) identifies the (source, spec) pair.
+
+        Sources that cannot be written back to (files) raise :class:`InputError`.
+        """
+        raise InputError(f"{self.describe()} cannot be written back to; use --out DIR instead")
+
+
+class Backend(abc.ABC):
+    """A tracker: turns the location part of ``name:LOCATION`` and options into a :class:`Source`."""
+
+    #: The scheme, e.g. ``"mlflow"``; equal to the entry-point name.
+    name: ClassVar[str]
+    #: Options :meth:`open_source` accepts (CLI flag name with dashes -> help text).
+    options: ClassVar[Mapping[str, str]] = {}
+
+    @abc.abstractmethod
+    def open_source(self, location: str, **options: Any) -> Source:
+        """A source for ``location``; unknown or invalid options raise :class:`InputError`."""
+
+
+def available_backends() -> dict[str, Any]:
+    """Registered backends: name -> entry point (not loaded)."""
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load_backend(name: str) -> Backend:
+    """The backend registered under ``name``, instantiated."""
+    registered = available_backends()
+    if name not in registered:
+        known = ", ".join(sorted(registered)) or "none"
+        raise InputError(f"no boontrack backend named {name!r} (installed: {known})")
+    return registered[name].load()()
+
+
+def open_source(spec: str, **options: Any) -> Source:
+    """Open ``"scheme:LOCATION"`` with its backend, or a file path when the scheme is not a backend name."""
+    scheme, sep, location = spec.partition(":")
+    if sep and scheme in available_backends():
+        return load_backend(scheme).open_source(location, **options)
+    return load_backend("file").open_source(spec, **options)

@@ -1,0 +1,47 @@
+"""Warnings and errors raised by boontrack.
+
+Errors are split by who can fix them: :class:`InputError` is the user's data, column mapping or configuration
+(the CLI exits with status 2), :class:`BackendError` is a tracking backend that failed or could not be reached
+(status 1). Core statistical functions raise plain :class:`ValueError` naming the parameter, like scipy.stats;
+:class:`InputError` is a :class:`ValueError` too, so callers can catch either.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BoontrackWarning",
+    "ConstantScoresWarning",
+    "ExtrapolationWarning",
+    "FewRunsWarning",
+    "InputError",
+    "WriteBackWarning",
+]
+
+
+class BoontrackWarning(UserWarning):
+    """Base class of every warning boontrack emits."""
+
+
+class ExtrapolationWarning(BoontrackWarning):
+    """A budget n larger than the number of runs m: V and W extrapolate beyond the data."""
+
+
+class FewRunsWarning(BoontrackWarning):
+    """Too few runs for the requested statistic (bootstrap intervals under-cover below ~10 runs)."""
+
+
+class ConstantScoresWarning(BoontrackWarning):
+    """All scores are equal: intervals collapse to a point and rank statistics are undefined."""
+
+
+class WriteBackWarning(BoontrackWarning):
+    """Writing results back to a tracker failed; the user's sweep is not interrupted."""
+
+
+class InputError(ValueError):
+    """Bad input from the user: data, column mapping, selection or configuration."""
+
+
+class BackendError(RuntimeError):
+    """A tracking backend failed: unreachable, unauthorized, or answered with an error."""
