@@ -1,0 +1,1 @@
+"""Tracker backends (MLflow, Weights & Biases), found through the ``boontrack.backends`` entry points."""
