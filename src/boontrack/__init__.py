@@ -31,7 +31,23 @@ _LAZY: dict[str, str] = {
     "expected_max": "estimators",
     "boo_n_gaussian": "estimators",
     "expected_max_of": "estimators",
+    "ConfidenceInterval": "resampling",
+    "BootstrapResult": "resampling",
+    "CurveBand": "resampling",
+    "boo_n_ci": "resampling",
+    "boo_n_curve_ci": "resampling",
+    "mean_ci": "resampling",
+    "Comparison": "compare",
+    "compare_approaches": "compare",
+    "adjust_pvalues": "compare",
+    "Diagnostics": "diagnostics",
+    "diagnose": "diagnostics",
+    "RunTable": "runtable",
     "Spec": "analysis",
+    "Summary": "analysis",
+    "analyze": "analysis",
+    "run_job": "pipeline",
+    "open_source": "backends",
 }
 
 __all__ = [
