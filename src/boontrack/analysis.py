@@ -1,15 +1,45 @@
 """From a RunTable to a Summary: per-group estimates, intervals, curves, diagnostics and comparisons.
 
-OWNERSHIP NOTE (remove when implemented): :class:`Spec` is the agreed contract; ``analyze`` and ``Summary``
-are being written.
+:func:`analyze` is the one function that turns validated runs into numbers; the CLI, the post-sweep callbacks
+and the scheduled job all call it. Every random draw comes from generators derived from ``Spec.rng_seed``, so
+the same runs and spec give the same :class:`Summary` (which makes writes back to a tracker idempotent).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Literal
+import contextlib
+import math
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["Spec"]
+import numpy as np
+
+from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_probability
+from boontrack.exceptions import InputError
+
+if TYPE_CHECKING:
+    from boontrack.compare import Comparison
+    from boontrack.diagnostics import Diagnostics
+    from boontrack.runtable import DroppedRun, RunTable
+
+__all__ = [
+    "ComparisonSummary",
+    "Curve",
+    "GaussianEstimate",
+    "GroupSummary",
+    "IntervalEstimate",
+    "Spec",
+    "Summary",
+    "TestResult",
+    "analyze",
+    "curve_budgets",
+]
+
+#: Most budgets at which a curve is evaluated; beyond, n is log-spaced (always with 1, every Spec.n and m).
+MAX_CURVE_POINTS = 1000
 
 
 @dataclass(frozen=True)
@@ -40,7 +70,503 @@ class Spec:
     rng_seed: int = 0
     #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
     pick: Literal["last", "best_val_step"] = "last"
+    #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
+    duration: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @property
+    def metric(self) -> str:
+        """The name of the reported metric: the test metric, else the validation metric (no ``metrics.``)."""
+        name = self.test if self.test is not None else self.val
+        return name.removeprefix("metrics.")
+
+
+@dataclass(frozen=True)
+class IntervalEstimate:
+    """A point estimate with its bootstrap confidence interval."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    standard_error: float
+
+    @classmethod
+    def from_bootstrap(cls, result: Any) -> IntervalEstimate:
+        """From a :class:`boontrack.resampling.BootstrapResult`."""
+        ci = result.confidence_interval
+        return cls(float(result.estimate), float(ci.low), float(ci.high), float(result.standard_error))
+
+
+@dataclass(frozen=True, eq=False)
+class Curve:
+    """Expected best test score against the budget n, with a bootstrap band; ``time`` = n x mean duration."""
+
+    n: np.ndarray
+    estimate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    time: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class GaussianEstimate:
+    """Parametric Boo_n (Bajgar et al. 2018, eq. 6) and whether the test scores look normal (Anderson-Darling)."""
+
+    boo_n: Mapping[int, float]
+    normal: bool
+    normality_statistic: float
+    normality_critical_5pct: float
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Everything computed for one group of runs."""
+
+    label: str
+    runs: int
+    dropped: tuple[DroppedRun, ...]
+    boo_n: Mapping[int, IntervalEstimate]
+    curve: Curve
+    gaussian: GaussianEstimate
+    mean: IntervalEstimate
+    diagnostics: Diagnostics
+    #: Mean training seconds of the group's runs (over runs with a known duration), or None.
+    mean_duration_s: float | None
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test of one comparison, with its p-value adjusted over all comparisons."""
+
+    statistic: float
+    pvalue: float
+    pvalue_adjusted: float
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    """Group ``group`` against ``baseline``: differences are ``group - baseline`` of the test scores."""
+
+    group: str
+    baseline: str
+    #: Whether runs were paired by seed (then the bootstrap resamples pairs and Wilcoxon is computed).
+    paired: bool
+    boo_n_difference: Mapping[int, IntervalEstimate]
+    mean_difference: IntervalEstimate
+    welch: TestResult
+    mann_whitney: TestResult
+    #: P(group > baseline) + 0.5 P(equal), from the Mann-Whitney statistic.
+    prob_superiority: float
+    wilcoxon: TestResult | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The result of :func:`analyze`: per-group summaries, comparisons, dropped runs, spec and versions."""
+
+    spec: Spec
+    groups: tuple[GroupSummary, ...]
+    comparisons: tuple[ComparisonSummary, ...]
+    #: The resolved group-key columns (empty for one group).
+    group_by: tuple[str, ...]
+    #: Every dropped run, with its reason.
+    dropped: tuple[DroppedRun, ...]
+    versions: Mapping[str, str]
+    #: Whether each run has a test score separate from its validation score.
+    has_test: bool
+    #: A description of where the runs came from, set by the caller (e.g. ``Source.describe()``).
+    source: str | None = None
+    #: The runs analyzed (for per-run tables and distribution plots); not part of equality.
+    table: RunTable | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def metric(self) -> str:
+        """Name of the reported metric (the test metric, else the validation metric)."""
+        return self.spec.metric
+
+    @property
+    def runs(self) -> int:
+        """Number of kept runs over all groups."""
+        return sum(g.runs for g in self.groups)
+
+    def group(self, label: str) -> GroupSummary:
+        """The summary of the group labelled ``label``."""
+        for summary in self.groups:
+            if summary.label == label:
+                return summary
+        raise KeyError(f"no group {label!r}; groups are {[g.label for g in self.groups]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data with every number, the spec and the versions (non-finite floats become None)."""
+        return {
+            "source": self.source,
+            "metric": self.metric,
+            "has_test": self.has_test,
+            "group_by": list(self.group_by),
+            "runs": self.runs,
+            "dropped": [_jsonable(d) for d in self.dropped],
+            "groups": {g.label: _group_dict(g) for g in self.groups},
+            "comparisons": [_jsonable(c) for c in self.comparisons],
+            "spec": self.spec.to_dict(),
+            "versions": dict(self.versions),
+        }
+
+
+def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str | None = None) -> Summary:
+    """Summarize every group of ``table`` and compare the groups, as ``spec`` says.
+
+    Per group: Boo_n at each ``spec.n`` with a bootstrap interval, the expected-best curve over n = 1..m with a
+    band (and over expected compute time when durations are known), the Gaussian estimate with the normality
+    verdict, the mean with an interval, and diagnostics. Then every group against the baseline (or all pairs):
+    differences in Boo_n and mean with intervals, Welch, Mann-Whitney and (paired by seed) Wilcoxon tests,
+    p-values adjusted over all comparisons (``spec.correction``).
+
+    Parameters
+    ----------
+    table
+        Validated runs (:meth:`boontrack.runtable.RunTable.from_frame`) built with the same ``spec``.
+    spec
+        What to compute.
+    progress
+        Show a progress bar over groups on stderr (only when stderr is a terminal).
+    source
+        Description of where the runs came from, stored in :attr:`Summary.source`.
+
+    Raises
+    ------
+    InputError
+        A group with fewer runs than the largest n, an unknown baseline, or invalid spec options.
+    """
+    _analyze_iv(table, spec)
+    with _progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
+        summaries = tuple(_summarize_group(table, spec, index, label) for index, label in enumerate(groups))
+    comparisons = _compare_groups(table, spec)
+    return Summary(
+        spec=spec,
+        groups=summaries,
+        comparisons=comparisons,
+        group_by=table.group_by,
+        dropped=table.dropped,
+        versions=_versions(),
+        has_test=table.test_column is not None,
+        source=source,
+        table=table,
+    )
+
+
+def curve_budgets(m: int, required: Sequence[int] = (), *, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:
+    """Budgets at which to evaluate a curve over n = 1..m: all of them, or ``max_points`` log-spaced ones.
+
+    The log-spaced grid always contains 1, m and every ``required`` budget <= m.
+    """
+    if m <= max_points:
+        return np.arange(1, m + 1, dtype=np.int64)
+    grid = np.round(np.geomspace(1, m, max_points)).astype(np.int64)
+    extra = [k for k in required if k <= m]
+    return np.union1d(grid, np.array([1, m, *extra], dtype=np.int64))
+
+
+def _analyze_iv(table: RunTable, spec: Spec) -> None:
+    """InputError for spec options the analysis cannot use and for groups too small for the budgets."""
+    try:
+        as_budgets(spec.n, "n")
+        as_choice(spec.estimator, "estimator", ESTIMATORS)
+        as_choice(spec.compare, "compare", ("baseline", "all-pairs"))
+        as_choice(spec.correction, "correction", ("holm", "bh"))
+        as_choice(spec.ci_method, "ci_method", ("percentile", "bca", "smoothed"))
+        as_probability(spec.confidence_level, "confidence_level")
+    except ValueError as exc:
+        raise InputError(f"invalid spec: {exc}") from None
+    if isinstance(spec.n_resamples, bool) or not isinstance(spec.n_resamples, int) or spec.n_resamples < 1:
+        raise InputError(f"invalid spec: `n_resamples` must be an integer >= 1, got {spec.n_resamples!r}")
+    if isinstance(spec.rng_seed, bool) or not isinstance(spec.rng_seed, int) or spec.rng_seed < 0:
+        raise InputError(f"invalid spec: `rng_seed` must be an integer >= 0, got {spec.rng_seed!r}")
+    if spec.baseline is not None and spec.baseline not in table.groups:
+        raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
+    largest = max(spec.n)
+    counts = table.runs["group"].value_counts()
+    small = [(label, int(counts[label])) for label in table.groups if counts[label] < largest]
+    if small:
+        listed = ", ".join(f"{label!r} has {count}" for label, count in small[:5])
+        more = f" (and {len(small) - 5} more groups)" if len(small) > 5 else ""
+        why = (
+            "the U estimator cannot extrapolate beyond the number of runs"
+            if spec.estimator == "U"
+            else "Boo_n beyond the number of runs would be an extrapolation"
+        )
+        keys = f"; groups are split by {', '.join(table.group_by)}" if table.group_by else ""
+        raise InputError(
+            f"too few runs for n = {largest}: group {listed}{more} runs; {why}. "
+            f"Lower --n or add runs{keys}"
+        )
+
+
+def _rng(spec: Spec, *stream: int) -> np.random.Generator:
+    """An independent generator for one computation, derived from the spec's seed and the stream's indices."""
+    return np.random.default_rng(np.random.SeedSequence([spec.rng_seed, *stream]))
+
+
+# Stream ids, so that each computation has its own reproducible random numbers.
+_BOO_N, _CURVE, _MEAN, _COMPARE = range(4)
+
+
+def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> GroupSummary:
+    from boontrack.diagnostics import diagnose
+    from boontrack.estimators import boo_n_gaussian
+    from boontrack.resampling import boo_n_ci, boo_n_curve_ci, mean_ci
+
+    val, scores = table.arrays(label)
+    test = scores if table.test_column is not None else None
+    common = dict(
+        estimator=spec.estimator,
+        maximize=spec.maximize,
+        confidence_level=spec.confidence_level,
+        n_resamples=spec.n_resamples,
+        method=spec.ci_method,
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        boo = {
+            int(k): IntervalEstimate.from_bootstrap(
+                boo_n_ci(val, test, n=int(k), rng=_rng(spec, _BOO_N, index, j), **common)
+            )
+            for j, k in enumerate(spec.n)
+        }
+        band = boo_n_curve_ci(
+            val, test, n=curve_budgets(val.size, spec.n), rng=_rng(spec, _CURVE, index), **common
+        )
+        mean = IntervalEstimate.from_bootstrap(
+            mean_ci(
+                scores,
+                confidence_level=spec.confidence_level,
+                n_resamples=spec.n_resamples,
+                method=spec.ci_method,
+                rng=_rng(spec, _MEAN, index),
+            )
+        )
+        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(spec.n), maximize=spec.maximize))
+        diagnostics = diagnose(val, test, n=max(spec.n))
+    mean_duration, duration_warning = _mean_duration(table, label)
+    curve = Curve(
+        n=np.asarray(band.n, dtype=np.int64),
+        estimate=np.asarray(band.estimate, dtype=np.float64),
+        ci_low=np.asarray(band.low, dtype=np.float64),
+        ci_high=np.asarray(band.high, dtype=np.float64),
+        time=None if mean_duration is None else np.asarray(band.n, dtype=np.float64) * mean_duration,
+    )
+    gaussian = GaussianEstimate(
+        boo_n={int(k): float(v) for k, v in zip(spec.n, gaussian_values)},
+        normal=bool(diagnostics.normal),
+        normality_statistic=float(diagnostics.normality_statistic),
+        normality_critical_5pct=float(diagnostics.normality_critical_5pct),
+    )
+    messages = [*diagnostics.warnings, *(str(w.message) for w in caught)]
+    if duration_warning:
+        messages.append(duration_warning)
+    return GroupSummary(
+        label=label,
+        runs=int(val.size),
+        dropped=tuple(d for d in table.dropped if d.group == label),
+        boo_n=boo,
+        curve=curve,
+        gaussian=gaussian,
+        mean=mean,
+        diagnostics=diagnostics,
+        mean_duration_s=mean_duration,
+        warnings=tuple(dict.fromkeys(messages)),
+    )
+
+
+def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
+    """Mean training seconds of the group's runs with a known duration, and a warning when some are unknown."""
+    durations = table.group_runs(label)["duration_s"].to_numpy(dtype=np.float64)
+    known = np.isfinite(durations)
+    if not known.any():
+        return None, None
+    warning = None
+    if not known.all():
+        warning = (
+            f"duration unknown for {int((~known).sum())} of {durations.size} runs; "
+            "the time axis uses the mean of the others"
+        )
+    return float(durations[known].mean()), warning
+
+
+def _comparison_pairs(table: RunTable, spec: Spec) -> list[tuple[int, int]]:
+    """(group, baseline) index pairs to compare."""
+    count = len(table.groups)
+    if spec.compare == "all-pairs":
+        return [(a, b) for b in range(count) for a in range(b + 1, count)]
+    base = table.groups.index(spec.baseline) if spec.baseline is not None else 0
+    return [(a, base) for a in range(count) if a != base]
+
+
+def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | None:
+    """(a_val, a_test, b_val, b_test) aligned by seed when both groups have the same distinct seeds, else None."""
+    if table.seed_column is None:
+        return None
+    runs_a, runs_b = table.group_runs(a), table.group_runs(b)
+    seeds_a, seeds_b = runs_a["seed"], runs_b["seed"]
+    if seeds_a.isna().any() or seeds_b.isna().any() or seeds_a.duplicated().any() or seeds_b.duplicated().any():
+        return None
+    if set(seeds_a) != set(seeds_b):
+        return None
+    aligned_b = runs_b.set_index("seed").loc[seeds_a.to_numpy()]
+    return (
+        runs_a["val"].to_numpy(np.float64),
+        runs_a["test"].to_numpy(np.float64),
+        aligned_b["val"].to_numpy(np.float64),
+        aligned_b["test"].to_numpy(np.float64),
+    )
+
+
+def _compare_groups(table: RunTable, spec: Spec) -> tuple[ComparisonSummary, ...]:
+    from boontrack.compare import adjust_pvalues, compare_approaches
+
+    pairs = _comparison_pairs(table, spec)
+    if not pairs:
+        return ()
+    raw: list[tuple[str, str, bool, dict[int, Comparison]]] = []
+    for a, b in pairs:
+        label_a, label_b = table.groups[a], table.groups[b]
+        paired = _paired_arrays(table, label_a, label_b)
+        if paired is None:
+            (a_val, a_test), (b_val, b_test) = table.arrays(label_a), table.arrays(label_b)
+        else:
+            a_val, a_test, b_val, b_test = paired
+        if table.test_column is None:
+            a_test = b_test = None
+        results = {
+            int(k): compare_approaches(
+                a_val,
+                b_val,
+                a_test,
+                b_test,
+                n=int(k),
+                estimator=spec.estimator,
+                maximize=spec.maximize,
+                paired=paired is not None,
+                confidence_level=spec.confidence_level,
+                n_resamples=spec.n_resamples,
+                rng=_rng(spec, _COMPARE, a, b, j),
+            )
+            for j, k in enumerate(spec.n)
+        }
+        raw.append((label_a, label_b, paired is not None, results))
+
+    # The tests do not depend on n: take them from the first budget's comparison.
+    first = [results[int(spec.n[0])] for *_, results in raw]
+    welch_adj = adjust_pvalues([c.welch.pvalue for c in first], method=spec.correction)
+    mw_adj = adjust_pvalues([c.mann_whitney.pvalue for c in first], method=spec.correction)
+    with_wilcoxon = [i for i, c in enumerate(first) if c.wilcoxon is not None]
+    wilcoxon_adj = dict(
+        zip(
+            with_wilcoxon,
+            adjust_pvalues([first[i].wilcoxon.pvalue for i in with_wilcoxon], method=spec.correction)
+            if with_wilcoxon
+            else [],
+        )
+    )
+    out = []
+    for i, (label_a, label_b, paired, results) in enumerate(raw):
+        c = first[i]
+        out.append(
+            ComparisonSummary(
+                group=label_a,
+                baseline=label_b,
+                paired=paired,
+                boo_n_difference={
+                    k: IntervalEstimate.from_bootstrap(r.boo_n_difference) for k, r in results.items()
+                },
+                mean_difference=IntervalEstimate.from_bootstrap(c.mean_difference),
+                welch=TestResult(float(c.welch.statistic), float(c.welch.pvalue), float(welch_adj[i])),
+                mann_whitney=TestResult(
+                    float(c.mann_whitney.statistic), float(c.mann_whitney.pvalue), float(mw_adj[i])
+                ),
+                prob_superiority=float(c.mann_whitney.prob_superiority),
+                wilcoxon=None
+                if c.wilcoxon is None
+                else TestResult(float(c.wilcoxon.statistic), float(c.wilcoxon.pvalue), float(wilcoxon_adj[i])),
+            )
+        )
+    return tuple(out)
+
+
+@contextlib.contextmanager
+def _progress_bar(items: Sequence[str], *, enabled: bool, label: str) -> Iterator[Any]:
+    """A click progress bar over ``items`` on an interactive stderr; the plain items otherwise."""
+    if not (enabled and sys.stderr.isatty()):
+        yield items
+        return
+    import click
+
+    with click.progressbar(items, label=label, file=sys.stderr) as bar:
+        yield bar
+
+
+def _versions() -> dict[str, str]:
+    import pandas
+    import scipy
+
+    import boontrack
+
+    return {
+        "boontrack": boontrack.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "pandas": pandas.__version__,
+    }
+
+
+def _group_dict(g: GroupSummary) -> dict[str, Any]:
+    """One group's JSON layout: Boo_n keyed by n as a string, the curve as lists."""
+    curve = {
+        "n": g.curve.n,
+        "estimate": g.curve.estimate,
+        "ci_low": g.curve.ci_low,
+        "ci_high": g.curve.ci_high,
+    }
+    if g.curve.time is not None:
+        curve["time"] = g.curve.time
+    gaussian = {
+        "boo_n": {str(k): v for k, v in g.gaussian.boo_n.items()},
+        "normal": g.gaussian.normal,
+        "normality_statistic": g.gaussian.normality_statistic,
+        "normality_critical_5pct": g.gaussian.normality_critical_5pct,
+    }
+    return _jsonable(
+        {
+            "runs": g.runs,
+            "dropped": g.dropped,
+            "boo_n": {str(k): v for k, v in g.boo_n.items()},
+            "curve": curve,
+            "gaussian": gaussian,
+            "mean": g.mean,
+            "diagnostics": g.diagnostics,
+            "mean_duration_s": g.mean_duration_s,
+            "warnings": g.warnings,
+        }
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    """Dataclasses, mappings, sequences and numpy values as JSON-ready Python data; NaN/inf become None."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in fields(value) if f.compare}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value

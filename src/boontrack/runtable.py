@@ -1,0 +1,345 @@
+"""RunTable: the one place where runs become arrays.
+
+A :class:`RunTable` is built from a run frame (see :mod:`boontrack.backends`) or any user DataFrame and a
+:class:`boontrack.analysis.Spec`. It resolves the spec's column names, checks types, decides which runs are
+kept, and labels each run with its group. No run is dropped silently: every excluded run is listed in
+:attr:`RunTable.dropped` with its reason (duplicate id, failed or unfinished status, missing or non-finite
+metric).
+
+Column resolution: the exact column name, else ``metrics.<name>`` for the validation and test metrics (and the
+duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from boontrack.exceptions import InputError
+
+if TYPE_CHECKING:
+    from boontrack.analysis import Spec
+
+__all__ = ["DroppedRun", "RunTable"]
+
+#: Columns of :attr:`RunTable.runs` computed by boontrack; original columns of the same name are replaced.
+CANONICAL_COLUMNS = ("run_id", "group", "val", "test", "seed", "duration_s")
+#: Statuses (lower case) of runs that completed; any other status excludes the run.
+FINISHED_STATUSES = frozenset({"finished", "complete", "completed"})
+#: Label of the single group when no group keys are used.
+SINGLE_GROUP = "all"
+#: Label part for a run whose group key is missing.
+MISSING_LABEL = "(missing)"
+#: Text cells read as "no value" in a metric column (CSV files often write these).
+_MISSING_TEXT = frozenset({"", "nan", "none", "null", "na", "n/a"})
+_MAX_LISTED_COLUMNS = 12
+
+
+@dataclass(frozen=True)
+class DroppedRun:
+    """A run excluded from the analysis, and why."""
+
+    run_id: str
+    reason: str
+    #: The run's group label when its group keys are known (None before grouping or without keys).
+    group: str | None = None
+
+
+class RunTable:
+    """Validated runs, one row per run, with every excluded run and its reason.
+
+    Build one with :meth:`from_frame`. Attributes:
+
+    runs
+        The kept runs: columns ``run_id`` (str), ``group`` (str), ``val``, ``test`` (float, finite; ``test``
+        equals ``val`` when the spec has no test metric), ``seed`` (object, None without a seed column),
+        ``duration_s`` (float, NaN when unknown), then the frame's other columns.
+    dropped
+        Excluded runs as :class:`DroppedRun`, in input order.
+    groups
+        Group labels in order (sorted by their key values, numbers numerically).
+    group_by
+        The resolved group-key column names (empty for a single group).
+    val_column, test_column, seed_column, duration_column
+        The resolved column names (None when not used).
+    """
+
+    def __init__(
+        self,
+        all_runs: pd.DataFrame,
+        *,
+        groups: tuple[str, ...],
+        group_by: tuple[str, ...],
+        val_column: str,
+        test_column: str | None,
+        seed_column: str | None,
+        duration_column: str | None,
+    ) -> None:
+        self._all_runs = all_runs
+        kept = all_runs["dropped_reason"] == ""
+        self.runs: pd.DataFrame = all_runs.loc[kept].drop(columns="dropped_reason").reset_index(drop=True)
+        self.dropped: tuple[DroppedRun, ...] = tuple(
+            DroppedRun(run_id, reason, group)
+            for run_id, reason, group in all_runs.loc[~kept, ["run_id", "dropped_reason", "group"]].itertuples(
+                index=False
+            )
+        )
+        self.groups = groups
+        self.group_by = group_by
+        self.val_column = val_column
+        self.test_column = test_column
+        self.seed_column = seed_column
+        self.duration_column = duration_column
+
+    def __repr__(self) -> str:
+        return (
+            f"RunTable({len(self.runs)} runs in {len(self.groups)} groups, {len(self.dropped)} dropped, "
+            f"val={self.val_column!r}, test={self.test_column!r}, group_by={list(self.group_by)!r})"
+        )
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, spec: Spec) -> RunTable:
+        """Validate ``frame`` against ``spec``: resolve columns, drop (and list) unusable runs, label groups.
+
+        Raises
+        ------
+        InputError
+            Unknown column (the message lists the available ones), text in a numeric column (naming the run
+            and the value), no runs, or every run dropped (counted by reason).
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise InputError(f"expected a pandas DataFrame of runs, got {type(frame).__name__}")
+        if len(frame) == 0:
+            raise InputError("the table has no runs")
+        frame = frame.reset_index(drop=True)
+        columns = [str(c) for c in frame.columns]
+        frame.columns = columns
+
+        val_column = _resolve(columns, spec.val, "metric")
+        test_column = _resolve(columns, spec.test, "metric") if spec.test is not None else None
+        seed_column = _resolve(columns, spec.seed, "param") if spec.seed is not None else None
+        duration_spec = getattr(spec, "duration", None)
+        if duration_spec is not None:
+            duration_column: str | None = _resolve(columns, duration_spec, "metric")
+        else:
+            duration_column = "duration_s" if "duration_s" in columns else None
+
+        run_ids = _run_ids(frame)
+        val = _numeric_column(frame, val_column, run_ids, "metric")
+        test = _numeric_column(frame, test_column, run_ids, "metric") if test_column else val
+        duration = (
+            _numeric_column(frame, duration_column, run_ids, "duration")
+            if duration_column
+            else np.full(len(frame), np.nan)
+        )
+        bad_duration = np.flatnonzero(duration < 0)
+        if bad_duration.size:
+            i = bad_duration[0]
+            raise InputError(
+                f"column {duration_column!r} must hold durations >= 0 seconds; run {run_ids[i]!r} has {duration[i]!r}"
+            )
+
+        reasons = _drop_reasons(frame, run_ids, val, test, spec)
+        kept = reasons == ""
+        if not kept.any():
+            counts = Counter(reasons)
+            detail = ", ".join(f"{count} {reason}" for reason, count in counts.most_common())
+            raise InputError(f"all {len(frame)} runs were dropped: {detail}")
+
+        if spec.group_by is None:
+            group_by = _default_group_by(frame.loc[kept], columns, seed_column)
+        else:
+            group_by = tuple(_resolve(columns, name, "param") for name in spec.group_by)
+        labels, order_keys = _group_labels(frame, group_by)
+
+        canonical = pd.DataFrame(
+            {
+                "run_id": run_ids,
+                "group": labels,
+                "val": val,
+                "test": test,
+                "seed": frame[seed_column].astype(object) if seed_column else pd.Series([None] * len(frame)),
+                "duration_s": duration,
+            }
+        )
+        extras = frame.drop(columns=[c for c in CANONICAL_COLUMNS if c in columns])
+        all_runs = pd.concat([canonical, extras], axis=1)
+        all_runs["dropped_reason"] = reasons
+
+        kept_labels = pd.unique(labels[kept])
+        groups = tuple(sorted(kept_labels, key=lambda label: order_keys[label]))
+        return cls(
+            all_runs,
+            groups=groups,
+            group_by=group_by,
+            val_column=val_column,
+            test_column=test_column,
+            seed_column=seed_column,
+            duration_column=duration_column,
+        )
+
+    def group_runs(self, group: str) -> pd.DataFrame:
+        """The kept runs of ``group``, in input order."""
+        if group not in self.groups:
+            raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
+        return self.runs.loc[self.runs["group"] == group]
+
+    def arrays(self, group: str) -> tuple[np.ndarray, np.ndarray]:
+        """Validation and test scores of ``group`` as float64 arrays (test equals val without a test metric)."""
+        runs = self.group_runs(group)
+        return runs["val"].to_numpy(dtype=np.float64), runs["test"].to_numpy(dtype=np.float64)
+
+    def all_runs(self) -> pd.DataFrame:
+        """Every input row, kept or not, with the canonical columns and ``dropped_reason`` ("" when kept)."""
+        return self._all_runs.copy()
+
+
+def _resolve(columns: Sequence[str], name: str, kind: str) -> str:
+    """The column that ``name`` refers to: exact, else with the prefixes of ``kind`` ("metric" or "param")."""
+    prefixes = ("metrics.",) if kind == "metric" else ("params.", "tags.")
+    candidates = [name, *(prefix + name for prefix in prefixes)]
+    for candidate in candidates:
+        if candidate in columns:
+            return candidate
+    tried = ", ".join(repr(c) for c in candidates)
+    raise InputError(f"no column {name!r} (tried {tried}); available columns: {_listing(columns)}")
+
+
+def _listing(names: Sequence[str]) -> str:
+    """Names for an error message, trimmed to a readable length."""
+    shown = ", ".join(map(str, names[:_MAX_LISTED_COLUMNS]))
+    if len(names) > _MAX_LISTED_COLUMNS:
+        shown += f", ... ({len(names) - _MAX_LISTED_COLUMNS} more)"
+    return shown or "none"
+
+
+def _run_ids(frame: pd.DataFrame) -> np.ndarray:
+    """Run ids as strings; without a ``run_id`` column (or for a missing id) the row position, "row 17"."""
+    positions = np.array([f"row {i}" for i in range(len(frame))], dtype=object)
+    if "run_id" not in frame.columns:
+        return positions
+    ids = frame["run_id"]
+    present = ids.notna().to_numpy()
+    return np.where(present, ids.astype(object).map(str).to_numpy(), positions).astype(object)
+
+
+def _numeric_column(frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str) -> np.ndarray:
+    """Column values as float64 (NaN for missing cells); text that is not a number is an InputError."""
+    series = frame[column]
+    if pd.api.types.is_bool_dtype(series):
+        raise InputError(f"column {column!r} holds true/false values; a {what} must be a number")
+    if pd.api.types.is_numeric_dtype(series):
+        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+    cells = series.astype(object)
+    is_text = cells.map(lambda v: isinstance(v, str))
+    missing = series.isna() | (is_text & cells.map(lambda v: isinstance(v, str) and v.strip().lower() in _MISSING_TEXT))
+    numbers = pd.to_numeric(cells.where(~missing), errors="coerce")
+    bad = np.flatnonzero((~missing & numbers.isna()).to_numpy())
+    if bad.size:
+        i = bad[0]
+        raise InputError(
+            f"column {column!r} must hold numbers; run {run_ids[i]!r} has {cells.iloc[i]!r}"
+            + (f" ({bad.size} such cells)" if bad.size > 1 else "")
+        )
+    return numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _drop_reasons(
+    frame: pd.DataFrame, run_ids: np.ndarray, val: np.ndarray, test: np.ndarray, spec: Spec
+) -> np.ndarray:
+    """Why each row is excluded ("" when kept); the first applicable reason wins."""
+    reasons = np.full(len(frame), "", dtype=object)
+
+    def mark(mask: np.ndarray, reason: Any) -> None:
+        todo = mask & (reasons == "")
+        reasons[todo] = reason(todo) if callable(reason) else reason
+
+    mark(pd.Series(run_ids).duplicated().to_numpy(), "duplicate run_id")
+    if "status" in frame.columns:
+        status = frame["status"].astype(object)
+        missing = status.isna().to_numpy()
+        text = status.where(~status.isna(), "").map(lambda s: str(s).strip().lower()).to_numpy(dtype=object)
+        mark(missing, "status missing")
+        unfinished = ~missing & ~np.isin(text, list(FINISHED_STATUSES))
+        mark(unfinished, lambda todo: np.array([f"status {s!r}" for s in text[todo]], dtype=object))
+    metrics = [("val", spec.val, val)]
+    if spec.test is not None:
+        metrics.append(("test", spec.test, test))
+    for role, name, values in metrics:
+        mark(np.isnan(values), f"missing metric {name!r}")
+        mark(
+            np.isinf(values),
+            lambda todo, role=role, values=values: np.array(
+                [f"non-finite {role} ({v})" for v in values[todo]], dtype=object
+            ),
+        )
+    return reasons
+
+
+def _default_group_by(kept: pd.DataFrame, columns: Sequence[str], seed_column: str | None) -> tuple[str, ...]:
+    """Every ``params.*`` column except the seed that varies across the kept runs; none without a seed."""
+    if seed_column is None:
+        return ()
+    return tuple(
+        c
+        for c in columns
+        if c.startswith("params.") and c != seed_column and kept[c].nunique(dropna=False) > 1
+    )
+
+
+def _format_value(value: Any) -> str:
+    """A group key value as label text: integral floats without ".0", missing values as "(missing)"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return MISSING_LABEL
+    if isinstance(value, (float, np.floating)):
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
+    return str(value)
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    """Numbers (and numeric text) first in numeric order, then text, then missing values."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return (2, "")
+    try:
+        return (0, float(value))
+    except (TypeError, ValueError):
+        return (1, str(value))
+
+
+def _group_labels(frame: pd.DataFrame, group_by: tuple[str, ...]) -> tuple[np.ndarray, dict[str, tuple]]:
+    """Label of every row ("all", "value" or "k1=v1,k2=v2") and, per label, the key it sorts by."""
+    if not group_by:
+        return np.full(len(frame), SINGLE_GROUP, dtype=object), {SINGLE_GROUP: ()}
+    parts = []
+    sort_parts = []
+    for column in group_by:
+        values = frame[column].astype(object)
+        uniques = pd.unique(values)
+        text = {_format_value(v): v for v in uniques}
+        formatted = values.map(_format_value)
+        prefix = "" if len(group_by) == 1 else f"{_short_name(column)}="
+        parts.append((prefix + formatted).to_numpy(dtype=object))
+        sort_parts.append((formatted.to_numpy(dtype=object), text))
+    labels = parts[0]
+    for part in parts[1:]:
+        labels = labels + "," + part
+    unique_labels, first_rows = np.unique(labels.astype(str), return_index=True)
+    order_keys = {
+        label: tuple(_sort_key(text[formatted[row]]) for formatted, text in sort_parts)
+        for label, row in zip(unique_labels, first_rows)
+    }
+    return labels, order_keys
+
+
+def _short_name(column: str) -> str:
+    """A group-key column without its ``params.``/``tags.`` prefix, for labels."""
+    for prefix in ("params.", "tags."):
+        if column.startswith(prefix):
+            return column[len(prefix) :]
+    return column
