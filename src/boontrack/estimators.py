@@ -104,12 +104,14 @@ def best_of_n_cdf(m: int, n: np.ndarray, estimator: Estimator, *, lo: int = 0) -
         Shape ``(len(n), m - lo + 1)``; column ``k - lo`` holds ``P(k)``. Non-decreasing along each row,
         ``P(m) = 1``.
     """
-    j = np.arange(lo + 1, m + 1, dtype=np.float64)[None, :]
     nn = np.asarray(n, dtype=np.float64)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         if estimator == "V":
-            log_rho = nn * np.log1p(-1.0 / j)
-        elif estimator == "U":
+            # The product of the ratios has a closed form: log P(k) = n log(k/m), with k/m = 1 - (m-k)/m.
+            k = np.arange(lo, m + 1, dtype=np.float64)[None, :]
+            return np.exp(nn * np.log1p(-(m - k) / m))
+        j = np.arange(lo + 1, m + 1, dtype=np.float64)[None, :]
+        if estimator == "U":
             log_rho = np.where(j > nn, np.log1p(-nn / j), -np.inf)
         else:
             log_rho = np.log1p(-nn / (j + nn - 1.0))
