@@ -1,0 +1,152 @@
+"""Reading MLflow runs into the run frame, and per-epoch histories for ``pick="best_val_step"``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
+
+#: The server refuses larger pages.
+SEARCH_PAGE_SIZE = 50_000
+#: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
+HISTORY_RUNS_PER_REQUEST = 100
+HISTORY_POINTS_PER_REQUEST = 25_000
+#: Run ids per query against an SQL store (well below SQLite's bound-parameter limit).
+HISTORY_RUNS_PER_QUERY = 500
+
+HISTORY_COLUMNS = ["run_id", "step", "timestamp", "value"]
+
+
+def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> list[Any]:
+    """Every active run of the experiment (children of ``parent_run_id`` only, when given), all pages."""
+    from mlflow.entities import ViewType
+
+    filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs(
+            [experiment_id],
+            filter_string=filter_string,
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=SEARCH_PAGE_SIZE,
+            page_token=token,
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def runs_to_frame(runs: Sequence[Any]) -> pd.DataFrame:
+    """The run frame of ``boontrack.backends`` for MLflow ``Run`` entities, boontrack's summary runs removed."""
+    infos = [run.info for run in runs]
+    start_ms = np.array([i.start_time if i.start_time is not None else np.nan for i in infos], dtype=float)
+    end_ms = np.array([i.end_time if i.end_time is not None else np.nan for i in infos], dtype=float)
+    base = pd.DataFrame(
+        {
+            "run_id": pd.Series([i.run_id for i in infos], dtype="str"),
+            "status": pd.Series([i.status for i in infos], dtype="str").str.lower(),
+            "created_at": pd.to_datetime(start_ms, unit="ms", utc=True).as_unit("ns"),
+            # a running run has no end time yet: its duration is unknown, not "so far"
+            "duration_s": (end_ms - start_ms) / 1000.0,
+        }
+    )
+    parts = [base]
+    for prefix, attr in (("params.", "params"), ("metrics.", "metrics"), ("tags.", "tags")):
+        records = [getattr(run.data, attr) for run in runs]
+        part = pd.DataFrame.from_records(records, index=base.index) if any(records) else None
+        if part is not None:
+            parts.append(part.add_prefix(prefix))
+    frame = pd.concat(parts, axis=1)
+    role = f"tags.{SUMMARY_ROLE_TAG}"
+    if role in frame.columns:
+        frame = frame.loc[frame[role].ne("summary").fillna(True).to_numpy()].reset_index(drop=True)
+    return frame
+
+
+def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFrame:
+    """Every logged point of metric ``key`` for ``run_ids``: columns run_id, step, timestamp, value.
+
+    One request per 100 runs against a server (the UI's get-history-bulk route), one query per 500 runs
+    against an SQL store; per-run ``get_metric_history`` (about 7 ms a run) only for stores without either.
+    """
+    if not run_ids:
+        return pd.DataFrame({c: [] for c in HISTORY_COLUMNS})
+    store = client._tracking_client.store
+    if hasattr(store, "get_host_creds"):
+        rows = _rest_histories(client, store, list(run_ids), key)
+    elif hasattr(store, "get_metric_history_bulk"):
+        rows = []
+        for start in range(0, len(run_ids), HISTORY_RUNS_PER_QUERY):
+            chunk = list(run_ids[start : start + HISTORY_RUNS_PER_QUERY])
+            points = store.get_metric_history_bulk(chunk, key, max_results=None)
+            rows.extend((p.run_id, p.step, p.timestamp, p.value) for p in points)
+    else:
+        rows = [
+            (run_id, m.step, m.timestamp, m.value)
+            for run_id in run_ids
+            for m in client.get_metric_history(run_id, key)
+        ]
+    frame = pd.DataFrame.from_records(rows, columns=HISTORY_COLUMNS)
+    return frame.astype({"run_id": "str", "step": "int64", "timestamp": "int64", "value": "float64"})
+
+
+def _rest_histories(client: Any, store: Any, run_ids: list[str], key: str) -> list[tuple]:
+    from mlflow.utils.rest_utils import http_request, verify_rest_response
+
+    endpoint = "/ajax-api/2.0/mlflow/metrics/get-history-bulk"
+    pending = [run_ids[i : i + HISTORY_RUNS_PER_REQUEST] for i in range(0, len(run_ids), HISTORY_RUNS_PER_REQUEST)]
+    rows: list[tuple] = []
+    while pending:
+        chunk = pending.pop()
+        response = http_request(
+            store.get_host_creds(), endpoint, "GET",
+            params={"run_id": chunk, "metric_key": key, "max_results": HISTORY_POINTS_PER_REQUEST},
+        )
+        points = verify_rest_response(response, endpoint).json().get("metrics", [])
+        if len(points) < HISTORY_POINTS_PER_REQUEST:
+            rows.extend((p["run_id"], int(p.get("step", 0)), int(p["timestamp"]), float(p["value"])) for p in points)
+        elif len(chunk) > 1:  # truncated: split the chunk until each answer is complete
+            half = len(chunk) // 2
+            pending.extend([chunk[:half], chunk[half:]])
+        else:  # one run with a very long history: the paged per-run call
+            rows.extend((chunk[0], m.step, m.timestamp, m.value) for m in client.get_metric_history(chunk[0], key))
+    return rows
+
+
+def pick_best_val_step(
+    frame: pd.DataFrame, request: MetricRequest, val_history: pd.DataFrame, test_history: pd.DataFrame | None
+) -> pd.DataFrame:
+    """Replace ``metrics.<val>`` by its best value over each run's history and ``metrics.<test>`` by the test
+    value logged at that step (the pairing of the Boo_n paper).
+
+    The best step is the earliest one reaching the best value. A test metric logged once (e.g. evaluated after
+    restoring the best checkpoint) is taken as is; a test history without a point at the best step gives NaN,
+    so the run is dropped, with its reason, as missing the test metric. NaN points in a history are ignored.
+    """
+    val_history = val_history.dropna(subset=["value"])
+    order = val_history.sort_values(
+        ["run_id", "value", "step", "timestamp"], ascending=[True, not request.maximize, True, True]
+    )
+    best = order.drop_duplicates("run_id", keep="first").set_index("run_id")
+    out = frame.copy()
+    val_col = f"metrics.{request.val}"
+    out[val_col] = out["run_id"].map(best["value"]).astype("float64")
+    if request.test is None or test_history is None:
+        return out
+
+    test_history = test_history.dropna(subset=["value"])
+    latest = test_history.sort_values(["run_id", "step", "timestamp"]).drop_duplicates(["run_id", "step"], keep="last")
+    points_per_run = latest.groupby("run_id").size()
+    single = latest[latest["run_id"].map(points_per_run).eq(1).to_numpy()].set_index("run_id")["value"]
+    at_step = latest.merge(best["step"].rename("best_step"), left_on="run_id", right_index=True)
+    at_step = at_step[at_step["step"].eq(at_step["best_step"]).to_numpy()].set_index("run_id")["value"]
+    paired = out["run_id"].map(at_step).astype("float64")
+    fallback = out["run_id"].map(single).astype("float64")
+    out[f"metrics.{request.test}"] = paired.where(paired.notna(), fallback)
+    return out

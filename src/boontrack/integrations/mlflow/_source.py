@@ -1,0 +1,150 @@
+"""``mlflow:EXPERIMENT`` sources: the runs of an experiment, or the children of a sweep's parent run."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from boontrack.backends import Backend, MetricRequest, Source
+from boontrack.exceptions import InputError
+from boontrack.integrations.mlflow import _read
+from boontrack.integrations.mlflow._client import (
+    backend_errors,
+    bounded_http,
+    connect,
+    import_mlflow,
+    is_missing,
+    redact,
+    resolve_tracking_uri,
+)
+from boontrack.integrations.mlflow._sink import MlflowSink
+
+
+class MlflowBackend(Backend):
+    """``mlflow:EXPERIMENT`` where EXPERIMENT is an experiment name or id (empty when ``parent`` is given)."""
+
+    name: ClassVar[str] = "mlflow"
+    options: ClassVar[dict[str, str]] = {
+        "parent": "run id of the sweep's parent run: read only its child runs",
+        "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's default sqlite:///mlflow.db)",
+    }
+
+    def open_source(self, location: str, **options: Any) -> MlflowSource:
+        options = {k.replace("-", "_"): v for k, v in options.items() if v is not None}
+        unknown = sorted(set(options) - {"parent", "tracking_uri"})
+        if unknown:
+            raise InputError(f"unknown option(s) for mlflow sources: {', '.join(unknown)} (known: parent, tracking-uri)")
+        return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
+
+
+class MlflowSource(Source):
+    """The active runs of an MLflow experiment, or of one sweep (the child runs of ``parent``).
+
+    Parameters
+    ----------
+    experiment
+        Experiment name or id. May be None when ``parent`` is given: the parent's experiment is used.
+    parent
+        Run id of the sweep's parent run.
+    tracking_uri
+        Default: ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db``).
+    """
+
+    def __init__(self, experiment: str | None = None, *, parent: str | None = None, tracking_uri: str | None = None):
+        if not experiment and not parent:
+            raise InputError("an mlflow source needs an experiment (mlflow:NAME_OR_ID) or a parent run id")
+        self._experiment_ref = experiment
+        self._parent = parent
+        self._uri = resolve_tracking_uri(tracking_uri)
+        with backend_errors("connecting", self._uri):
+            self._client = connect(self._uri)
+        self._experiment_id: str | None = None
+
+    @property
+    def tracking_uri(self) -> str:
+        return self._uri
+
+    @property
+    def client(self) -> Any:
+        """The ``MlflowClient`` bound to this source's tracking URI."""
+        return self._client
+
+    def describe(self) -> str:
+        what = f"run {self._parent}'s children" if self._parent else "runs"
+        where = f"experiment {self._experiment_ref!r}" if self._experiment_ref else "its experiment"
+        return f"MLflow {what} in {where} at {redact(self._uri)}"
+
+    def identity(self) -> str:
+        # The summary run lives in the same store, so the URI is not part of the identity: the same sweep seen
+        # through two spellings of the URI keeps one summary.
+        parent = f"/parent={self._parent}" if self._parent else ""
+        return f"mlflow:experiment={self.experiment_id()}{parent}"
+
+    def experiment_id(self) -> str:
+        """The resolved experiment id; InputError for unknown or deleted experiments or parent runs."""
+        if self._experiment_id is None:
+            with bounded_http(), backend_errors("resolving the experiment", self._uri):
+                self._experiment_id = self._resolve()
+        return self._experiment_id
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        experiment_id = self.experiment_id()
+        with bounded_http(), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
+            frame = _read.runs_to_frame(_read.search_runs(self._client, experiment_id, self._parent))
+            if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
+                frame = self._with_best_val_step(frame, request)
+        return frame
+
+    def sink(self, key: str) -> MlflowSink:
+        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key)
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def _with_best_val_step(self, frame: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
+        def logged(metric: str) -> list[str]:
+            column = f"metrics.{metric}"
+            return frame.loc[frame[column].notna().to_numpy(), "run_id"].tolist() if column in frame else []
+
+        val_history = _read.metric_histories(self._client, logged(request.val), request.val)
+        test_history = None
+        if request.test is not None:
+            test_history = _read.metric_histories(self._client, logged(request.test), request.test)
+        return _read.pick_best_val_step(frame, request, val_history, test_history)
+
+    def _resolve(self) -> str:
+        mlflow = import_mlflow()
+        parent_experiment = None
+        if self._parent:
+            try:
+                parent_run = self._client.get_run(self._parent)
+            except mlflow.exceptions.MlflowException as exc:
+                if is_missing(exc):
+                    raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}") from None
+                raise
+            if parent_run.info.lifecycle_stage == "deleted":
+                raise InputError(f"the parent run {self._parent} is deleted (restore it in MLflow first)")
+            parent_experiment = parent_run.info.experiment_id
+        if not self._experiment_ref:
+            return parent_experiment
+        experiment = self._find_experiment(self._experiment_ref)
+        if experiment is None:
+            raise InputError(f"no MLflow experiment named or with id {self._experiment_ref!r} at {redact(self._uri)}")
+        if experiment.lifecycle_stage == "deleted":
+            raise InputError(f"the MLflow experiment {self._experiment_ref!r} is deleted")
+        if parent_experiment is not None and parent_experiment != experiment.experiment_id:
+            raise InputError(
+                f"the parent run {self._parent} belongs to experiment {parent_experiment}, "
+                f"not to {self._experiment_ref!r} ({experiment.experiment_id})"
+            )
+        return experiment.experiment_id
+
+    def _find_experiment(self, ref: str) -> Any:
+        mlflow = import_mlflow()
+        experiment = self._client.get_experiment_by_name(ref)
+        if experiment is None and ref.isdigit():
+            try:
+                experiment = self._client.get_experiment(ref)
+            except mlflow.exceptions.MlflowException as exc:
+                if not is_missing(exc):
+                    raise
+        return experiment

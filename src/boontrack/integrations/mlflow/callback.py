@@ -1,0 +1,129 @@
+"""The post-sweep callback: summarize a finished MLflow sweep and write the summary back, in one call."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from boontrack.integrations.mlflow._client import import_mlflow
+from boontrack.integrations.mlflow._source import MlflowSource
+
+if TYPE_CHECKING:
+    from boontrack.pipeline import JobResult
+
+
+def summarize_sweep(
+    parent_run_id: str,
+    *,
+    val: str,
+    test: str | None = None,
+    n: int | Sequence[int] = (1, 5, 10),
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    raise_on_error: bool = False,
+    **spec_options: Any,
+) -> JobResult:
+    """Summarize the child runs of ``parent_run_id`` and write the summary back as a child summary run.
+
+    The last line of a sweep script. The summary run (tagged ``boontrack.role=summary``) carries the metrics
+    ``boon/...``, the expected-validation curve as a step series over n, ``summary.json``, the report and the
+    plots; it is replaced when the runs change and left alone when they do not. The parent and trial runs are
+    never modified.
+
+    Parameters
+    ----------
+    parent_run_id
+        The sweep's parent run; its active child runs are the trials.
+    val, test
+        Metric names of the validation and (optional) test scores.
+    n
+        Budgets for Boo_n.
+    tracking_uri
+        Default: ``MLFLOW_TRACKING_URI``, else MLflow's default.
+    experiment
+        Name or id of the parent's experiment; found from the parent when omitted.
+    raise_on_error
+        False (default): a failure while writing back warns :class:`~boontrack.exceptions.WriteBackWarning`
+        and the result says so. True: it raises :class:`~boontrack.exceptions.BackendError`.
+    **spec_options
+        Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
+        ``seed``, ``pick="best_val_step"``, ...).
+
+    Returns
+    -------
+    JobResult
+        Status, the summary, the fingerprint, where the summary run is, and the write error if any.
+    """
+    from boontrack.analysis import Spec
+    from boontrack.pipeline import run_job, summary_key
+
+    spec = Spec(val=val, test=test, n=tuple(int(k) for k in np.atleast_1d(n)), **spec_options)
+    source = MlflowSource(experiment, parent=parent_run_id, tracking_uri=tracking_uri)
+    sink = source.sink(summary_key(source.identity(), spec))
+    return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
+
+
+@dataclass
+class SweepHandle:
+    """What :func:`sweep` yields: the parent run's id, and the summary once the block has exited."""
+
+    parent_run_id: str
+    experiment_id: str
+    result: JobResult | None = None
+
+
+@contextlib.contextmanager
+def sweep(
+    *,
+    val: str,
+    test: str | None = None,
+    n: int | Sequence[int] = (1, 5, 10),
+    experiment: str | None = None,
+    run_name: str | None = None,
+    tracking_uri: str | None = None,
+    raise_on_error: bool = False,
+    **spec_options: Any,
+) -> Iterator[SweepHandle]:
+    """Open a parent run for a sweep; on a clean exit, finish it and :func:`summarize_sweep` it.
+
+    Inside the block, log each trial as a nested run (``with mlflow.start_run(nested=True): ...``). The parent
+    is opened with MLflow's fluent API, so ``tracking_uri`` (when given) and ``experiment`` (a name, created if
+    missing) become the process's active MLflow settings, as :func:`mlflow.set_tracking_uri` and
+    :func:`mlflow.set_experiment` do. When the block raises, the parent ends as FAILED (KILLED on Ctrl-C), the
+    exception propagates and nothing is summarized.
+
+    Examples
+    --------
+    >>> with boontrack.mlflow.sweep(val="val_acc", test="test_acc", experiment="cnn") as handle:  # doctest: +SKIP
+    ...     for seed in range(30):
+    ...         with mlflow.start_run(nested=True):
+    ...             mlflow.log_params({"seed": seed}); mlflow.log_metrics(train(seed))
+    >>> handle.result.location  # doctest: +SKIP
+    """
+    mlflow = import_mlflow()
+    if tracking_uri:
+        mlflow.set_tracking_uri(tracking_uri)
+    if experiment:
+        mlflow.set_experiment(experiment)
+    parent = mlflow.start_run(run_name=run_name)
+    handle = SweepHandle(parent_run_id=parent.info.run_id, experiment_id=parent.info.experiment_id)
+    try:
+        yield handle
+    except BaseException as exc:
+        mlflow.end_run("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
+    mlflow.end_run("FINISHED")
+    handle.result = summarize_sweep(
+        handle.parent_run_id,
+        val=val,
+        test=test,
+        n=n,
+        tracking_uri=mlflow.get_tracking_uri(),
+        experiment=handle.experiment_id,
+        raise_on_error=raise_on_error,
+        **spec_options,
+    )
