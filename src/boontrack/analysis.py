@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_probability
-from boontrack.exceptions import InputError
+from boontrack.exceptions import BoontrackWarning, InputError
 
 if TYPE_CHECKING:
     from boontrack.compare import Comparison
@@ -364,7 +364,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         normality_statistic=float(diagnostics.normality_statistic),
         normality_critical_5pct=float(diagnostics.normality_critical_5pct),
     )
-    messages = [*diagnostics.warnings, *(str(w.message) for w in caught)]
+    messages = [*diagnostics.warnings, *_own_warnings(caught)]
     if duration_warning:
         messages.append(duration_warning)
     return GroupSummary(
@@ -379,6 +379,17 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
     )
+
+
+def _own_warnings(caught: Sequence[warnings.WarningMessage]) -> list[str]:
+    """Messages of boontrack's warnings (kept in the summary); any other warning is re-emitted unchanged."""
+    own = []
+    for w in caught:
+        if issubclass(w.category, BoontrackWarning):
+            own.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return own
 
 
 def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
