@@ -142,7 +142,7 @@ class RunTable:
         if bad_duration.size:
             i = bad_duration[0]
             raise InputError(
-                f"column {duration_column!r} must hold durations >= 0 seconds; run {run_ids[i]!r} has {duration[i]!r}"
+                f"column {duration_column!r} must hold durations >= 0 seconds; run {run_ids[i]!r} has {float(duration[i])!r}"
             )
 
         reasons = _drop_reasons(frame, run_ids, val, test, spec)
@@ -169,8 +169,7 @@ class RunTable:
             }
         )
         extras = frame.drop(columns=[c for c in CANONICAL_COLUMNS if c in columns])
-        all_runs = pd.concat([canonical, extras], axis=1)
-        all_runs["dropped_reason"] = reasons
+        all_runs = pd.concat([canonical, extras, pd.DataFrame({"dropped_reason": reasons})], axis=1)
 
         kept_labels = pd.unique(labels[kept])
         groups = tuple(sorted(kept_labels, key=lambda label: order_keys[label]))
