@@ -35,12 +35,7 @@ __all__ = [
     "Summary",
     "TestResult",
     "analyze",
-    "curve_budgets",
 ]
-
-#: Most budgets at which a curve is evaluated; beyond, n is log-spaced (always with 1, every Spec.n and m).
-MAX_CURVE_POINTS = 1000
-
 
 @dataclass(frozen=True)
 class Spec:
@@ -258,18 +253,6 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
     )
 
 
-def curve_budgets(m: int, required: Sequence[int] = (), *, max_points: int = MAX_CURVE_POINTS) -> np.ndarray:
-    """Budgets at which to evaluate a curve over n = 1..m: all of them, or ``max_points`` log-spaced ones.
-
-    The log-spaced grid always contains 1, m and every ``required`` budget <= m.
-    """
-    if m <= max_points:
-        return np.arange(1, m + 1, dtype=np.int64)
-    grid = np.round(np.geomspace(1, m, max_points)).astype(np.int64)
-    extra = [k for k in required if k <= m]
-    return np.union1d(grid, np.array([1, m, *extra], dtype=np.int64))
-
-
 def _analyze_iv(table: RunTable, spec: Spec) -> None:
     """InputError for spec options the analysis cannot use and for groups too small for the budgets."""
     try:
@@ -288,8 +271,10 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
     largest = max(spec.n)
+    # BCa's jackknife evaluates U on m - 1 runs, so it needs one run more than the largest budget.
+    needed = largest + 1 if _bca_with_u(spec) else largest
     counts = table.runs["group"].value_counts()
-    small = [(label, int(counts[label])) for label in table.groups if counts[label] < largest]
+    small = [(label, int(counts[label])) for label in table.groups if counts[label] < needed]
     if small:
         listed = ", ".join(f"{label!r} has {count}" for label, count in small[:5])
         more = f" (and {len(small) - 5} more groups)" if len(small) > 5 else ""
@@ -300,9 +285,25 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
         )
         keys = f"; groups are split by {', '.join(table.group_by)}" if table.group_by else ""
         raise InputError(
-            f"too few runs for n = {largest}: group {listed}{more} runs; {why}. "
-            f"Lower --n or add runs{keys}"
+            f"too few runs for n = {largest}: group {listed}{more} runs; {why}"
+            + (" (BCa with U needs n + 1 runs)" if needed > largest else "")
+            + f". Lower --n or add runs{keys}"
         )
+
+
+def _bca_with_u(spec: Spec) -> bool:
+    return spec.estimator == "U" and spec.ci_method == "bca"
+
+
+def _curve_budgets(m: int, spec: Spec) -> np.ndarray:
+    """Budgets of a group's curve: every n up to 200, else 200 log-spaced ones, plus every ``spec.n``.
+
+    The band's cost grows with the number of budgets, and 200 log-spaced points draw a smooth curve.
+    """
+    from boontrack.resampling import default_budgets
+
+    top = m - 1 if _bca_with_u(spec) and m > 1 else m
+    return np.union1d(default_budgets(top), np.array([k for k in spec.n if k <= top], dtype=np.int64))
 
 
 def _rng(spec: Spec, *stream: int) -> np.random.Generator:
@@ -337,7 +338,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
             for j, k in enumerate(spec.n)
         }
         band = boo_n_curve_ci(
-            val, test, n=curve_budgets(val.size, spec.n), rng=_rng(spec, _CURVE, index), **common
+            val, test, n=_curve_budgets(val.size, spec), rng=_rng(spec, _CURVE, index), **common
         )
         mean = IntervalEstimate.from_bootstrap(
             mean_ci(

@@ -403,7 +403,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     metrics = flat_metrics(summary, prefix=prefix)
     segments = _group_segments(summary)
     base = prefix + safe_name(summary.metric, allow_slash=True)
-    # analyze() already evaluates each curve at no more than ~MAX_CURVE_POINTS budgets.
+    # analyze() evaluates each curve at no more than ~200 budgets (log-spaced for many runs).
     curves = [
         CurveSeries(key=f"{base}{segments[g.label]}/curve", n=g.curve.n, values=g.curve.estimate)
         for g in summary.groups

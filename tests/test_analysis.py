@@ -1,0 +1,256 @@
+"""analyze(): per-group numbers against direct calls of the core on arrays selected here, comparisons, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from boontrack.analysis import Spec, analyze
+from boontrack.estimators import boo_n, boo_n_gaussian
+from boontrack.exceptions import InputError
+from boontrack.runtable import RunTable
+
+ARCH = "model.encoder.architecture.type"
+VAL = "best_validation_accuracy"
+RESAMPLES = 499
+
+
+@pytest.fixture(scope="module")
+def sst5(shared_data) -> pd.DataFrame:
+    return pd.read_csv(shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv", sep="\t")
+
+
+@pytest.fixture(scope="module")
+def sst5_spec() -> Spec:
+    return Spec(val=VAL, group_by=(ARCH,), duration="training_duration", n=(1, 5), n_resamples=RESAMPLES)
+
+
+@pytest.fixture(scope="module")
+def sst5_summary(sst5, sst5_spec):
+    return analyze(RunTable.from_frame(sst5, sst5_spec), sst5_spec, source="sst5 search")
+
+
+def seeded_frame(groups: dict[str, tuple[float, list]], *, runs: int = 12, rng: int = 0) -> pd.DataFrame:
+    """Runs of several groups sharing seeds 0..runs-1 (each group's rows in a shuffled seed order)."""
+    gen = np.random.default_rng(rng)
+    parts = []
+    for name, (mu, seeds) in groups.items():
+        seeds = gen.permutation(seeds if seeds is not None else np.arange(runs))
+        val = mu + 0.01 * gen.standard_normal(seeds.size)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "params.model": name,
+                    "params.seed": seeds.astype(str),
+                    "metrics.val_acc": val,
+                    "metrics.test_acc": val + 0.005 * gen.standard_normal(seeds.size),
+                }
+            )
+        )
+    frame = pd.concat(parts, ignore_index=True)
+    frame.insert(0, "run_id", [f"run-{i}" for i in range(len(frame))])
+    return frame
+
+
+# --- per group -------------------------------------------------------------------------------------------------
+
+
+def test_group_numbers_match_the_core_on_arrays_selected_with_pandas(sst5, sst5_summary):
+    from boontrack.resampling import boo_n_ci
+
+    assert [g.label for g in sst5_summary.groups] == ["CNN", "LR"]
+    for arch in ("CNN", "LR"):
+        rows = sst5[sst5[ARCH] == arch]
+        val = rows[VAL].to_numpy()
+        g = sst5_summary.group(arch)
+        assert g.runs == len(rows) == 50
+        assert g.mean.estimate == pytest.approx(rows[VAL].mean(), rel=1e-12)
+        assert g.boo_n[1].estimate == pytest.approx(rows[VAL].mean(), rel=1e-12)
+        assert g.boo_n[5].estimate == pytest.approx(boo_n(val, n=5), rel=1e-12)
+        assert g.gaussian.boo_n[5] == pytest.approx(boo_n_gaussian(val, n=5), rel=1e-12)
+        # The whole curve, n = 1..m, and the time axis from the mean training duration.
+        np.testing.assert_array_equal(g.curve.n, np.arange(1, 51))
+        np.testing.assert_allclose(g.curve.estimate, boo_n(val, n=np.arange(1, 51)), rtol=1e-12)
+        assert g.mean_duration_s == pytest.approx(rows["training_duration"].mean())
+        np.testing.assert_allclose(g.curve.time, np.arange(1, 51) * rows["training_duration"].mean())
+        assert np.all(g.curve.ci_low <= g.curve.estimate) and np.all(g.curve.estimate <= g.curve.ci_high)
+        # The interval agrees with an independent bootstrap of the same size up to Monte Carlo error.
+        own = boo_n_ci(val, n=5, n_resamples=RESAMPLES, rng=12345)
+        width = g.boo_n[5].ci_high - g.boo_n[5].ci_low
+        assert g.boo_n[5].ci_low <= g.boo_n[5].estimate <= g.boo_n[5].ci_high
+        assert g.boo_n[5].ci_low == pytest.approx(own.confidence_interval.low, abs=0.3 * width)
+        assert g.boo_n[5].ci_high == pytest.approx(own.confidence_interval.high, abs=0.3 * width)
+        assert g.diagnostics.runs == 50
+        assert g.diagnostics.max == pytest.approx(val.max())
+
+
+def test_lr_against_cnn_baseline(sst5, sst5_summary):
+    lr = sst5.loc[sst5[ARCH] == "LR", VAL].to_numpy()
+    cnn = sst5.loc[sst5[ARCH] == "CNN", VAL].to_numpy()
+    (c,) = sst5_summary.comparisons
+    assert (c.group, c.baseline, c.paired) == ("LR", "CNN", False)
+    assert c.mean_difference.estimate == pytest.approx(lr.mean() - cnn.mean())
+    assert c.boo_n_difference[5].estimate == pytest.approx(boo_n(lr, n=5) - boo_n(cnn, n=5))
+    assert c.welch.pvalue == pytest.approx(stats.ttest_ind(lr, cnn, equal_var=False).pvalue, rel=1e-9)
+    # One comparison: the adjusted p-values are the raw ones.
+    assert c.welch.pvalue_adjusted == pytest.approx(c.welch.pvalue)
+    assert c.mann_whitney.pvalue_adjusted == pytest.approx(c.mann_whitney.pvalue)
+    wins = (lr[:, None] > cnn[None, :]).mean() + 0.5 * (lr[:, None] == cnn[None, :]).mean()
+    assert c.prob_superiority == pytest.approx(wins)
+    assert c.wilcoxon is None
+
+
+def test_same_inputs_same_numbers_and_the_seed_matters(sst5, sst5_spec, sst5_summary):
+    table = RunTable.from_frame(sst5, sst5_spec)
+    again = analyze(table, sst5_spec, source="sst5 search")
+    assert json.dumps(again.to_dict()) == json.dumps(sst5_summary.to_dict())
+    other = analyze(table, Spec(**{**sst5_spec.__dict__, "rng_seed": 1}))
+    g, h = sst5_summary.group("CNN"), other.group("CNN")
+    assert g.boo_n[5].estimate == h.boo_n[5].estimate
+    assert g.boo_n[5].ci_low != h.boo_n[5].ci_low
+
+
+def test_to_dict_is_json_with_every_required_field(sst5_spec, sst5_summary):
+    data = json.loads(json.dumps(sst5_summary.to_dict(), allow_nan=False))
+    assert data["source"] == "sst5 search"
+    assert data["spec"] == sst5_spec.to_dict()
+    assert set(data["versions"]) == {"boontrack", "numpy", "scipy", "pandas"}
+    group = data["groups"]["LR"]
+    assert group["runs"] == 50 and group["dropped"] == []
+    assert set(group["boo_n"]) == {"1", "5"}
+    assert {"estimate", "ci_low", "ci_high", "standard_error"} <= set(group["boo_n"]["5"])
+    assert group["boo_n"]["5"]["estimate"] == sst5_summary.group("LR").boo_n[5].estimate
+    assert {"n", "estimate", "ci_low", "ci_high", "time"} <= set(group["curve"])
+    assert len(group["curve"]["n"]) == len(group["curve"]["time"]) == 50
+    assert {"boo_n", "normal"} <= set(group["gaussian"]) and "estimate" in group["mean"]
+    assert {"runs", "ties", "sd", "normal", "spearman_val_test"} <= set(group["diagnostics"])
+    (comparison,) = data["comparisons"]
+    assert comparison["group"] == "LR" and comparison["welch"]["pvalue_adjusted"] is not None
+
+
+def test_dropped_runs_are_carried_into_the_summary(sst5):
+    spec = Spec(val=VAL, test="accuracy", group_by=(ARCH,), n=(1, 5), n_resamples=99)
+    summary = analyze(RunTable.from_frame(sst5, spec), spec)
+    # CNN rows have no test accuracy: all dropped, so CNN is not analyzed but its runs are listed.
+    assert [g.label for g in summary.groups] == ["LR"]
+    assert len(summary.dropped) == int(sst5["accuracy"].isna().sum())
+    assert {d.group for d in summary.dropped} == {"CNN"}
+    assert summary.comparisons == ()
+    lr = sst5[sst5[ARCH] == "LR"]
+    g = summary.group("LR")
+    assert g.boo_n[5].estimate == pytest.approx(boo_n(lr[VAL], lr["accuracy"], n=5))
+    assert g.diagnostics.spearman_val_test == pytest.approx(stats.spearmanr(lr[VAL], lr["accuracy"]).statistic)
+
+
+# --- comparisons -----------------------------------------------------------------------------------------------
+
+
+def _holm(p: np.ndarray) -> np.ndarray:
+    order = np.argsort(p)
+    scaled = np.maximum.accumulate((p.size - np.arange(p.size)) * p[order])
+    out = np.empty(p.size)
+    out[order] = np.minimum(scaled, 1.0)
+    return out
+
+
+def test_paired_by_seed_against_a_named_baseline_with_holm():
+    frame = seeded_frame({"a": (0.80, None), "b": (0.81, None), "c": (0.79, None)})
+    spec = Spec(val="val_acc", test="test_acc", seed="seed", baseline="b", n=(1, 3), n_resamples=199)
+    table = RunTable.from_frame(frame, spec)
+    assert table.group_by == ("params.model",)
+    summary = analyze(table, spec)
+
+    assert [(c.group, c.baseline, c.paired) for c in summary.comparisons] == [("a", "b", True), ("c", "b", True)]
+    wilcoxon_p = []
+    for c in summary.comparisons:
+        merged = frame[frame["params.model"] == c.group].merge(
+            frame[frame["params.model"] == "b"], on="params.seed", suffixes=("", "_base")
+        )
+        diff = merged["metrics.test_acc"] - merged["metrics.test_acc_base"]
+        assert c.mean_difference.estimate == pytest.approx(diff.mean())
+        assert c.wilcoxon.pvalue == pytest.approx(
+            stats.wilcoxon(merged["metrics.test_acc"], merged["metrics.test_acc_base"]).pvalue, rel=1e-6
+        )
+        wilcoxon_p.append(c.wilcoxon.pvalue)
+    np.testing.assert_allclose([c.wilcoxon.pvalue_adjusted for c in summary.comparisons], _holm(np.array(wilcoxon_p)))
+    welch_p = np.array([c.welch.pvalue for c in summary.comparisons])
+    np.testing.assert_allclose([c.welch.pvalue_adjusted for c in summary.comparisons], _holm(welch_p))
+
+
+def test_all_pairs_with_benjamini_hochberg_and_unpaired_when_seeds_differ():
+    frame = seeded_frame({"a": (0.80, np.arange(10)), "b": (0.82, np.arange(10)), "c": (0.79, np.arange(5, 15))})
+    spec = Spec(val="val_acc", seed="seed", compare="all-pairs", correction="bh", n=(1, 2), n_resamples=99)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    pairs = {(c.group, c.baseline): c for c in summary.comparisons}
+    assert set(pairs) == {("b", "a"), ("c", "a"), ("c", "b")}
+    assert pairs[("b", "a")].paired and not pairs[("c", "a")].paired and not pairs[("c", "b")].paired
+    assert pairs[("c", "a")].wilcoxon is None
+    raw = np.array([c.mann_whitney.pvalue for c in summary.comparisons])
+    np.testing.assert_allclose(
+        [c.mann_whitney.pvalue_adjusted for c in summary.comparisons], stats.false_discovery_control(raw)
+    )
+
+
+def test_minimized_metric_uses_the_lowest_validation_score():
+    frame = seeded_frame({"only": (0.5, None)}, runs=15)
+    spec = Spec(val="val_acc", test="test_acc", maximize=False, n=(3,), n_resamples=99)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    g = summary.group("all")
+    expected = boo_n(frame["metrics.val_acc"], frame["metrics.test_acc"], n=3, maximize=False)
+    assert g.boo_n[3].estimate == pytest.approx(expected)
+    assert expected < frame["metrics.test_acc"].mean()  # picking the lowest validation score picks low tests
+
+
+# --- curves for many runs, warnings, progress ------------------------------------------------------------------
+
+
+def test_many_runs_curve_is_log_spaced_with_the_requested_budgets():
+    gen = np.random.default_rng(3)
+    frame = pd.DataFrame({"acc": gen.normal(size=1500)})
+    spec = Spec(val="acc", n=(1, 7, 20), n_resamples=49)
+    g = analyze(RunTable.from_frame(frame, spec), spec).group("all")
+    assert g.curve.n.size <= 250
+    assert {1, 7, 20, 1500} <= set(g.curve.n.tolist())
+    assert np.all(np.diff(g.curve.n) > 0)
+    np.testing.assert_allclose(g.curve.estimate, boo_n(frame["acc"], n=g.curve.n), rtol=1e-10)
+    assert g.curve.time is None
+
+
+def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capfd):
+    frame = pd.DataFrame({"acc": [0.1, 0.5, 0.3, 0.4, 0.2, 0.35]})
+    spec = Spec(val="acc", n=(1, 3), n_resamples=49)
+    summary = analyze(RunTable.from_frame(frame, spec), spec, progress=True)
+    assert any("runs" in w for w in summary.group("all").warnings)
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+# --- errors ----------------------------------------------------------------------------------------------------
+
+
+def test_group_smaller_than_n_names_the_group_and_counts():
+    frame = seeded_frame({"a": (0.8, np.arange(10)), "b": (0.8, np.arange(4))})
+    spec = Spec(val="val_acc", seed="seed", n=(1, 5), n_resamples=49)
+    with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*Lower --n.*params.model"):
+        analyze(RunTable.from_frame(frame, spec), spec)
+    spec_u = Spec(val="val_acc", seed="seed", n=(1, 5), estimator="U", n_resamples=49)
+    with pytest.raises(InputError, match="U estimator cannot extrapolate"):
+        analyze(RunTable.from_frame(frame, spec_u), spec_u)
+
+
+def test_unknown_baseline_and_invalid_spec_options():
+    frame = seeded_frame({"a": (0.8, None), "b": (0.8, None)})
+    table_spec = Spec(val="val_acc", seed="seed")
+    table = RunTable.from_frame(frame, table_spec)
+    with pytest.raises(InputError, match=r"baseline group 'z' not found; groups are: a, b"):
+        analyze(table, Spec(val="val_acc", seed="seed", baseline="z"))
+    with pytest.raises(InputError, match=r"invalid spec: `n\[1\]` must be an integer >= 1, got 0"):
+        analyze(table, Spec(val="val_acc", n=(1, 0)))
+    with pytest.raises(InputError, match="invalid spec: `estimator` must be one of"):
+        analyze(table, Spec(val="val_acc", estimator="X"))
+    with pytest.raises(InputError, match="`n_resamples` must be an integer >= 1"):
+        analyze(table, Spec(val="val_acc", n_resamples=0))
