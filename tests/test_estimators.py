@@ -192,7 +192,9 @@ UNBOUNDED_TAIL_BUG = pytest.mark.xfail(
     ("dist", "support"),
     [(stats.poisson(3.5), np.arange(0, 80)), (stats.geom(0.3), np.arange(1, 200))],
 )
-@pytest.mark.parametrize("n", [1, pytest.param(2, marks=UNBOUNDED_TAIL_BUG), pytest.param(10, marks=UNBOUNDED_TAIL_BUG)])
+@pytest.mark.parametrize(
+    "n", [1, pytest.param(2, marks=UNBOUNDED_TAIL_BUG), pytest.param(10, marks=UNBOUNDED_TAIL_BUG)]
+)
 def test_expected_max_of_unbounded_discrete_matches_eq4(dist, support, n):
     expected = discrete_expected_max_by_eq4(dist.pmf(support), support.astype(float), n)
     assert expected_max_of(dist, n) == pytest.approx(expected, abs=1e-9)
