@@ -37,7 +37,7 @@ from boontrack.pipeline import (
 __all__ = ["LAZY_COMMANDS", "main"]
 
 #: Subcommands defined in other modules, imported on use: name -> "module:attribute".
-LAZY_COMMANDS: dict[str, str] = {}
+LAZY_COMMANDS: dict[str, str] = {"demo": "boontrack.demo:demo_command"}
 
 #: Exit status per error class; the first match wins (InputError is a ValueError).
 EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = ((BackendError, 1), (ValueError, 2))
@@ -199,7 +199,8 @@ def summarize(
     result = run_job(
         runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
     )
-    click.echo(to_json(result.summary) if output_format == "json" else format_table(result.summary))
+    text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
+    click.echo(text, nl=not text.endswith("\n"))
     if result.write_error:
         raise BackendError(result.write_error)
     if sink is not None:
