@@ -1,0 +1,75 @@
+"""Weights & Biases backend: read sweeps, projects and offline runs; write an aggregate run back.
+
+``pip install "boontrack[wandb]"``. Importing this package does not import ``wandb``; the SDK is loaded on
+first use. Two backends are registered under the entry-point group ``boontrack.backends``:
+
+- ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``state``, ``filters``): runs listed through the
+  public API, 500 to a request, written back to one aggregate run per (source, spec);
+- ``wandb-offline:DIR``: the ``offline-run-*`` directories ``wandb`` writes with ``WANDB_MODE=offline``, read
+  from their files with no network (read only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from boontrack.backends import Backend
+from boontrack.exceptions import InputError
+
+__all__ = ["WandbBackend", "WandbOfflineBackend", "summarize_sweep"]
+
+
+def _check_options(backend: str, options: dict[str, Any], known: set[str]) -> None:
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(f"{backend}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+
+
+class WandbBackend(Backend):
+    """``wandb:ENTITY/PROJECT``."""
+
+    name: ClassVar[str] = "wandb"
+    options: ClassVar[dict[str, str]] = {
+        "sweep": "only runs of this sweep id",
+        "group": "only runs of this W&B group",
+        "filters": 'Mongo-style W&B run filters as JSON, e.g. \'{"state": "finished"}\'',
+        "timeout": "seconds to wait for each W&B API call, retries included (default 60)",
+    }
+
+    def open_source(self, location: str, **options: Any):
+        from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
+
+        _check_options(self.name, options, set(self.options))
+        entity, sep, project = location.strip("/").partition("/")
+        if not (entity and sep and project) or "/" in project:
+            raise InputError(f"wandb: expected wandb:ENTITY/PROJECT, got wandb:{location}")
+        timeout = options.get("timeout")
+        try:
+            timeout_s = DEFAULT_TIMEOUT_S if timeout is None else float(timeout)
+        except ValueError:
+            raise InputError(f"wandb: timeout must be a number of seconds, got {timeout!r}") from None
+        if not timeout_s > 0:
+            raise InputError(f"wandb: timeout must be positive, got {timeout!r}")
+        return WandbSource(
+            entity, project, sweep=options.get("sweep"), group=options.get("group"),
+            filters=parse_filters(options.get("filters")), timeout_s=timeout_s,
+        )
+
+
+class WandbOfflineBackend(Backend):
+    """``wandb-offline:DIR``."""
+
+    name: ClassVar[str] = "wandb-offline"
+    options: ClassVar[dict[str, str]] = {
+        "sweep": "only runs of this sweep id",
+        "group": "only runs of this W&B group",
+    }
+
+    def open_source(self, location: str, **options: Any):
+        from boontrack.integrations.wandb._offline import WandbOfflineSource
+
+        _check_options(self.name, options, set(self.options))
+        if not location:
+            raise InputError("wandb-offline: give a directory, e.g. wandb-offline:./wandb")
+        return WandbOfflineSource(Path(location), **{k: v for k, v in options.items() if v is not None})

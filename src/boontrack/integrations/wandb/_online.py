@@ -1,0 +1,177 @@
+"""``wandb:ENTITY/PROJECT``: runs listed through the W&B public API, and the aggregate run written back.
+
+Listing uses ``api.runs(path, filters, per_page=500, lazy=False)``: config and summary of 500 runs come in one
+request. The default lazy listing (and ``api.sweep(...).runs``) costs one more request per run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from boontrack.backends import MetricRequest, Sink, Source
+from boontrack.exceptions import BackendError, InputError
+from boontrack.integrations.wandb._frame import best_val_step, build_frame, is_aggregate_run, run_row, wandb_tags
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PAGE_SIZE = 500
+#: Seconds to wait for one W&B API call, retries included (wandb retries 429 and 5xx with back-off).
+DEFAULT_TIMEOUT_S = 60.0
+_INSTALL_HINT = 'the W&B backend needs wandb: pip install "boontrack[wandb]"'
+_SECRET = re.compile(r"[\w-]{40,}")  # API keys are 40+ of these characters; never let one reach a message
+
+
+def import_wandb() -> Any:
+    """``wandb``, or an InputError with the install hint."""
+    try:
+        import wandb
+    except ImportError:
+        raise InputError(_INSTALL_HINT) from None
+    return wandb
+
+
+def redact(text: str) -> str:
+    """``text`` with anything shaped like an API key replaced."""
+    return _SECRET.sub("<redacted>", text)
+
+
+def _api_failure_types(wandb: Any) -> tuple[type[BaseException], ...]:
+    # Listing and summary updates raise WandbApiFailedError, which is not a wandb.Error.
+    from wandb.sdk.lib.service.service_connection import WandbApiFailedError
+
+    return (wandb.Error, WandbApiFailedError)
+
+
+@contextmanager
+def translate_errors(what: str, timeout_s: float) -> Iterator[None]:
+    """Turn what the wandb SDK raises into BackendError/InputError naming ``what``, with no credentials."""
+    wandb = import_wandb()
+    try:
+        yield
+    except (InputError, BackendError):
+        raise
+    except _api_failure_types(wandb) + (ValueError,) as exc:
+        message = redact(str(exc).strip())
+        lowered = message.lower()
+        if "no api key" in lowered:
+            raise BackendError(f"{what}: no W&B API key configured; set WANDB_API_KEY or run `wandb login`") from None
+        if isinstance(exc, wandb.errors.AuthenticationError) or "401" in message or "unauthorized" in lowered:
+            raise BackendError(f"{what}: W&B rejected the API key ({message})") from None
+        if "did not respond in time" in lowered:
+            raise BackendError(
+                f"{what}: W&B did not answer within {timeout_s:g} s (rate limited or server errors; wandb "
+                "retries them with back-off, WANDB_X_GRAPHQL_RETRY_MAX caps the attempts)"
+            ) from None
+        if "could not find" in lowered or "404" in message:
+            raise InputError(f"{what}: not found on W&B ({message})") from None
+        raise BackendError(f"{what}: W&B API call failed: {message}") from None
+
+
+def make_api(entity: str, timeout_s: float) -> Any:
+    """A fresh ``wandb.Api`` (listings are cached per instance, so a long-lived process needs a new one)."""
+    wandb = import_wandb()
+    with translate_errors(f"wandb:{entity}", timeout_s):
+        # The entity override spares a GetDefaultEntity request; base URL and key come from the usual
+        # WANDB_BASE_URL / WANDB_API_KEY / netrc settings.
+        return wandb.Api(overrides={"entity": entity}, timeout=timeout_s)
+
+
+def parse_filters(filters: Any) -> dict[str, Any]:
+    """``filters`` given as a dict or as JSON text (the CLI), as a dict."""
+    if filters is None or isinstance(filters, Mapping):
+        return dict(filters or {})
+    try:
+        parsed = json.loads(filters)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"wandb: --filters must be a JSON object (Mongo-style W&B filters): {exc}") from None
+    if not isinstance(parsed, dict):
+        raise InputError(f"wandb: --filters must be a JSON object, got {filters!r}")
+    return parsed
+
+
+class WandbSource(Source):
+    """Runs of one W&B project, optionally limited to a sweep, a group, and Mongo-style ``filters``."""
+
+    def __init__(
+        self,
+        entity: str,
+        project: str,
+        *,
+        sweep: str | None = None,
+        group: str | None = None,
+        filters: Mapping[str, Any] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.entity, self.project = entity, project
+        self.sweep, self.group = sweep, group
+        self.filters = dict(filters or {})
+        self.timeout_s = timeout_s
+
+    @property
+    def path(self) -> str:
+        return f"{self.entity}/{self.project}"
+
+    def describe(self) -> str:
+        selection = "".join(f" {k}={v}" for k, v in (("sweep", self.sweep), ("group", self.group)) if v)
+        if self.filters:
+            selection += f" filters={json.dumps(self.filters, sort_keys=True)}"
+        return f"wandb:{self.path}{selection}"
+
+    def identity(self) -> str:
+        return self.describe()
+
+    def server_filters(self) -> dict[str, Any]:
+        clauses = [{"sweep": self.sweep}] if self.sweep else []
+        clauses += [{"group": self.group}] if self.group else []
+        clauses += [self.filters] if self.filters else []
+        return {"$and": clauses} if len(clauses) > 1 else (clauses[0] if clauses else {})
+
+    def _check_sweep(self, api: Any) -> None:
+        # A filter on an unknown sweep lists nothing; ask for the sweep so that a typo is an error, not 0 runs.
+        if self.sweep:
+            api.sweep(f"{self.path}/{self.sweep}")
+
+    def list_runs(self, api: Any) -> list[Any]:
+        """The selected runs, ``PAGE_SIZE`` to a request, boontrack's aggregate runs left out."""
+        with translate_errors(self.describe(), self.timeout_s):
+            self._check_sweep(api)
+            runs = list(api.runs(self.path, filters=self.server_filters(), per_page=PAGE_SIZE, lazy=False))
+        return [run for run in runs if not is_aggregate_run(run.job_type, run.config)]
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        api = make_api(self.entity, self.timeout_s)
+        rows = [self._row(run, request) for run in self.list_runs(api)]
+        return build_frame(rows, request)
+
+    def _history_pick(self, run: Any, request: MetricRequest) -> tuple[float, float] | None:
+        # One request per run: the rows where val (and test) were logged, unsampled (samples = row count).
+        keys = [k for k in (request.val, request.test) if k]
+        with translate_errors(f"{self.describe()} run {run.id}", self.timeout_s):
+            rows = run.history(keys=keys, samples=max(run.history_line_count or 0, 1), pandas=False)
+        return best_val_step(rows, request)
+
+    def _row(self, run: Any, request: MetricRequest) -> dict[str, Any]:
+        summary = run.summary_metrics
+        picked = self._history_pick(run, request) if request.pick == "best_val_step" else None
+        return run_row(
+            run_id=run.id,
+            status=run.state,
+            created_at=run.created_at,
+            duration_s=summary.get("_runtime"),
+            config=run.config,
+            summary=summary,
+            tags=wandb_tags(group=run.group, job_type=run.job_type, sweep=run.sweep_name, tags=run.tags or ()),
+            request=request,
+            picked=picked,
+        )
+
+    def sink(self, key: str) -> Sink:
+        from boontrack.integrations.wandb._sink import WandbSink
+
+        return WandbSink(self, key)

@@ -1,0 +1,145 @@
+"""The aggregate W&B run that holds a summary: one per (source, spec), with an id derived from the key.
+
+It is written with ``wandb.init(id=..., resume="allow", job_type="boontrack")`` and carries
+``boontrack.role=summary`` in its config, so boontrack never reads it back as input. The user's runs are only
+read. The fingerprint is stored in the aggregate run's summary last, through the public API, after the run has
+finished; a crash before that leaves the old fingerprint and the next call writes again.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
+from boontrack.exceptions import BackendError
+from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
+from boontrack.integrations.wandb._online import import_wandb, make_api, translate_errors
+
+if TYPE_CHECKING:
+    from boontrack.integrations.wandb._online import WandbSource
+
+#: Summary key of the input fingerprint in the aggregate run.
+FINGERPRINT_KEY = "boontrack/fingerprint"
+#: History key of the budget n: the step metric of every curve.
+STEP_KEY = "boon/n"
+#: History keys of the curve table and the line-series chart of all groups.
+TABLE_KEY = "boontrack/curves_table"
+CHART_KEY = "boontrack/curves_chart"
+ARTIFACT_TYPE = "boontrack-summary"
+
+
+def aggregate_run_id(key: str) -> str:
+    """The aggregate run's id: deterministic in the (source, spec) key."""
+    return f"boon-{key[:16]}"
+
+
+def curve_rows(outputs: SummaryOutputs) -> list[dict[str, float]]:
+    """One history row per budget n, holding the value of every curve defined at that n."""
+    rows: dict[int, dict[str, float]] = {}
+    for curve in outputs.curves:
+        for n, value in zip(curve.n.tolist(), curve.values.tolist()):
+            rows.setdefault(int(n), {STEP_KEY: int(n)})[curve.key] = float(value)
+    return [rows[n] for n in sorted(rows)]
+
+
+class WandbSink(Sink):
+    """Writes a :class:`SummaryOutputs` into the aggregate run next to ``source``'s runs."""
+
+    def __init__(self, source: WandbSource, key: str) -> None:
+        self.source = source
+        self.key = key
+        self.run_id = aggregate_run_id(key)
+
+    def _what(self) -> str:
+        return f"aggregate run {self.source.path}/{self.run_id}"
+
+    def _public_run(self) -> Any | None:
+        """The aggregate run through the public API, or None when it does not exist yet."""
+        wandb = import_wandb()
+        api = make_api(self.source.entity, self.source.timeout_s)
+        with translate_errors(self._what(), self.source.timeout_s):
+            try:
+                return api.run(f"{self.source.path}/{self.run_id}")
+            except wandb.errors.CommError as exc:
+                if "could not find run" in str(exc).lower():
+                    return None
+                raise
+
+    def read_fingerprint(self) -> str | None:
+        run = self._public_run()
+        value = None if run is None else run.summary_metrics.get(FINGERPRINT_KEY)
+        return value if isinstance(value, str) else None
+
+    def write(self, outputs: SummaryOutputs) -> None:
+        wandb = import_wandb()
+        with translate_errors(self._what(), self.source.timeout_s), tempfile.TemporaryDirectory() as tmp:
+            run = wandb.init(
+                entity=self.source.entity,
+                project=self.source.project,
+                id=self.run_id,
+                resume="allow",
+                job_type=AGGREGATE_JOB_TYPE,
+                name=f"boontrack {self.source.sweep or self.source.group or self.source.project}",
+                notes=outputs.description,
+                group=self.source.group,
+                config={SUMMARY_ROLE_TAG: SUMMARY_ROLE, "boontrack.source": self.source.identity(), "boontrack.key": self.key},
+                dir=tmp,
+                reinit="create_new",  # never touch a run the user has open in this process
+                settings=wandb.Settings(
+                    console="off", silent=True, x_disable_stats=True, disable_git=True, save_code=False,
+                    disable_job_creation=True, x_save_requirements=False,
+                ),
+            )
+            try:
+                self._log(wandb, run, outputs, Path(tmp))
+            except BaseException:
+                run.finish(exit_code=1)
+                raise
+            run.finish()
+
+    def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
+        run.define_metric(STEP_KEY)
+        for curve in outputs.curves:
+            run.define_metric(curve.key, step_metric=STEP_KEY)
+        for row in curve_rows(outputs):
+            run.log(row)
+        if "curves" in outputs.tables:
+            columns, rows = outputs.tables["curves"]
+            run.log({TABLE_KEY: wandb.Table(columns=list(columns), data=[list(r) for r in rows])})
+        if outputs.curves:
+            run.log({CHART_KEY: wandb.plot.line_series(
+                xs=[c.n.tolist() for c in outputs.curves],
+                ys=[c.values.tolist() for c in outputs.curves],
+                keys=[c.key for c in outputs.curves],
+                title="Expected validation performance",
+                xname="n",
+            )})
+        stale = [k for k in run.summary.keys() if k.startswith("boon/") and k not in outputs.metrics]
+        for key in stale:  # groups or budgets that are gone from this summary
+            del run.summary[key]
+        run.summary.update(dict(outputs.metrics))
+        self._log_artifact(wandb, run, outputs, tmp)
+
+    def _log_artifact(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
+        artifact = wandb.Artifact(f"boontrack-{self.key[:16]}", type=ARTIFACT_TYPE, description=outputs.description)
+        for relative, data in outputs.artifacts.items():
+            target = tmp / "artifact" / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            artifact.add_file(str(target), name=relative)
+        run.log_artifact(artifact)
+
+    def write_fingerprint(self, fingerprint: str) -> None:
+        run = self._public_run()
+        if run is None:
+            raise BackendError(f"{self._what()} was not found after writing it")
+        with translate_errors(self._what(), self.source.timeout_s):
+            run.summary.update({FINGERPRINT_KEY: fingerprint})
+
+    def location(self) -> str:
+        # The app lives where the API does, minus the "api." host prefix of W&B cloud; never any credential.
+        base = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai").rstrip("/").replace("://api.", "://", 1)
+        return f"{base}/{self.source.path}/runs/{self.run_id}"
