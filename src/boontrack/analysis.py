@@ -157,6 +157,7 @@ class ComparisonSummary:
     #: P(group > baseline) + 0.5 P(equal), from the Mann-Whitney statistic.
     prob_superiority: float
     wilcoxon: TestResult | None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -329,8 +330,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         n_resamples=spec.n_resamples,
         method=spec.ci_method,
     )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _collected_warnings() as caught:
         boo = {
             int(k): IntervalEstimate.from_bootstrap(
                 boo_n_ci(val, test, n=int(k), rng=_rng(spec, _BOO_N, index, j), **common)
@@ -365,7 +365,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         normality_statistic=float(diagnostics.normality_statistic),
         normality_critical_5pct=float(diagnostics.normality_critical_5pct),
     )
-    messages = [*diagnostics.warnings, *_own_warnings(caught)]
+    messages = [*diagnostics.warnings, *caught]
     if duration_warning:
         messages.append(duration_warning)
     return GroupSummary(
@@ -380,17 +380,6 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
     )
-
-
-def _own_warnings(caught: Sequence[warnings.WarningMessage]) -> list[str]:
-    """Messages of boontrack's warnings (kept in the summary); any other warning is re-emitted unchanged."""
-    own = []
-    for w in caught:
-        if issubclass(w.category, BoontrackWarning):
-            own.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return own
 
 
 def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
@@ -437,75 +426,95 @@ def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | 
 
 
 def _compare_groups(table: RunTable, spec: Spec) -> tuple[ComparisonSummary, ...]:
-    from boontrack.compare import adjust_pvalues, compare_approaches
+    from boontrack.compare import adjust_pvalues
 
     pairs = _comparison_pairs(table, spec)
     if not pairs:
         return ()
-    raw: list[tuple[str, str, bool, dict[int, Comparison]]] = []
-    for a, b in pairs:
-        label_a, label_b = table.groups[a], table.groups[b]
-        paired = _paired_arrays(table, label_a, label_b)
-        if paired is None:
-            (a_val, a_test), (b_val, b_test) = table.arrays(label_a), table.arrays(label_b)
-        else:
-            a_val, a_test, b_val, b_test = paired
-        if table.test_column is None:
-            a_test = b_test = None
-        results = {
-            int(k): compare_approaches(
-                a_val,
-                b_val,
-                a_test,
-                b_test,
-                n=int(k),
-                estimator=spec.estimator,
-                maximize=spec.maximize,
-                paired=paired is not None,
-                confidence_level=spec.confidence_level,
-                n_resamples=spec.n_resamples,
-                rng=_rng(spec, _COMPARE, a, b, j),
-            )
-            for j, k in enumerate(spec.n)
-        }
-        raw.append((label_a, label_b, paired is not None, results))
+    raw = [_compare_pair(table, spec, a, b) for a, b in pairs]
+    comparisons = [comparison for _, comparison, _, _ in raw]
 
-    # The tests do not depend on n: take them from the first budget's comparison.
-    first = [results[int(spec.n[0])] for *_, results in raw]
-    welch_adj = adjust_pvalues([c.welch.pvalue for c in first], method=spec.correction)
-    mw_adj = adjust_pvalues([c.mann_whitney.pvalue for c in first], method=spec.correction)
-    with_wilcoxon = [i for i, c in enumerate(first) if c.wilcoxon is not None]
-    wilcoxon_adj = dict(
-        zip(
-            with_wilcoxon,
-            adjust_pvalues([first[i].wilcoxon.pvalue for i in with_wilcoxon], method=spec.correction)
-            if with_wilcoxon
-            else [],
-        )
-    )
+    def adjusted(test: str) -> dict[int, float]:
+        """Adjusted p-values of one test over the comparisons that have it, by position."""
+        present = [i for i, c in enumerate(comparisons) if getattr(c, test) is not None]
+        if not present:
+            return {}
+        pvalues = [getattr(comparisons[i], test).pvalue for i in present]
+        return dict(zip(present, adjust_pvalues(pvalues, method=spec.correction).tolist()))
+
+    welch, mann_whitney, wilcoxon = adjusted("welch"), adjusted("mann_whitney"), adjusted("wilcoxon")
     out = []
-    for i, (label_a, label_b, paired, results) in enumerate(raw):
-        c = first[i]
+    for i, ((a, b), (paired, c, boo_differences, messages)) in enumerate(zip(pairs, raw)):
         out.append(
             ComparisonSummary(
-                group=label_a,
-                baseline=label_b,
+                group=table.groups[a],
+                baseline=table.groups[b],
                 paired=paired,
-                boo_n_difference={
-                    k: IntervalEstimate.from_bootstrap(r.boo_n_difference) for k, r in results.items()
-                },
+                boo_n_difference=boo_differences,
                 mean_difference=IntervalEstimate.from_bootstrap(c.mean_difference),
-                welch=TestResult(float(c.welch.statistic), float(c.welch.pvalue), float(welch_adj[i])),
-                mann_whitney=TestResult(
-                    float(c.mann_whitney.statistic), float(c.mann_whitney.pvalue), float(mw_adj[i])
-                ),
+                welch=TestResult(float(c.welch.statistic), float(c.welch.pvalue), welch[i]),
+                mann_whitney=TestResult(float(c.mann_whitney.statistic), float(c.mann_whitney.pvalue), mann_whitney[i]),
                 prob_superiority=float(c.mann_whitney.prob_superiority),
                 wilcoxon=None
                 if c.wilcoxon is None
-                else TestResult(float(c.wilcoxon.statistic), float(c.wilcoxon.pvalue), float(wilcoxon_adj[i])),
+                else TestResult(float(c.wilcoxon.statistic), float(c.wilcoxon.pvalue), wilcoxon[i]),
+                warnings=messages,
             )
         )
     return tuple(out)
+
+
+def _compare_pair(
+    table: RunTable, spec: Spec, a: int, b: int
+) -> tuple[bool, Comparison, dict[int, IntervalEstimate], tuple[str, ...]]:
+    """Group a against group b: the full comparison at the largest n, Boo_n differences at every n."""
+    from boontrack.compare import boo_n_difference_ci, compare_approaches
+
+    label_a, label_b = table.groups[a], table.groups[b]
+    aligned = _paired_arrays(table, label_a, label_b)
+    if aligned is None:
+        (a_val, a_test), (b_val, b_test) = table.arrays(label_a), table.arrays(label_b)
+    else:
+        a_val, a_test, b_val, b_test = aligned
+    if table.test_column is None:
+        a_test = b_test = None
+    options = dict(
+        estimator=spec.estimator,
+        maximize=spec.maximize,
+        paired=aligned is not None,
+        confidence_level=spec.confidence_level,
+        n_resamples=spec.n_resamples,
+    )
+    largest = max(spec.n)
+    with _collected_warnings() as messages:
+        comparison = compare_approaches(
+            a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options
+        )
+        differences = {
+            int(k): comparison.boo_n_difference
+            if k == largest
+            else boo_n_difference_ci(
+                a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
+            )
+            for j, k in enumerate(spec.n)
+        }
+    boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
+    return aligned is not None, comparison, boo_differences, tuple(messages)
+
+
+@contextlib.contextmanager
+def _collected_warnings() -> Iterator[list[str]]:
+    """Collect boontrack's warnings (deduplicated, in order) into the yielded list; re-emit any other warning."""
+    messages: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield messages
+    for w in caught:
+        if issubclass(w.category, BoontrackWarning):
+            if str(w.message) not in messages:
+                messages.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
 @contextlib.contextmanager

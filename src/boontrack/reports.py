@@ -256,6 +256,8 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "",
         *_md_table(header, rows),
         "",
+        *(f"- warning ({c.group} vs {c.baseline}): {w}" for c in summary.comparisons for w in c.warnings),
+        "",
     ]
 
 
@@ -358,7 +360,7 @@ def format_table(summary: Summary) -> str:
             for c in summary.comparisons
         ]
         lines += ["", *_aligned([header, *rows])]
-    warned = sum(len(g.warnings) for g in summary.groups)
+    warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)

@@ -1,0 +1,221 @@
+"""Reports: the metric-name table, JSON, Markdown, curve and terminal tables, and the outputs a sink writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from boontrack.analysis import Spec, analyze
+from boontrack.estimators import boo_n
+from boontrack.exceptions import InputError
+from boontrack.reports import curve_table, flat_metrics, format_table, metric_names, render_outputs, to_json, to_markdown
+from boontrack.runtable import RunTable
+
+RESAMPLES = 99
+#: Characters MLflow accepts in a metric name.
+MLFLOW_NAME = re.compile(r"^[A-Za-z0-9_\-. :/]+$")
+
+
+def sweep_frame() -> pd.DataFrame:
+    """Two learning rates x two dropouts, 8 shared seeds each, with one failed and one metric-less run."""
+    gen = np.random.default_rng(7)
+    rows = []
+    for lr in ("0.1", "0.01"):
+        for dropout in ("0.2", "0.5"):
+            for seed in range(8):
+                val = 0.7 + 0.05 * (lr == "0.01") + 0.02 * gen.standard_normal()
+                rows.append(
+                    {
+                        "params.lr": lr,
+                        "params.dropout": dropout,
+                        "params.seed": str(seed),
+                        "metrics.val_acc": val,
+                        "metrics.test_acc": val + 0.01 * gen.standard_normal(),
+                        "duration_s": 10.0 + seed,
+                        "status": "finished",
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "run_id", [f"run{i:02d}" for i in range(len(frame))])
+    failed = pd.DataFrame(
+        [
+            {"run_id": "crashed-1", "params.lr": "0.1", "params.dropout": "0.2", "params.seed": "9",
+             "metrics.val_acc": 0.1, "metrics.test_acc": 0.1, "duration_s": 1.0, "status": "failed"},
+            {"run_id": "no-metric", "params.lr": "0.1", "params.dropout": "0.2", "params.seed": "10",
+             "metrics.val_acc": np.nan, "metrics.test_acc": 0.5, "duration_s": 1.0, "status": "finished"},
+        ]
+    )
+    return pd.concat([frame, failed], ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    frame = sweep_frame()
+    spec = Spec(val="val_acc", test="test_acc", seed="seed", n=(1, 5), n_resamples=RESAMPLES)
+    return frame, analyze(RunTable.from_frame(frame, spec), spec, source="test sweep")
+
+
+@pytest.fixture(scope="module")
+def single():
+    gen = np.random.default_rng(1)
+    frame = pd.DataFrame({"val_acc": gen.normal(0.8, 0.01, 30), "test_acc": gen.normal(0.8, 0.01, 30)})
+    spec = Spec(val="val_acc", test="metrics.test_acc", n=(1, 5), n_resamples=RESAMPLES)
+    frame = frame.rename(columns={"test_acc": "metrics.test_acc"})
+    return frame, analyze(RunTable.from_frame(frame, spec), spec)
+
+
+def test_metric_names_for_one_group(single):
+    frame, summary = single
+    expected = {"boon/runs", "boon/dropped", "boon/groups", "boon/test_acc/normal"}
+    for stem in ("boo_1", "boo_5", "mean"):
+        expected |= {f"boon/test_acc/{stem}", f"boon/test_acc/{stem}/ci_low", f"boon/test_acc/{stem}/ci_high"}
+    expected |= {"boon/test_acc/gaussian/boo_1", "boon/test_acc/gaussian/boo_5"}
+    expected |= {f"boon/test_acc/{s}" for s in ("sd", "median", "min", "max", "spearman_val_test")}
+    metrics = flat_metrics(summary)
+    assert set(metrics) == expected
+    assert metric_names(summary) == list(metrics)
+    assert metrics["boon/runs"] == 30 and metrics["boon/dropped"] == 0 and metrics["boon/groups"] == 1
+    assert metrics["boon/test_acc/boo_5"] == pytest.approx(boo_n(frame["val_acc"], frame["metrics.test_acc"], n=5))
+    assert metrics["boon/test_acc/mean"] == pytest.approx(frame["metrics.test_acc"].mean())
+    assert metrics["boon/test_acc/max"] == pytest.approx(frame["metrics.test_acc"].max())
+    assert all(isinstance(v, float) for v in metrics.values())
+
+
+def test_metric_names_for_several_groups_and_comparisons(sweep):
+    frame, summary = sweep
+    metrics = flat_metrics(summary, prefix="sweep/")
+    assert all(MLFLOW_NAME.match(name) for name in metrics)
+    labels = [g.label for g in summary.groups]
+    assert labels == ["lr=0.01,dropout=0.2", "lr=0.01,dropout=0.5", "lr=0.1,dropout=0.2", "lr=0.1,dropout=0.5"]
+    group = "lr_0.1_dropout_0.2"
+    kept = frame[(frame["params.lr"] == "0.1") & (frame["params.dropout"] == "0.2") & (frame["status"] == "finished")]
+    kept = kept.dropna(subset=["metrics.val_acc"])
+    assert metrics[f"sweep/test_acc/{group}/boo_5"] == pytest.approx(
+        boo_n(kept["metrics.val_acc"], kept["metrics.test_acc"], n=5)
+    )
+    assert metrics[f"sweep/test_acc/{group}/runs"] == len(kept) == 8
+    assert metrics[f"sweep/test_acc/{group}/dropped"] == 2
+    assert metrics["sweep/runs"] == 32 and metrics["sweep/dropped"] == 2 and metrics["sweep/groups"] == 4
+    # Every group against the first, paired by seed.
+    base = "lr_0.01_dropout_0.2"
+    for other in ("lr_0.01_dropout_0.5", "lr_0.1_dropout_0.2", "lr_0.1_dropout_0.5"):
+        path = f"sweep/test_acc/{other}/vs_{base}"
+        for name in ("boo_5", "boo_5/ci_low", "boo_5/ci_high", "mean", "mean/ci_low", "mean/ci_high",
+                     "welch_p", "welch_p_adj", "mann_whitney_p", "mann_whitney_p_adj", "wilcoxon_p",
+                     "wilcoxon_p_adj", "prob_superiority"):
+            assert f"{path}/{name}" in metrics
+    first = kept_of(frame, "0.01", "0.2")
+    assert metrics[f"sweep/test_acc/{group}/vs_{base}/mean"] == pytest.approx(
+        kept["metrics.test_acc"].mean() - first["metrics.test_acc"].mean()
+    )
+
+
+def kept_of(frame: pd.DataFrame, lr: str, dropout: str) -> pd.DataFrame:
+    rows = frame[(frame["params.lr"] == lr) & (frame["params.dropout"] == dropout) & (frame["status"] == "finished")]
+    return rows.dropna(subset=["metrics.val_acc"])
+
+
+def test_group_labels_that_collide_in_metric_names_are_an_error():
+    frame = pd.DataFrame({"g": ["a,b"] * 6 + ["a;b"] * 6, "acc": np.linspace(0, 1, 12)})
+    spec = Spec(val="acc", group_by=("g",), n=(1, 2), n_resamples=RESAMPLES)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    with pytest.raises(InputError, match=r"groups 'a,b' and 'a;b' both become 'a_b'"):
+        flat_metrics(summary)
+
+
+def test_json_round_trip(sweep):
+    _, summary = sweep
+    data = json.loads(to_json(summary))
+    assert data["source"] == "test sweep" and data["metric"] == "test_acc"
+    assert data["spec"]["seed"] == "seed" and data["spec"]["n"] == [1, 5]
+    assert list(data["groups"]) == [g.label for g in summary.groups]
+    assert data["groups"]["lr=0.1,dropout=0.2"]["dropped"] == [
+        {"run_id": "crashed-1", "reason": "status 'failed'", "group": "lr=0.1,dropout=0.2"},
+        {"run_id": "no-metric", "reason": "missing metric 'val_acc'", "group": "lr=0.1,dropout=0.2"},
+    ]
+    assert len(data["comparisons"]) == 3 and all(c["paired"] for c in data["comparisons"])
+    assert data["groups"]["lr=0.1,dropout=0.5"]["curve"]["time"][0] == pytest.approx(np.mean(10.0 + np.arange(8)))
+
+
+def test_markdown_report_has_the_key_numbers(sweep):
+    frame, summary = sweep
+    text = to_markdown(summary)
+    kept = kept_of(frame, "0.1", "0.5")
+    boo5 = boo_n(kept["metrics.val_acc"], kept["metrics.test_acc"], n=5)
+    assert f"{boo5:.4g}" in text
+    assert f"{kept['metrics.test_acc'].mean():.4g}" in text
+    assert "How to read Boo_n" in text and "Source: test sweep" in text
+    assert "| crashed-1 | status 'failed' |" in text and "| no-metric | missing metric 'val_acc' |" in text
+    assert "Anderson-Darling" in text and "adjusted by Holm over the 3 comparisons" in text
+    c = summary.comparisons[0]
+    assert f"{c.welch.pvalue:.3g} ({c.welch.pvalue_adjusted:.3g})" in text or c.welch.pvalue < 1e-4
+    assert "| lr=0.01,dropout=0.5 | lr=0.01,dropout=0.2 | yes |" in text
+
+
+def test_curve_table_and_terminal_table(sweep):
+    frame, summary = sweep
+    table = curve_table(summary)
+    assert list(table.columns) == ["group", "n", "estimate", "ci_low", "ci_high", "time"]
+    assert len(table) == sum(g.curve.n.size for g in summary.groups) == 4 * 8
+    kept = kept_of(frame, "0.01", "0.5")
+    rows = table[table["group"] == "lr=0.01,dropout=0.5"]
+    np.testing.assert_allclose(rows["estimate"], boo_n(kept["metrics.val_acc"], kept["metrics.test_acc"], n=rows["n"]))
+    np.testing.assert_allclose(rows["time"], rows["n"] * kept["duration_s"].mean())
+
+    text = format_table(summary)
+    lines = text.splitlines()
+    assert lines[0].startswith("test_acc: estimator V")
+    assert all(any(line.startswith(g.label) for line in lines) for g in summary.groups)
+    assert f"{boo_n(kept['metrics.val_acc'], kept['metrics.test_acc'], n=5):.4g}" in text
+
+
+def test_render_outputs(sweep):
+    frame, summary = sweep
+    outputs = render_outputs(summary)
+    assert dict(outputs.metrics) == flat_metrics(summary)
+    assert [c.key for c in outputs.curves] == [
+        f"boon/test_acc/{label}/curve"
+        for label in ("lr_0.01_dropout_0.2", "lr_0.01_dropout_0.5", "lr_0.1_dropout_0.2", "lr_0.1_dropout_0.5")
+    ]
+    for curve, g in zip(outputs.curves, summary.groups):
+        assert curve.n.dtype == np.int64 and np.all(np.diff(curve.n) > 0)
+        np.testing.assert_array_equal(curve.values, g.curve.estimate)
+    assert {"summary.json", "report.md", "curves.csv", "runs.csv", "curves.png", "distributions.png"} <= set(
+        outputs.artifacts
+    )
+    assert json.loads(outputs.artifacts["summary.json"]) == json.loads(to_json(summary))
+    runs = pd.read_csv(io.BytesIO(outputs.artifacts["runs.csv"]), keep_default_na=False)
+    assert len(runs) == len(frame)
+    dropped = runs[runs["dropped_reason"] != ""]
+    assert dict(zip(dropped["run_id"], dropped["dropped_reason"])) == {
+        "crashed-1": "status 'failed'",
+        "no-metric": "missing metric 'val_acc'",
+    }
+    curves_csv = pd.read_csv(io.BytesIO(outputs.artifacts["curves.csv"]))
+    assert len(curves_csv) == 32
+    assert 3 <= len(outputs.description.splitlines()) <= 6
+    columns, rows = outputs.tables["curves"]
+    assert list(columns) == ["group", "n", "estimate", "ci_low", "ci_high", "time"] and len(rows) == 32
+    assert all(type(v) in (str, int, float) for v in rows[0])
+
+    without_plots = render_outputs(summary, prefix="x/", plots=False)
+    assert not any(name.endswith(".png") for name in without_plots.artifacts)
+    assert all(name.startswith("x/") for name in without_plots.metrics)
+
+
+def test_single_group_without_test_metric_uses_the_validation_name(shared_data):
+    frame = pd.read_json(shared_data / "allentune" / "vampire_imdb_search.jsonl", lines=True)
+    spec = Spec(val="best_validation_npmi", duration="training_duration", n=(1, 5, 10), n_resamples=RESAMPLES)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    outputs = render_outputs(summary, plots=False)
+    assert outputs.metrics["boon/best_validation_npmi/boo_10"] == pytest.approx(
+        boo_n(frame["best_validation_npmi"], n=10)
+    )
+    assert outputs.metrics["boon/runs"] == len(frame) == 97
+    assert "boon/best_validation_npmi/spearman_val_test" not in outputs.metrics  # no test metric
+    assert [c.key for c in outputs.curves] == ["boon/best_validation_npmi/curve"]
