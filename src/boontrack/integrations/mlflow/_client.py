@@ -22,7 +22,7 @@ INSTALL_HINT = 'MLflow support needs the mlflow package: pip install "boontrack[
 #: server is down; these give a clear error within a few seconds.
 HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0.5",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
     "MLFLOW_HTTP_REQUEST_TIMEOUT": "10",
     # Without this, set_terminated prints a "View run" link and makes one extra request per call.
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
