@@ -1,0 +1,105 @@
+"""Benchmark: ``boontrack summarize`` on 100,000 runs in 10 groups, n up to 100, 10,000 resamples.
+
+Run by hand (not collected by pytest)::
+
+    python tests/benchmarks/bench_summarize.py [--runs 100000] [--groups 10] [--resamples 10000]
+
+Prints Markdown rows: wall time and peak memory (max RSS of the command's process) of
+
+- ``boontrack summarize FILE ... --out DIR`` (read, analyze, render plots and reports, write the directory);
+- ``boontrack reaggregate`` on the same job once it is up to date (read, fingerprint, nothing written);
+- ``boontrack --help`` (start-up), median of 5.
+
+The table is synthetic: per group, validation and test scores from a bivariate normal (correlation 0.5),
+rounded to 4 decimals so that validation ties occur as in real sweeps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+BUDGETS = "1,5,10,20,50,100"
+
+
+def boontrack(*args: str) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Run the installed command; wall seconds, peak RSS of its process in MiB, and the finished process."""
+    command = [shutil.which("boontrack") or "boontrack", *args]
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
+        _, status, usage = os.wait4(process.pid, 0)  # reaped here, so that its own rusage is returned
+        wall = time.perf_counter() - start
+        stdout.seek(0)
+        stderr.seek(0)
+        result = subprocess.CompletedProcess(command, os.waitstatus_to_exitcode(status), stdout.read(), stderr.read())
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
+    return wall, usage.ru_maxrss / 1024, result  # ru_maxrss is in KiB on Linux
+
+
+def make_table(runs: int, groups: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    group = np.repeat(np.arange(groups), runs // groups)
+    scores = rng.multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]], size=len(group))
+    return pd.DataFrame(
+        {
+            "run_id": [f"run-{i:06d}" for i in range(len(group))],
+            "model": [f"model-{g}" for g in group],
+            "val_acc": np.round(0.7 + 0.02 * group / groups + 0.01 * scores[:, 0], 4),
+            "test_acc": np.round(0.69 + 0.02 * group / groups + 0.01 * scores[:, 1], 4),
+        }
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--groups", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=10_000)
+    options = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        table = tmp_path / "runs.csv"
+        make_table(options.runs, options.groups).to_csv(table, index=False)
+        spec = ["--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--n", BUDGETS]
+        out = tmp_path / "summary"
+        summarize_wall, summarize_peak, _ = boontrack(
+            "summarize", str(table), *spec, "--resamples", str(options.resamples), "--out", str(out),
+            "--format", "json",
+        )  # fmt: skip
+        config = tmp_path / "boontrack.toml"
+        config.write_text(
+            f'[[jobs]]\nname = "bench"\nsource = "{table}"\nval = "val_acc"\ntest = "test_acc"\n'
+            f'group_by = ["model"]\nn = [{BUDGETS}]\nresamples = {options.resamples}\nout = "{out}"\n'
+        )
+        unchanged_wall, unchanged_peak, unchanged = boontrack("reaggregate", "--config", str(config))
+        assert unchanged.stdout.strip() == "bench: unchanged", unchanged.stdout
+        help_walls = [boontrack("--help")[0] for _ in range(5)]
+
+    print("| command | runs | groups | n | resamples | wall (s) | peak RSS (MiB) |")
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| `boontrack summarize --out` | {options.runs:,} | {options.groups} | {BUDGETS} | {options.resamples:,} "
+        f"| {summarize_wall:.1f} | {summarize_peak:.0f} |"
+    )
+    print(
+        f"| `boontrack reaggregate` (unchanged) | {options.runs:,} | {options.groups} | {BUDGETS} "
+        f"| {options.resamples:,} | {unchanged_wall:.1f} | {unchanged_peak:.0f} |"
+    )
+    print(f"| `boontrack --help` (median of 5) | | | | | {statistics.median(help_walls):.3f} | |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

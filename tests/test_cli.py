@@ -1,0 +1,267 @@
+"""The boontrack command end to end, on the papers' real run tables and on every kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from boontrack import cli
+
+HEAVY_MODULES = ("numpy", "pandas", "scipy", "mlflow", "wandb", "matplotlib", "sklearn")
+RESAMPLES = "200"
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args))
+
+
+def run_boontrack(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The installed command in a fresh interpreter, as a shell would run it."""
+    command = [sys.executable, "-c", "from boontrack.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def boo_n_eq7(val: np.ndarray, test: np.ndarray, n: int) -> float:
+    """Boo_n by the paper's eq. 7, written out: rank by val, weight (j/m)^n - ((j-1)/m)^n, tie blocks share."""
+    order = np.argsort(val, kind="stable")
+    val, test = val[order], test[order]
+    m = len(val)
+    weights = [Fraction(j, m) ** n - Fraction(j - 1, m) ** n for j in range(1, m + 1)]
+    total, start = 0.0, 0
+    while start < m:
+        end = start
+        while end + 1 < m and val[end + 1] == val[start]:
+            end += 1
+        block = slice(start, end + 1)
+        total += float(sum(weights[block])) * float(np.mean(test[block]))
+        start = end + 1
+    return total
+
+
+@pytest.fixture(scope="module")
+def cifar(shared_data, tmp_path_factory) -> Path:
+    """The paper's 74 ResNet runs: rows whose first column (the step) is >= 35000."""
+    table = pd.read_csv(shared_data / "boon-paper" / "cifar100-resnet-oct17.csv")
+    table = table.loc[table.iloc[:, 0] >= 35000]
+    path = tmp_path_factory.mktemp("cifar") / "cifar100-resnet.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def small_csv(tmp_path) -> Path:
+    frame = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(12)],
+            "model": ["a", "b"] * 6,
+            "acc": np.linspace(0.5, 0.8, 12),
+            "test_acc": np.linspace(0.45, 0.75, 12)[::-1],
+        }
+    )
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+# --- start-up ------------------------------------------------------------------------------------------------
+
+
+def test_importing_the_cli_and_showing_help_load_nothing_heavy():
+    code = textwrap.dedent(
+        f"""
+        import json, sys
+        import boontrack.cli
+        try:
+            boontrack.cli.main(["--help"])  # lists every command, lazy ones included
+        except SystemExit:
+            pass
+        print(json.dumps([m for m in {HEAVY_MODULES!r} if m in sys.modules]))
+        """
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "demo" in loaded
+    assert json.loads(loaded.splitlines()[-1]) == []
+
+
+def test_help_and_version():
+    result = run_boontrack("--help")
+    assert result.returncode == 0
+    assert "summarize" in result.stdout and "reaggregate" in result.stdout
+    assert invoke("--version").output.strip().endswith("0.1.0")
+    assert "--tracking-uri" in invoke("summarize", "--help").output
+
+
+def test_lazy_commands_are_imported_on_use(tmp_path, monkeypatch):
+    (tmp_path / "boontrack_extra_command.py").write_text(
+        textwrap.dedent(
+            """
+            import click
+
+            @click.command()
+            def hello():
+                "Say hello."
+                click.echo("hello from a plugin")
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(cli.LAZY_COMMANDS, "hello", "boontrack_extra_command:hello")
+    assert "Say hello." in invoke("--help").output
+    assert invoke("hello").output == "hello from a plugin\n"
+
+
+# --- real tables ---------------------------------------------------------------------------------------------
+
+
+def test_cifar_boo_5_matches_equation_7(cifar):
+    result = invoke(
+        "summarize", str(cifar), "--val", "Best Precision_valid", "--test", "Best Precision_test",
+        "--n", "1,5", "--resamples", RESAMPLES, "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    table = pd.read_csv(cifar)
+    val, test = table["Best Precision_valid"].to_numpy(), table["Best Precision_test"].to_numpy()
+    (group,) = summary["groups"].values()
+    assert group["runs"] == 74 and group["dropped"] == []
+    boo_5 = group["boo_n"]["5"]
+    assert boo_5["estimate"] == pytest.approx(boo_n_eq7(val, test, 5), abs=1e-12)
+    assert boo_5["ci_low"] <= boo_5["estimate"] <= boo_5["ci_high"]
+    assert group["boo_n"]["1"]["estimate"] == pytest.approx(test.mean(), abs=1e-12)
+
+
+def test_sst5_two_groups(shared_data):
+    path = shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv"
+    key = "model.encoder.architecture.type"
+    result = invoke(
+        "summarize", str(path), "--val", "best_validation_accuracy", "--group-by", key,
+        "--n", "1,5,10", "--resamples", RESAMPLES, "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    groups = json.loads(result.stdout)["groups"]
+    table = pd.read_csv(path, sep="\t")
+    assert set(groups) == {"LR", "CNN"}
+    for label, runs in table.groupby(key):
+        scores = runs["best_validation_accuracy"].dropna()
+        assert groups[label]["runs"] == len(scores)
+        curve = groups[label]["curve"]
+        assert curve["n"][0] == 1
+        assert curve["estimate"][0] == pytest.approx(scores.mean(), abs=1e-12)
+        assert len(curve["n"]) == len(curve["estimate"]) == len(curve["ci_low"]) == len(curve["ci_high"])
+
+
+def test_table_output_and_out_directory_rerun_writes_nothing(small_csv, tmp_path):
+    out = tmp_path / "out"
+    args = ("summarize", str(small_csv), "--val", "acc", "--test", "test_acc", "--group-by", "model",
+            "--n", "1,3", "--resamples", RESAMPLES, "--out", str(out))  # fmt: skip
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert "Boo_3" in first.stdout and "written" in first.stderr
+    listing = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert {"summary.json", "metrics.json", "curves.json", ".boontrack-fingerprint"} <= set(listing)
+    second = invoke(*args)
+    assert second.exit_code == 0 and "up to date, nothing written" in second.stderr
+    assert second.stdout == first.stdout  # the table is still shown
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == listing
+
+
+# --- bad input -----------------------------------------------------------------------------------------------
+
+
+def _table_with(tmp_path: Path, **columns) -> Path:
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(4)], **columns}).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("missing file", "cannot read .*missing.csv: no such file"),
+        ("unknown column", "no column 'nope'.*available columns: run_id, acc"),
+        ("text in metric", "column 'acc' must hold numbers; run 'r2' has 'oops'"),
+        ("all dropped", "all 4 runs were dropped: 4 missing metric 'acc'"),
+        ("too few runs", "too few runs for n = 10"),
+        ("write back to a file", "cannot be written back to; use --out DIR"),
+        ("tracker option on a file", "file sources take no source options; got --parent"),
+        ("foreign files in out", "holds files boontrack did not write"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, case, message):
+    numbers = [0.1, 0.2, 0.3, 0.4]
+    path = _table_with(tmp_path, acc=numbers)
+    out = tmp_path / "out"
+    extra: list[str] = []
+    if case == "missing file":
+        path = tmp_path / "missing.csv"
+    elif case == "unknown column":
+        extra = ["--val", "nope"]
+    elif case == "text in metric":
+        path = _table_with(tmp_path, acc=["0.1", "0.2", "oops", "0.4"])
+    elif case == "all dropped":
+        path = _table_with(tmp_path, acc=[None] * 4)
+    elif case == "too few runs":
+        extra = ["--n", "1,10"]
+    elif case == "write back to a file":
+        extra = ["--write-back"]
+    elif case == "tracker option on a file":
+        extra = ["--parent", "abc"]
+    elif case == "foreign files in out":
+        out.mkdir()
+        (out / "notes.txt").write_text("mine")
+    result = invoke("summarize", str(path), "--val", "acc", *extra, "--resamples", RESAMPLES, "--out", str(out))
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: ")
+    assert re.search(message, result.stderr), result.stderr
+    if case == "foreign files in out":
+        assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    else:
+        assert not out.exists()
+    assert {p.name for p in tmp_path.iterdir()} <= {"runs.csv", "out"}  # no staging or lock files either
+
+
+def test_exit_codes_and_tracebacks_in_a_real_process(tmp_path):
+    path = _table_with(tmp_path, acc=[0.1, 0.2, 0.3, 0.4])
+    quiet = run_boontrack("summarize", str(path), "--val", "nope")
+    assert quiet.returncode == 2
+    assert quiet.stderr.startswith("Error: no column 'nope'") and "Traceback" not in quiet.stderr
+    assert quiet.stdout == ""
+    verbose = run_boontrack("--verbose", "summarize", str(path), "--val", "nope")
+    assert verbose.returncode == 1 and "Traceback" in verbose.stderr and "InputError" in verbose.stderr
+    usage = run_boontrack("summarize", str(path), "--val", "acc", "--n", "1,x")
+    assert usage.returncode == 2 and "comma-separated integers" in usage.stderr
+
+
+def test_backend_errors_exit_1(tmp_path, monkeypatch):
+    from boontrack.exceptions import BackendError
+
+    def unreachable(spec, **options):
+        raise BackendError("tracker at https://***@example.org did not answer within 5 s")
+
+    monkeypatch.setattr("boontrack.backends.open_source", unreachable)
+    result = invoke("summarize", "mlflow:sweep", "--val", "acc")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: tracker at https://***@example.org did not answer within 5 s\n"
+
+
+def test_source_options_reach_the_backend(monkeypatch):
+    seen = {}
+
+    def record(spec, **options):
+        seen.update(options, source=spec)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("boontrack.backends.open_source", record)
+    invoke("summarize", "wandb:team/project", "--val", "acc", "--sweep", "s1", "--option", "api-timeout=5")
+    assert seen == {"source": "wandb:team/project", "sweep": "s1", "api_timeout": "5"}
