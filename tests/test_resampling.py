@@ -1,0 +1,375 @@
+"""Bootstrap intervals of Boo_n, curves and the mean (boontrack.resampling).
+
+The bootstrap distribution is checked against resamples materialised here, one by one, and fed to
+:func:`boontrack.boo_n`: resample r is row r of ``rng.integers(0, m, size=(B, m), dtype=int32)`` (the documented
+protocol), so the same seed gives the same resamples. BCa is checked against its textbook formulas with an
+explicit leave-one-out loop, and against ``scipy.stats.bootstrap`` for the mean.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special, stats
+
+from boontrack import resampling
+from boontrack.estimators import boo_n
+from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning, FewRunsWarning
+from boontrack.resampling import boo_n_ci, boo_n_curve_ci, default_budgets, mean_ci
+
+E_MAX_5_STD_NORMAL = 1.162964  # E[max of 5 N(0, 1)], Bajgar et al. 2018, Table 4
+
+
+def tied_runs(m: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Validation scores rounded to 2 decimals (many ties), correlated test scores."""
+    rng = np.random.default_rng(seed)
+    val = np.round(rng.normal(0.7, 0.02, m), 2)
+    test = val + rng.normal(0.0, 0.01, m)
+    return val, test
+
+
+def materialised(seed: int, m: int, n_resamples: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, m, size=(n_resamples, m), dtype=np.int32)
+
+
+@pytest.fixture(scope="module")
+def cbt(shared_data):
+    frame = pd.read_csv(shared_data / "boon-paper" / "cbt_fixed_hyppar.csv")
+    frame = frame[frame["log_path"].str.contains("/cbt-dist/", regex=False) & (frame["epoch"] > 0)]
+    return frame["valid.accuracy"].to_numpy(float), frame["accuracy"].to_numpy(float)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Estimate and distribution
+
+
+@pytest.mark.parametrize("estimator", ["V", "U", "W"])
+@pytest.mark.parametrize("maximize", [True, False])
+def test_estimate_is_boo_n(estimator, maximize):
+    val, test = tied_runs()
+    res = boo_n_ci(val, test, n=7, estimator=estimator, maximize=maximize, n_resamples=50, rng=1)
+    assert res.estimate == pytest.approx(boo_n(val, test, n=7, estimator=estimator, maximize=maximize), abs=1e-14)
+
+
+@pytest.mark.parametrize("estimator", ["V", "U", "W"])
+@pytest.mark.parametrize("maximize", [True, False])
+def test_distribution_matches_materialised_resamples(estimator, maximize):
+    val, test = tied_runs()
+    n_resamples = 300
+    res = boo_n_ci(val, test, n=5, estimator=estimator, maximize=maximize, n_resamples=n_resamples, rng=11)
+    expected = [
+        boo_n(val[i], test[i], n=5, estimator=estimator, maximize=maximize)
+        for i in materialised(11, val.size, n_resamples)
+    ]
+    assert res.bootstrap_distribution.shape == (n_resamples,)
+    np.testing.assert_allclose(res.bootstrap_distribution, expected, rtol=0, atol=1e-12)
+
+
+def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
+    val, test = cbt
+    res = boo_n_ci(val, test, n=5, n_resamples=200, rng=3)
+    expected = [boo_n(val[i], test[i], n=5) for i in materialised(3, val.size, 200)]
+    np.testing.assert_allclose(res.bootstrap_distribution, expected, rtol=0, atol=1e-12)
+
+
+def test_batches_follow_each_other_in_the_stream(monkeypatch):
+    val, test = tied_runs()
+    whole = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
+    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 7 * val.size)  # batches of 7 resamples
+    batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
+    np.testing.assert_array_equal(whole, batched)
+
+
+def test_percentile_interval_is_numpy_quantiles():
+    val, test = tied_runs()
+    res = boo_n_ci(val, test, n=5, confidence_level=0.9, n_resamples=999, rng=2)
+    low, high = np.quantile(res.bootstrap_distribution, [0.05, 0.95])
+    assert (res.confidence_interval.low, res.confidence_interval.high) == (low, high)
+    assert res.standard_error == pytest.approx(np.std(res.bootstrap_distribution, ddof=1))
+    assert (res.method, res.confidence_level, res.n_resamples) == ("percentile", 0.9, 999)
+
+
+def test_test_none_means_test_equals_val():
+    val, _ = tied_runs()
+    assert (
+        boo_n_ci(val, n=4, n_resamples=100, rng=0).bootstrap_distribution
+        == boo_n_ci(val, val, n=4, n_resamples=100, rng=0).bootstrap_distribution
+    ).all()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# BCa
+
+
+def efron_bca(dist: np.ndarray, estimate: float, jackknife: np.ndarray, level: float) -> tuple[float, float]:
+    """BCa written from Efron & Tibshirani (1993), eqs. 14.9-14.15, independently of the module."""
+    z0 = special.ndtri((np.mean(dist < estimate) + np.mean(dist <= estimate)) / 2)
+    d = jackknife.mean() - jackknife
+    a = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
+    z = stats.norm.ppf([(1 - level) / 2, (1 + level) / 2])
+    probs = stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
+    return tuple(np.quantile(dist, probs))
+
+
+@pytest.mark.parametrize("estimator", ["V", "U", "W"])
+def test_bca_from_explicit_leave_one_out_loop(estimator):
+    val, test = tied_runs(m=30, seed=4)
+    res = boo_n_ci(val, test, n=4, estimator=estimator, method="bca", n_resamples=2000, rng=8)
+    leave_one_out = np.array(
+        [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
+    )
+    _, _, jackknife = resampling._curve_distribution(
+        val, test, True, np.array([4]), estimator, True, 1, "bca", np.random.default_rng(0)
+    )
+    np.testing.assert_allclose(jackknife[:, 0], leave_one_out, rtol=0, atol=1e-12)
+    low, high = efron_bca(res.bootstrap_distribution, res.estimate, leave_one_out, 0.95)
+    assert res.confidence_interval.low == pytest.approx(low, abs=1e-12)
+    assert res.confidence_interval.high == pytest.approx(high, abs=1e-12)
+    # same resamples as the percentile method: only the interval differs
+    plain = boo_n_ci(val, test, n=4, estimator=estimator, n_resamples=2000, rng=8)
+    np.testing.assert_array_equal(plain.bootstrap_distribution, res.bootstrap_distribution)
+
+
+def test_bca_mean_agrees_with_scipy():
+    # skewed scores, so that BCa moves away from the percentile interval by more than the tolerance
+    scores = 0.6 + np.random.default_rng(12).exponential(0.05, 25)
+    ours = mean_ci(scores, method="bca", n_resamples=200_000, rng=1).confidence_interval
+    ref = stats.bootstrap((scores,), np.mean, method="BCa", n_resamples=200_000, rng=2).confidence_interval
+    percentile = mean_ci(scores, n_resamples=200_000, rng=1).confidence_interval
+    assert abs(ours.low - ref.low) < 1e-3 and abs(ours.high - ref.high) < 1e-3
+    assert abs(ours.low - percentile.low) + abs(ours.high - percentile.high) > 2e-3
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Smoothed bootstrap
+
+
+def smoothed_reference(val, test, n, seed, n_resamples, maximize=True):
+    """Footnote 11: resample pairs, add N(0, h^2) per column (Scott: h = sd m^-1/5); one resample at a time."""
+    rng = np.random.default_rng(seed)
+    m = val.size
+    h_val, h_test = val.std(ddof=1) * m**-0.2, test.std(ddof=1) * m**-0.2
+    idx = rng.integers(0, m, size=(n_resamples, m), dtype=np.int32)
+    noise_val = rng.standard_normal((n_resamples, m))
+    noise_test = rng.standard_normal((n_resamples, m))
+    return np.array(
+        [
+            boo_n(val[i] + h_val * zv, test[i] + h_test * zt, n=n, maximize=maximize)
+            for i, zv, zt in zip(idx, noise_val, noise_test)
+        ]
+    )
+
+
+@pytest.mark.parametrize("maximize", [True, False])
+def test_smoothed_matches_one_resample_at_a_time(maximize):
+    val, test = tied_runs()
+    res = boo_n_ci(val, test, n=5, maximize=maximize, method="smoothed", n_resamples=200, rng=6)
+    np.testing.assert_allclose(
+        res.bootstrap_distribution, smoothed_reference(val, test, 5, 6, 200, maximize), rtol=0, atol=1e-12
+    )
+
+
+def test_smoothed_is_reproducible_and_sane(cbt):
+    val, test = cbt
+    first = boo_n_ci(val, test, n=5, method="smoothed", n_resamples=2000, rng=9)
+    again = boo_n_ci(val, test, n=5, method="smoothed", n_resamples=2000, rng=9)
+    plain = boo_n_ci(val, test, n=5, n_resamples=2000, rng=9)
+    np.testing.assert_array_equal(first.bootstrap_distribution, again.bootstrap_distribution)
+    assert first.estimate == plain.estimate
+    assert first.confidence_interval.low < first.estimate < first.confidence_interval.high
+    width = first.confidence_interval.high - first.confidence_interval.low
+    plain_width = plain.confidence_interval.high - plain.confidence_interval.low
+    assert 0.5 * plain_width < width < 3 * plain_width
+
+
+def test_smoothed_with_constant_validation_scores_shares_ties():
+    # h = 0 for a constant column: every resample is one tie block, so Boo_n is the resample's mean test score
+    val = np.full(12, 0.5)
+    test = np.linspace(0.6, 0.7, 12)
+    res = boo_n_ci(val, test, n=5, method="smoothed", n_resamples=100, rng=3)
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 12, size=(100, 12), dtype=np.int32)
+    rng.standard_normal((100, 12))
+    noisy_test = test[idx] + test.std(ddof=1) * 12**-0.2 * rng.standard_normal((100, 12))
+    np.testing.assert_allclose(res.bootstrap_distribution, noisy_test.mean(axis=1), rtol=0, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Curves and the mean
+
+
+def test_curve_matches_materialised_resamples_at_every_budget():
+    val, test = tied_runs(m=60)
+    budgets = [1, 2, 5, 13, 40, 60]
+    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, rng=21)
+    idx = materialised(21, val.size, 150)
+    expected = np.array([boo_n(val[i], test[i], n=budgets) for i in idx])
+    assert band.n.tolist() == budgets
+    np.testing.assert_allclose(band.estimate, boo_n(val, test, n=budgets), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(band.low, np.quantile(expected, 0.025, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(band.high, np.quantile(expected, 0.975, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(band.standard_error, expected.std(axis=0, ddof=1), rtol=0, atol=1e-12)
+
+
+def test_curve_at_large_budgets_on_paper_data(cbt):
+    # large n only weighs the top ranks: the skipped ranks must not change the values
+    val, test = cbt
+    budgets = [1, 50, 200, 370]
+    band = boo_n_curve_ci(val, test, n=budgets, estimator="U", n_resamples=40, rng=2)
+    expected = np.array([boo_n(val[i], test[i], n=budgets, estimator="U") for i in materialised(2, 370, 40)])
+    np.testing.assert_allclose(band.low, np.quantile(expected, 0.025, axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(band.high, np.quantile(expected, 0.975, axis=0), rtol=0, atol=1e-12)
+
+
+def test_curve_point_equals_scalar_interval():
+    val, test = tied_runs()
+    band = boo_n_curve_ci(val, test, n=[5], method="bca", n_resamples=500, rng=4)
+    single = boo_n_ci(val, test, n=5, method="bca", n_resamples=500, rng=4)
+    assert (band.low[0], band.high[0]) == (single.confidence_interval.low, single.confidence_interval.high)
+
+
+def test_default_budgets():
+    assert default_budgets(7).tolist() == list(range(1, 8))
+    assert default_budgets(200).tolist() == list(range(1, 201))
+    for m in (201, 370, 5000, 10**6):
+        budgets = default_budgets(m)
+        assert budgets.size == 200 and budgets[0] == 1 and budgets[-1] == m
+        assert (np.diff(budgets) > 0).all()
+        ratios = budgets[1:] / budgets[:-1]
+        assert ratios.max() < 2 * (m ** (1 / 199))  # log-spaced: no step much coarser than the grid
+    val, test = tied_runs(m=30)
+    assert boo_n_curve_ci(val, test, n_resamples=20, rng=0).n.tolist() == list(range(1, 31))
+
+
+def test_mean_ci_is_bootstrap_of_the_mean():
+    scores = np.random.default_rng(5).normal(0.8, 0.01, 35)
+    res = mean_ci(scores, n_resamples=300, rng=13)
+    assert res.estimate == pytest.approx(scores.mean(), abs=1e-15)
+    np.testing.assert_allclose(
+        res.bootstrap_distribution, scores[materialised(13, 35, 300)].mean(axis=1), rtol=0, atol=1e-14
+    )
+
+
+@pytest.mark.slow
+def test_coverage_of_95_percent_intervals_on_normal_data():
+    """Coverage of the percentile interval of the mean and of Boo_5 (m = 50 normal runs, test = val)."""
+    m, experiments, mu, sigma = 50, 600, 0.8, 0.01
+    true_boo_5 = mu + sigma * E_MAX_5_STD_NORMAL
+    rng = np.random.default_rng(2024)
+    hits = {"mean": 0, "boo_5": 0}
+    for _ in range(experiments):
+        scores = rng.normal(mu, sigma, m)
+        mean_iv = mean_ci(scores, n_resamples=999, rng=rng).confidence_interval
+        boo_iv = boo_n_ci(scores, n=5, n_resamples=999, rng=rng).confidence_interval
+        hits["mean"] += mean_iv.low <= mu <= mean_iv.high
+        hits["boo_5"] += boo_iv.low <= true_boo_5 <= boo_iv.high
+    coverage = {k: v / experiments for k, v in hits.items()}
+    print(f"\ncoverage of nominal 95% percentile intervals, m={m}, {experiments} experiments: {coverage}")
+    assert 0.85 <= coverage["mean"] <= 0.99
+    assert 0.85 <= coverage["boo_5"] <= 0.99
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Randomness, degenerate data, warnings
+
+
+def test_same_seed_same_answer_and_global_rng_untouched():
+    val, test = tied_runs()
+    state = np.random.get_state()
+    for method in ("percentile", "bca", "smoothed"):
+        a = boo_n_ci(val, test, n=3, method=method, n_resamples=200, rng=42)
+        b = boo_n_ci(val, test, n=3, method=method, n_resamples=200, rng=np.random.default_rng(42))
+        np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
+        assert a.confidence_interval == b.confidence_interval
+    boo_n_curve_ci(val, test, n_resamples=50, rng=1)
+    mean_ci(val, n_resamples=50)
+    after = np.random.get_state()
+    assert state[0] == after[0] and (state[1] == after[1]).all() and state[2:] == after[2:]
+
+
+def test_generator_is_advanced_not_reset():
+    val, test = tied_runs()
+    rng = np.random.default_rng(0)
+    first = boo_n_ci(val, test, n_resamples=100, rng=rng).bootstrap_distribution
+    second = boo_n_ci(val, test, n_resamples=100, rng=rng).bootstrap_distribution
+    assert not np.array_equal(first, second)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca", "smoothed"])
+def test_constant_scores_collapse_without_nan(method):
+    scores = np.full(15, 0.75)
+    with pytest.warns(ConstantScoresWarning, match="all test scores are equal"):
+        res = boo_n_ci(scores, n=5, method=method, n_resamples=200, rng=0)
+    assert res.confidence_interval == resampling.ConfidenceInterval(0.75, 0.75)
+    assert res.estimate == 0.75 and res.standard_error == 0.0
+    with pytest.warns(ConstantScoresWarning):
+        band = boo_n_curve_ci(scores, method=method, n_resamples=50, rng=0)
+    assert np.isfinite(np.r_[band.low, band.high, band.standard_error]).all()
+    assert (band.low == 0.75).all() and (band.high == 0.75).all()
+
+
+def test_few_runs_warn():
+    with pytest.warns(FewRunsWarning, match="only 5 runs: bootstrap intervals under-cover below ~10 runs"):
+        boo_n_ci([0.1, 0.2, 0.3, 0.4, 0.5], n=2, n_resamples=10, rng=0)
+    with pytest.warns(FewRunsWarning):
+        mean_ci([0.1, 0.2, 0.3], n_resamples=10, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        boo_n_ci(np.arange(10.0), n=2, n_resamples=10, rng=0)
+
+
+def test_extrapolation_warns_for_v_and_w():
+    val, test = tied_runs(m=12)
+    with pytest.warns(ExtrapolationWarning, match="n = 20 > m = 12"):
+        boo_n_ci(val, test, n=20, n_resamples=10, rng=0)
+    with pytest.warns(ExtrapolationWarning):
+        boo_n_curve_ci(val, test, n=[1, 30], estimator="W", n_resamples=10, rng=0)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bad input
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"confidence_level": 0.0}, r"`confidence_level` must be in \(0, 1\), got 0.0"),
+        ({"confidence_level": 1.0}, r"`confidence_level` must be in \(0, 1\)"),
+        ({"confidence_level": "high"}, r"`confidence_level` must be a number in \(0, 1\), got 'high'"),
+        ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1, got 0"),
+        ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1, got 99.5"),
+        ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
+        ({"method": "basic"}, r"`method` must be one of 'percentile', 'bca', 'smoothed'; got 'basic'"),
+        ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
+        ({"n": 0}, r"`n` must be an integer >= 1, got 0"),
+        ({"n": [2, 3]}, r"`n` must be a single budget"),
+        ({"n": 13, "estimator": "U"}, r"`n` = 13 exceeds the number of runs m = 12"),
+        ({"n": 12, "estimator": "U", "method": "bca"}, r"needs n <= m - 1 = 11"),
+        ({"maximize": "yes"}, r"`maximize` must be True or False, got 'yes'"),
+        ({"rng": "seed"}, r"`rng` must be None, an int seed or a numpy.random.Generator, got str"),
+    ],
+)
+def test_boo_n_ci_rejects(kwargs, message):
+    val, test = tied_runs(m=12)
+    with pytest.raises(ValueError, match=message):
+        boo_n_ci(val, test, **{"n_resamples": 10, **kwargs})
+
+
+def test_bad_scores_are_rejected():
+    with pytest.raises(ValueError, match="`val` must be finite; position 1 is"):
+        boo_n_ci([0.1, np.nan, 0.3], n=1)
+    with pytest.raises(ValueError, match="`val` and `test` must have the same length, got 3 and 2"):
+        boo_n_ci([0.1, 0.2, 0.3], [0.1, 0.2], n=1)
+    with pytest.raises(ValueError, match="`method`='bca' needs at least 2 runs for its jackknife, got 1"):
+        mean_ci([0.5], method="bca")
+    with pytest.raises(ValueError, match="`scores` is empty"):
+        mean_ci([])
+    with pytest.raises(ValueError, match=r"`n\[1\]` must be an integer >= 1, got -3"):
+        boo_n_curve_ci(np.arange(12.0), n=[2, -3])
+    with pytest.raises(ValueError, match="`n` = 13 exceeds the number of runs m = 12"):
+        boo_n_curve_ci(np.arange(12.0), n=[1, 13], estimator="U")
+    with pytest.raises(ValueError, match=r"`confidence_level` must be in \(0, 1\), got 2"):
+        mean_ci(np.arange(12.0), confidence_level=2)
