@@ -134,11 +134,11 @@ def v_weights_by_float_powers(m: int, n: int) -> np.ndarray:
 
 
 def v_weights_as_boon_computes_them(m: int, n: int) -> np.ndarray:
-    """boon 0.1.0: (j^n - (j-1)^n) / m^n with np.power on int64 ranks, which wraps around silently."""
+    """boon 0.1.0: (j^n - (j-1)^n) / m^n with np.power on int64 ranks (wrapping silently), m^n a Python int."""
     j = np.arange(0, m + 1, dtype=np.int64)
     with np.errstate(over="ignore"):
         powers = np.power(j, n)
-    return np.diff(powers) / float(powers[-1])
+    return np.diff(powers).astype(np.float64) / m**n
 
 
 def test_v_at_m_100_n_10_where_int64_powers_overflow():
