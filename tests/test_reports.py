@@ -13,7 +13,15 @@ import pytest
 from boontrack.analysis import Spec, analyze
 from boontrack.estimators import boo_n
 from boontrack.exceptions import InputError
-from boontrack.reports import curve_table, flat_metrics, format_table, metric_names, render_outputs, to_json, to_markdown
+from boontrack.reports import (
+    curve_table,
+    flat_metrics,
+    format_table,
+    metric_names,
+    render_outputs,
+    to_json,
+    to_markdown,
+)
 from boontrack.runtable import RunTable
 
 RESAMPLES = 99

@@ -206,7 +206,8 @@ def test_missing_run_id_cells_get_the_row_position():
 
 
 def test_unknown_column_lists_available_columns_trimmed(sst5):
-    with pytest.raises(InputError, match=r"no column 'acc' \(tried 'acc', 'metrics.acc'\); available columns: C, ") as info:
+    expected = r"no column 'acc' \(tried 'acc', 'metrics.acc'\); available columns: C, "
+    with pytest.raises(InputError, match=expected) as info:
         RunTable.from_frame(sst5, Spec(val="acc"))
     message = str(info.value)
     assert "more)" in message and "\n" not in message

@@ -74,17 +74,16 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     figure = _new_figure()
     ax = figure.add_subplot()
     colors = _colors(len(summary.groups))
-    largest = 0.0
+    band_alpha = 0.18 if len(summary.groups) <= 4 else 0.08  # overlapping bands of many groups stay readable
     for g, color in zip(summary.groups, colors):
         xs = g.curve.n if x == "n" else g.curve.time
-        largest = max(largest, float(xs[-1]))
-        ax.fill_between(xs, g.curve.ci_low, g.curve.ci_high, color=color, alpha=0.18, linewidth=0)
+        ax.fill_between(xs, g.curve.ci_low, g.curve.ci_high, color=color, alpha=band_alpha, linewidth=0)
         ax.plot(xs, g.curve.estimate, color=color, linewidth=1.8, label=f"{g.label} ({g.runs} runs)")
     if x == "time" or max(int(g.curve.n[-1]) for g in summary.groups) > _LOG_X_ABOVE:
-        from matplotlib.ticker import ScalarFormatter
+        from matplotlib.ticker import FuncFormatter
 
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ScalarFormatter())  # 1, 10, 100 rather than 10^0, 10^1, 10^2
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 1, 10, 100, not 10^k
     if x == "n":
         ax.set_xlabel("budget n (runs drawn at random; the best by validation is kept)")
     else:

@@ -1,4 +1,4 @@
-"""Outputs of a Summary: flat metric names, JSON, Markdown, curve tables, a terminal table, and everything a sink writes.
+"""Outputs of a Summary: metric names, JSON, Markdown, curve and terminal tables, and everything a sink writes.
 
 Metric names
 ------------
@@ -46,7 +46,8 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
 
     from boontrack.analysis import GroupSummary, IntervalEstimate
     from boontrack.backends import SummaryOutputs
+    from boontrack.runtable import DroppedRun
 
 __all__ = [
     "curve_table",
@@ -78,7 +80,7 @@ _UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")
 #: Groups listed in the short description; the rest are counted.
 _DESCRIPTION_GROUPS = 4
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
-_REPORT_DROPPED = 50
+_REPORT_DROPPED = 20
 _HOW_TO_READ = (
     "**How to read Boo_n.** Boo_n is the expected test score of the run you would pick — the best by validation "
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
@@ -263,7 +265,11 @@ def _comparison_lines(summary: Summary) -> list[str]:
 
 def _group_lines(g: GroupSummary) -> list[str]:
     d = g.diagnostics
-    verdict = "consistent with a normal distribution" if g.gaussian.normal else "not normal: prefer the non-parametric Boo_n"
+    verdict = (
+        "consistent with a normal distribution"
+        if g.gaussian.normal
+        else "not normal: prefer the non-parametric Boo_n"
+    )
     spearman = "n/a" if d.spearman_val_test is None else f"{d.spearman_val_test:.3f}"
     lines = [
         f"### {g.label}",
@@ -278,10 +284,18 @@ def _group_lines(g: GroupSummary) -> list[str]:
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
     lines += [f"- warning: {w}" for w in g.warnings]
-    if g.dropped:
-        lines += ["", *_md_table(["dropped run", "reason"], [(r.run_id, r.reason) for r in g.dropped[:_REPORT_DROPPED]])]
-        if len(g.dropped) > _REPORT_DROPPED:
-            lines.append(f"\n… and {len(g.dropped) - _REPORT_DROPPED} more (all are in `runs.csv`).")
+    return [*lines, "", *_dropped_lines(g.dropped)]
+
+
+def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
+    """Dropped runs: counts by reason, then the first few runs (all of them are in ``runs.csv``)."""
+    if not dropped:
+        return []
+    counts = Counter(d.reason for d in dropped).most_common()
+    lines = ["Dropped: " + "; ".join(f"{count} × {reason}" for reason, count in counts) + ".", ""]
+    lines += _md_table(["dropped run", "reason"], [(d.run_id, d.reason) for d in dropped[:_REPORT_DROPPED]])
+    if len(dropped) > _REPORT_DROPPED:
+        lines += ["", f"… and {len(dropped) - _REPORT_DROPPED} more (every run is in `runs.csv`)."]
     return [*lines, ""]
 
 
@@ -314,9 +328,7 @@ def to_markdown(summary: Summary) -> str:
         lines += _group_lines(g)
     ungrouped = [d for d in summary.dropped if d.group not in {g.label for g in summary.groups}]
     if ungrouped:
-        lines += ["### Dropped runs outside the analyzed groups", ""]
-        lines += _md_table(["dropped run", "reason"], [(r.run_id, r.reason) for r in ungrouped[:_REPORT_DROPPED]])
-        lines.append("")
+        lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
     if summary.comparisons:
         lines += _comparison_lines(summary)
     versions = ", ".join(f"{name} {version}" for name, version in summary.versions.items())
@@ -347,7 +359,8 @@ def format_table(summary: Summary) -> str:
     ]
     if summary.comparisons:
         largest = max(budgets)
-        header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"p adj. ({spec.correction})", "P(group > vs)"]
+        header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"Mann-Whitney p adj. ({spec.correction})"]
+        header.append("P(group > vs)")
         rows = [
             [
                 c.group,
@@ -387,7 +400,9 @@ def _description(summary: Summary) -> str:
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
     lines.append(
-        f"Source: {summary.source}." if summary.source else "Full report in `report.md`, every number in `summary.json`."
+        f"Source: {summary.source}."
+        if summary.source
+        else "Full report in `report.md`, every number in `summary.json`."
     )
     return "\n".join(lines)
 

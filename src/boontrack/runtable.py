@@ -142,7 +142,8 @@ class RunTable:
         if bad_duration.size:
             i = bad_duration[0]
             raise InputError(
-                f"column {duration_column!r} must hold durations >= 0 seconds; run {run_ids[i]!r} has {float(duration[i])!r}"
+                f"column {duration_column!r} must hold durations >= 0 seconds; "
+                f"run {run_ids[i]!r} has {float(duration[i])!r}"
             )
 
         reasons = _drop_reasons(frame, run_ids, val, test, spec)
