@@ -1,0 +1,226 @@
+"""Comparisons of two approaches (boontrack.compare): tests against scipy, intervals against materialised
+resamples, and the multiple-comparison adjustments against hand-worked and published examples."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from boontrack.compare import (
+    adjust_pvalues,
+    boo_n_difference_ci,
+    compare_approaches,
+    mann_whitney,
+    mean_difference_ci,
+    welch_test,
+    wilcoxon_signed_rank,
+)
+from boontrack.estimators import boo_n
+from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
+
+
+def approaches(m_a: int = 30, m_b: int = 25, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    a_val = np.round(rng.normal(0.72, 0.02, m_a), 2)
+    b_val = np.round(rng.normal(0.70, 0.02, m_b), 2)
+    return a_val, b_val, a_val + rng.normal(0, 0.01, m_a), b_val + rng.normal(0, 0.01, m_b)
+
+
+def paired_with_shift(m: int = 40, seed: int = 1):
+    """Seed effects much larger than the approach effect: A = B + 0.005 + small noise."""
+    rng = np.random.default_rng(seed)
+    seed_effect = rng.normal(0.8, 0.03, m)
+    b = seed_effect + rng.normal(0, 0.002, m)
+    a = seed_effect + 0.005 + rng.normal(0, 0.002, m)
+    return a, b
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Classical tests
+
+
+def test_welch_is_scipy():
+    _, _, a, b = approaches()
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    res = welch_test(a, b)
+    assert (res.statistic, res.pvalue, res.df) == (ref.statistic, ref.pvalue, ref.df)
+    assert res.df < a.size + b.size - 2  # Welch-Satterthwaite, not the pooled df
+
+
+def test_mann_whitney_is_scipy_and_counts_pairs():
+    a_val, b_val, _, _ = approaches()  # rounded: many ties between A and B
+    ref = stats.mannwhitneyu(a_val, b_val, alternative="two-sided")
+    res = mann_whitney(a_val, b_val)
+    assert (res.statistic, res.pvalue) == (ref.statistic, ref.pvalue)
+    wins = sum(x > y for x in a_val for y in b_val)
+    ties = sum(x == y for x in a_val for y in b_val)
+    assert ties > 0
+    assert res.prob_superiority == pytest.approx((wins + 0.5 * ties) / (a_val.size * b_val.size), abs=1e-15)
+
+
+def test_wilcoxon_is_scipy_and_needs_pairs():
+    a, b = paired_with_shift()
+    ref = stats.wilcoxon(a, b)
+    res = wilcoxon_signed_rank(a, b)
+    assert (res.statistic, res.pvalue) == (ref.statistic, ref.pvalue)
+    with pytest.raises(ValueError, match="paired runs need the same number of runs in `a` and `b`.*got 40 and 39"):
+        wilcoxon_signed_rank(a, b[:-1])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bootstrap intervals of differences
+
+
+def test_unpaired_boo_n_difference_matches_materialised_resamples():
+    a_val, b_val, a_test, b_test = approaches()
+    res = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=4, estimator="W", n_resamples=200, rng=7)
+    # documented protocol: per batch, the indices of A, then those of B
+    rng = np.random.default_rng(7)
+    idx_a = rng.integers(0, a_val.size, size=(200, a_val.size), dtype=np.int32)
+    idx_b = rng.integers(0, b_val.size, size=(200, b_val.size), dtype=np.int32)
+    expected = [
+        boo_n(a_val[i], a_test[i], n=4, estimator="W") - boo_n(b_val[j], b_test[j], n=4, estimator="W")
+        for i, j in zip(idx_a, idx_b)
+    ]
+    np.testing.assert_allclose(res.bootstrap_distribution, expected, rtol=0, atol=1e-12)
+    assert res.estimate == pytest.approx(
+        boo_n(a_val, a_test, n=4, estimator="W") - boo_n(b_val, b_test, n=4, estimator="W"), abs=1e-14
+    )
+    np.testing.assert_allclose(
+        [res.confidence_interval.low, res.confidence_interval.high],
+        np.quantile(res.bootstrap_distribution, [0.025, 0.975]),
+        rtol=0,
+        atol=1e-15,
+    )
+
+
+def test_paired_difference_resamples_pairs_together():
+    a, b = paired_with_shift()
+    res = mean_difference_ci(a, b, paired=True, n_resamples=200, rng=3)
+    idx = np.random.default_rng(3).integers(0, a.size, size=(200, a.size), dtype=np.int32)
+    np.testing.assert_allclose(res.bootstrap_distribution, a[idx].mean(axis=1) - b[idx].mean(axis=1), atol=1e-14)
+    assert res.estimate == pytest.approx(a.mean() - b.mean(), abs=1e-15)
+
+
+def test_paired_interval_is_narrower_on_paired_data():
+    a, b = paired_with_shift()
+    for fn in (mean_difference_ci, boo_n_difference_ci):
+        paired = fn(a, b, paired=True, n_resamples=2000, rng=1).confidence_interval
+        unpaired = fn(a, b, paired=False, n_resamples=2000, rng=1).confidence_interval
+        assert (paired.high - paired.low) < 0.3 * (unpaired.high - unpaired.low)
+        assert paired.low > 0  # the consistent shift is detected only when the pairing is used
+        assert unpaired.low < 0
+
+
+def test_difference_warnings():
+    with pytest.warns(FewRunsWarning, match="5 runs of A and 12 of B"):
+        mean_difference_ci(np.arange(5.0), np.arange(12.0), n_resamples=10, rng=0)
+    with pytest.warns(ConstantScoresWarning, match="interval of the difference is a point"):
+        res = mean_difference_ci(np.full(12, 0.5), np.full(10, 0.25), n_resamples=50, rng=0)
+    assert res.confidence_interval.low == res.confidence_interval.high == 0.25
+
+
+# ----------------------------------------------------------------------------------------------------------
+# compare_approaches
+
+
+def test_compare_approaches_unpaired_uses_test_scores():
+    a_val, b_val, a_test, b_test = approaches()
+    res = compare_approaches(a_val, b_val, a_test, b_test, n=3, n_resamples=300, rng=5)
+    assert res.wilcoxon is None
+    assert res.welch.pvalue == stats.ttest_ind(a_test, b_test, equal_var=False).pvalue
+    assert res.mann_whitney.statistic == stats.mannwhitneyu(a_test, b_test).statistic
+    assert res.mean_difference.estimate == pytest.approx(a_test.mean() - b_test.mean(), abs=1e-15)
+    assert res.boo_n_difference.estimate == pytest.approx(
+        boo_n(a_val, a_test, n=3) - boo_n(b_val, b_test, n=3), abs=1e-14
+    )
+    # one Generator feeds the Boo_n difference first, then the mean difference
+    rng = np.random.default_rng(5)
+    boo = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, n_resamples=300, rng=rng)
+    mean = mean_difference_ci(a_test, b_test, n_resamples=300, rng=rng)
+    np.testing.assert_array_equal(res.boo_n_difference.bootstrap_distribution, boo.bootstrap_distribution)
+    np.testing.assert_array_equal(res.mean_difference.bootstrap_distribution, mean.bootstrap_distribution)
+
+
+def test_compare_approaches_paired_and_without_test():
+    a, b = paired_with_shift()
+    res = compare_approaches(a, b, paired=True, n_resamples=300, rng=2)
+    assert res.wilcoxon == wilcoxon_signed_rank(a, b)
+    assert res.welch == welch_test(a, b)
+    assert res.mean_difference.estimate == pytest.approx(a.mean() - b.mean(), abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((np.arange(12.0), np.arange(11.0)), {"paired": True}, r"paired runs need the same number.*got 12 and 11"),
+        ((np.arange(12.0), np.arange(12.0), np.arange(12.0)), {}, "give test scores for both approaches or for neither"),
+        ((np.arange(12.0), np.arange(12.0), None, np.arange(12.0)), {}, "`a_test` is missing but `b_test` is given"),
+        ((np.arange(12.0), [1.0, np.inf] * 6), {}, "approach B: `val` must be finite; position 1"),
+        ((np.arange(12.0), np.arange(12.0), np.arange(11.0), np.arange(12.0)), {}, "approach A: `val` and `test`"),
+        ((np.arange(12.0), np.arange(12.0)), {"paired": "yes"}, "`paired` must be True or False, got 'yes'"),
+        ((np.arange(12.0), np.arange(12.0)), {"n_resamples": 0}, "`n_resamples` must be an integer >= 1, got 0"),
+        ((np.arange(12.0), np.arange(12.0)), {"confidence_level": 95}, r"`confidence_level` must be in \(0, 1\)"),
+        ((np.arange(12.0), np.arange(10.0)), {"n": 11, "estimator": "U"}, "`n` = 11 exceeds the number of runs m = 10"),
+        ((np.arange(12.0), np.arange(12.0)), {"estimator": "Z"}, "`estimator` must be one of"),
+        ((np.arange(12.0), np.arange(12.0)), {"maximize": 1}, "`maximize` must be True or False, got 1"),
+        ((np.arange(12.0), [0.5]), {}, "Welch's t-test needs at least 2 runs in each of `a` and `b`, got 12 and 1"),
+    ],
+)
+def test_compare_approaches_rejects(args, kwargs, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=message):
+            compare_approaches(*args, **{"n_resamples": 20, **kwargs})
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Multiple comparisons
+
+
+def test_holm_and_bh_by_hand():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Holm: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> running max
+    np.testing.assert_allclose(adjust_pvalues(p, method="holm"), [0.03, 0.06, 0.06, 0.02], rtol=1e-14)
+    # BH: times 4/1, 4/2, 4/3, 4/4 = 0.02, 0.02, 0.04, 0.04 -> running min from the top
+    np.testing.assert_allclose(adjust_pvalues(p, method="bh"), [0.02, 0.04, 0.04, 0.02], rtol=1e-14)
+    np.testing.assert_array_equal(adjust_pvalues([0.5, 0.9], method="holm"), [1.0, 1.0])  # capped at 1
+
+
+def test_benjamini_hochberg_1995_example():
+    """The 15 p-values of Benjamini & Hochberg (1995), §4: at q = 0.05 BH rejects 4, Holm 3."""
+    p = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262, 0.5719,
+         0.6528, 0.7590, 1.000]  # fmt: skip
+    assert (adjust_pvalues(p, method="bh") <= 0.05).sum() == 4
+    assert (adjust_pvalues(p, method="holm") <= 0.05).sum() == 3
+
+
+def test_bh_is_scipy_false_discovery_control_and_both_are_monotone():
+    rng = np.random.default_rng(9)
+    p = np.concatenate([rng.uniform(0, 0.01, 20), rng.uniform(size=80), [0.5, 0.5]])
+    rng.shuffle(p)
+    np.testing.assert_allclose(adjust_pvalues(p, method="bh"), stats.false_discovery_control(p), rtol=1e-12)
+    order = np.argsort(p)
+    for method in ("holm", "bh"):
+        adjusted = adjust_pvalues(p, method=method)
+        assert (np.diff(adjusted[order]) >= 0).all() and (adjusted >= p).all() and (adjusted <= 1).all()
+
+
+@pytest.mark.parametrize(
+    ("pvalues", "kwargs", "message"),
+    [
+        ([0.1, np.nan, 0.2], {}, r"`pvalues` must lie in \[0, 1\]; position 1 is nan"),
+        ([0.1, 1.2], {}, r"position 1 is 1.2"),
+        ([-0.1], {}, r"position 0 is -0.1"),
+        ([], {}, "`pvalues` must be a non-empty 1-D sequence"),
+        ([[0.1, 0.2]], {}, "`pvalues` must be a non-empty 1-D sequence, got shape"),
+        (["a"], {}, "`pvalues` must be a 1-D sequence of numbers"),
+        ([0.1], {"method": "bonferroni"}, "`method` must be one of 'holm', 'bh'; got 'bonferroni'"),
+    ],
+)
+def test_adjust_pvalues_rejects(pvalues, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        adjust_pvalues(pvalues, **kwargs)
