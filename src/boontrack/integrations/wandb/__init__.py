@@ -20,6 +20,15 @@ from boontrack.exceptions import InputError
 __all__ = ["WandbBackend", "WandbOfflineBackend", "summarize_sweep"]
 
 
+def __getattr__(name: str) -> Any:
+    # The callback imports the pipeline; load it only when asked for.
+    if name == "summarize_sweep":
+        from boontrack.integrations.wandb._callback import summarize_sweep
+
+        return summarize_sweep
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _check_options(backend: str, options: dict[str, Any], known: set[str]) -> None:
     unknown = sorted(set(options) - known)
     if unknown:

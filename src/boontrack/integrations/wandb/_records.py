@@ -87,6 +87,8 @@ def iter_record_bytes(path: Path):
         if kind == 0 and length == 0:  # zero padding at the end of a block or of a file being written
             pos += room
             continue
+        if length > room - _CHUNK_HEADER.size:  # chunks never cross a block boundary
+            raise InputError(f"{path} is corrupt: chunk at byte {pos} overruns its block")
         start = pos + _CHUNK_HEADER.size
         chunk = data[start : start + length]
         if len(chunk) < length:  # a run still being written: its last record is incomplete

@@ -1,0 +1,83 @@
+"""The post-sweep callback: one call after ``wandb.agent(...)`` returns."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource
+
+if TYPE_CHECKING:
+    from boontrack.pipeline import JobResult
+
+
+def parse_sweep_path(path: str) -> tuple[str, str, str]:
+    """``entity/project/sweep_id`` (or ``entity/project/sweeps/sweep_id``, as in the W&B URL) -> its parts."""
+    parts = [p for p in path.strip().strip("/").split("/") if p]
+    if len(parts) == 4 and parts[2] == "sweeps":
+        parts = [parts[0], parts[1], parts[3]]
+    if len(parts) != 3:
+        raise InputError(f"sweep path must be 'entity/project/sweep_id', got {path!r}")
+    return parts[0], parts[1], parts[2]
+
+
+def summarize_sweep(
+    sweep_path: str,
+    *,
+    val: str,
+    test: str | None = None,
+    n: int | Sequence[int] = (1, 5, 10),
+    timeout: float = DEFAULT_TIMEOUT_S,
+    raise_on_error: bool = False,
+    **spec_options: Any,
+) -> JobResult:
+    """Summarize the runs of a W&B sweep and log the result to the sweep's aggregate run.
+
+    The last line of a sweep script, after ``wandb.agent(...)`` returns. The aggregate run (``job_type
+    "boontrack"``, id derived from the sweep and the spec) receives the ``boon/...`` summary metrics, the
+    expected-validation curve as a step series over n, a table and line-series chart of all groups, and an
+    artifact with ``summary.json``, the report and the plots. It is left alone when the runs have not changed;
+    the sweep's runs are never modified.
+
+    Parameters
+    ----------
+    sweep_path
+        ``"entity/project/sweep_id"``.
+    val, test
+        Summary metric names of the validation and (optional) test scores.
+    n
+        Budgets for Boo_n.
+    timeout
+        Seconds to wait for each W&B API call, retries included.
+    raise_on_error
+        False (default): a failure to reach W&B or to write back warns
+        :class:`~boontrack.exceptions.WriteBackWarning` and the result says so (status ``"write-failed"``).
+        True: it raises :class:`~boontrack.exceptions.BackendError`. Bad arguments or data always raise
+        :class:`~boontrack.exceptions.InputError`.
+    **spec_options
+        Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
+        ``seed``, ``pick="best_val_step"``, ...).
+
+    Returns
+    -------
+    JobResult
+        Status, the summary, the fingerprint, the aggregate run's URL, and the error if any.
+    """
+    from boontrack.analysis import Spec
+    from boontrack.pipeline import JobResult, run_job, summary_key
+
+    entity, project, sweep = parse_sweep_path(sweep_path)
+    budgets = (n,) if isinstance(n, int) else tuple(n)
+    spec = Spec(val=val, test=test, n=budgets, **spec_options)
+    source = WandbSource(entity, project, sweep=sweep, timeout_s=timeout)
+    sink = source.sink(summary_key(source.identity(), spec))
+    try:
+        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
+    except BackendError as exc:  # W&B could not be read: the sweep itself is done, so do not kill the script
+        if raise_on_error:
+            raise
+        message = f"summarizing {source.describe()} failed: {exc}"
+        warnings.warn(message, WriteBackWarning, stacklevel=2)
+        return JobResult("write-failed", None, "", sink.location(), message)

@@ -1,0 +1,145 @@
+"""Fixtures for the W&B backend tests: real ``wandb`` code, no cloud.
+
+Every ``WANDB_*`` directory points into a temporary directory, runs are written with the real library in offline
+mode, and the public-API path talks to :mod:`wandb_double` (a contract double of the W&B wire protocol on
+127.0.0.1). ``wandb.teardown()`` runs before the double stops, so that the ``wandb-core`` sidecar does not keep
+retrying a server that is gone.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
+sys.path.insert(0, str(Path(__file__).parent))
+
+from wandb_double import API_KEY, FakeRun, WandbDouble  # noqa: E402
+
+ENTITY, PROJECT, SWEEP = "team", "proj", "sweep01"
+MODELS = {"cnn": 0.70, "mlp": 0.60}  # base validation accuracy of each approach
+SEEDS = range(5)
+EPOCHS = 4
+BIG_TEXT = "x" * 70_000  # longer than two 32 KiB blocks: the config record is split into FIRST/MIDDLE/LAST chunks
+
+
+@dataclass
+class LoggedRun:
+    """What a test wrote with wandb: the independent expectation for every reader."""
+
+    run_id: str
+    config: dict[str, Any]
+    history: list[dict[str, float]]
+    extra_summary: dict[str, Any] = field(default_factory=dict)
+    group: str = ""
+    job_type: str = "train"
+    tags: tuple[str, ...] = ()
+    sweep: str = SWEEP
+    exit_code: int = 0
+
+    @property
+    def last(self) -> dict[str, float]:
+        return self.history[-1]
+
+
+@pytest.fixture(scope="session")
+def wandb_env(tmp_path_factory: pytest.TempPathFactory):
+    """Isolated wandb settings for the whole session (no user config, no netrc, fake key, quiet)."""
+    root = tmp_path_factory.mktemp("wandb-env")
+    env = {name: str(root / name.lower()) for name in
+           ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR")}
+    for path in env.values():
+        Path(path).mkdir()
+    env.update(WANDB_SILENT="true", WANDB_API_KEY=API_KEY, NETRC=str(root / "no-netrc"),
+               WANDB_X_GRAPHQL_RETRY_MAX="1", WANDB_DISABLE_GIT="true")
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("WANDB_BASE_URL", "WANDB_MODE", "WANDB_SWEEP_ID", "WANDB_ENTITY", "WANDB_PROJECT", "WANDB_RUN_ID"):
+            mp.delenv(name, raising=False)
+        for name, value in env.items():
+            mp.setenv(name, value)
+        yield root
+        import wandb
+
+        wandb.teardown()
+
+
+def _history(model: str, seed: int) -> list[dict[str, float]]:
+    # Deterministic, seed-dependent curves whose best epoch is not always the last one.
+    base = MODELS[model] + 0.01 * seed
+    return [
+        {"val_acc": round(base + 0.05 * math.sin(seed + 2 * epoch), 6), "test_acc": round(base - 0.02 + 0.01 * epoch, 6)}
+        for epoch in range(EPOCHS)
+    ]
+
+
+@pytest.fixture(scope="session")
+def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
+    """A small sweep written with the real wandb library in offline mode: 2 models x 5 seeds, one failed run,
+    one run with a 70 kB config value, and one boontrack aggregate run that readers must leave out."""
+    import wandb
+
+    directory = wandb_env / "offline"
+    directory.mkdir()
+    logged: dict[str, LoggedRun] = {}
+
+    def write(config: dict[str, Any], history: list[dict[str, float]], *, exit_code: int = 0, job_type: str = "train",
+              group: str = "", tags: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> None:
+        run = wandb.init(entity=ENTITY, project=PROJECT, mode="offline", dir=str(directory), config=config,
+                         job_type=job_type, group=group or None, tags=list(tags), reinit="create_new",
+                         settings=wandb.Settings(sweep_id=SWEEP, console="off", x_disable_stats=True))
+        for row in history:
+            run.log(row)
+        run.summary.update(extra or {})
+        run.finish(exit_code=exit_code)
+        logged[run.id] = LoggedRun(run.id, config, history, dict(extra or {}), group, job_type, tags, SWEEP, exit_code)
+
+    for model in MODELS:
+        for seed in SEEDS:
+            write({"model": model, "seed": seed, "optim": {"name": "adam", "lr": 0.001}}, _history(model, seed),
+                  group=f"{model}-sweep", tags=("sweep", model), extra={"best_val_acc": max(r["val_acc"] for r in _history(model, seed))})
+    write({"model": "cnn", "seed": 99, "optim": {"name": "adam", "lr": 0.001}}, _history("cnn", 0)[:2], exit_code=1,
+          group="cnn-sweep")
+    write({"model": "mlp", "seed": 98, "note": BIG_TEXT}, _history("mlp", 1), group="mlp-sweep")
+    write({"boontrack.role": "summary"}, [{"boon/n": 1.0}], job_type="boontrack")
+    return directory, logged
+
+
+@pytest.fixture(scope="session")
+def double(wandb_env: Path, offline_runs: tuple[Path, dict[str, LoggedRun]]):
+    """The wire-protocol double, seeded from the offline run files, with WANDB_BASE_URL pointing at it."""
+    from boontrack.integrations.wandb._offline import find_run_files
+    from boontrack.integrations.wandb._records import read_offline_run
+
+    server = WandbDouble(ENTITY).start()
+    for path in find_run_files(offline_runs[0]):
+        rec = read_offline_run(path, with_history=True)
+        server.add_run(FakeRun(
+            name=rec.run_id, entity=ENTITY, project=PROJECT, state=rec.state, group=rec.group or None,
+            job_type=rec.job_type or None, tags=list(rec.tags), sweep=rec.sweep_id or None,
+            config={k: v for k, v in rec.config.items() if k != "_wandb"}, summary=rec.summary, history=rec.history,
+            created_at="2026-01-01T00:00:%02d" % len(server.runs),
+        ))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WANDB_BASE_URL", server.url)
+        yield server
+        import wandb
+
+        wandb.teardown()  # before the server goes: the sidecar would otherwise retry it at exit
+        server.stop()
+
+
+@pytest.fixture
+def fresh_log(double: WandbDouble) -> WandbDouble:
+    """The double with an empty request log and no pending faults."""
+    double.reset_log()
+    double.faults.clear()
+    double.delay_s = 0.0
+    yield double
+    double.faults.clear()
+    double.delay_s = 0.0
