@@ -312,10 +312,17 @@ def _intervals(
 # Public functions
 
 
+def few_runs_message(m: int) -> str | None:
+    """The warning for m runs when m is below ~10 (where bootstrap intervals under-cover), else None."""
+    if m >= _FEW_RUNS:
+        return None
+    return f"only {m} run{'' if m == 1 else 's'}: bootstrap intervals under-cover below ~{_FEW_RUNS} runs"
+
+
 def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int) -> None:
     if val.size < _FEW_RUNS:
         warnings.warn(
-            f"only {val.size} runs: bootstrap intervals under-cover below ~{_FEW_RUNS} runs",
+            few_runs_message(val.size),
             FewRunsWarning,
             stacklevel=stacklevel + 1,
         )
