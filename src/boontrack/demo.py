@@ -91,7 +91,7 @@ def run_demo(
     echo(format_table(result.summary))
     echo("")
     done = "already up to date" if result.status == "unchanged" else "written"
-    echo(f"Summary run {done}: {result.location}")
+    echo(f"Summary run {done}: {sink.location()}")
     echo(f"Look at it: mlflow ui --backend-store-uri {uri}")
     return result
 

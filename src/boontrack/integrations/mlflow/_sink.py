@@ -70,13 +70,12 @@ class MlflowSink(Sink):
             self._delete_superseded()
 
     def location(self) -> str:
-        where = f"experiment {self._experiment_id}"
-        if self._run_id:
-            where = f"run {self._run_id} in {where}"
-        if self._uri.startswith(("http://", "https://")) and self._run_id:
-            base = redact(self._uri).rstrip("/")
-            return f"{base}/#/experiments/{self._experiment_id}/runs/{self._run_id}"
-        return f"MLflow {where} ({redact(self._uri)})"
+        """The summary run (once written or found), else where it goes; a UI link for a tracking server."""
+        if self._uri.startswith(("http://", "https://")):
+            base = f"{redact(self._uri).rstrip('/')}/#/experiments/{self._experiment_id}"
+            return f"{base}/runs/{self._run_id}" if self._run_id else base
+        run = f"run {self._run_id}" if self._run_id else f"the '{RUN_NAME}' run (boontrack.key={self._key})"
+        return f"MLflow {run} in experiment {self._experiment_id} at {redact(self._uri)}"
 
     @property
     def run_id(self) -> str | None:

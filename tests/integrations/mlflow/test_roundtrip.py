@@ -1,0 +1,154 @@
+"""Sweep in MLflow -> summarize_sweep -> summary run: values, artifacts, idempotency, supersession, concurrency."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+
+from boontrack.backends import SUMMARY_ROLE_TAG
+from boontrack.integrations.mlflow import summarize_sweep, sweep
+from integrations.mlflow.mlflow_helpers import boo_n_v, mixed_sweep, new_sweep, snapshot, summary_runs
+
+pytestmark = pytest.mark.mlflow
+
+N = (1, 3, 5)
+FAST = {"n_resamples": 200}  # the bootstrap is not under test here
+
+
+def expected_scores(sweep) -> tuple[np.ndarray, np.ndarray]:
+    """(val, test) of the finished children with the metric, last logged values, as the test logged them."""
+    kept = sweep.finished()
+    return (np.array([c["val"][-1] for c in kept.values()]), np.array([c["test"][-1] for c in kept.values()]))
+
+
+def read_artifact(client, run_id: str, name: str, tmp_path: Path) -> bytes:
+    return Path(client.download_artifacts(run_id, name, str(tmp_path))).read_bytes()
+
+
+def test_round_trip(any_uri, tmp_path):
+    sweep_ = mixed_sweep(any_uri)
+    client = sweep_.client
+    before = snapshot(client, [sweep_.parent_id, *sweep_.children])
+
+    result = summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=any_uri, **FAST)
+
+    assert result.status == "updated" and result.ok
+    (summary,) = summary_runs(client, sweep_.experiment_id)
+    tags = summary.data.tags
+    assert tags[SUMMARY_ROLE_TAG] == "summary"
+    assert tags["mlflow.parentRunId"] == sweep_.parent_id
+    assert tags["boontrack.fingerprint"] == result.fingerprint
+    assert "boontrack" in tags["mlflow.note.content"]
+    assert summary.info.status == "FINISHED"
+
+    val, test = expected_scores(sweep_)
+    metrics = summary.data.metrics
+    assert metrics["boon/runs"] == val.size == 12
+    assert metrics["boon/dropped"] == 3  # FAILED, RUNNING, missing metric
+    assert metrics["boon/test_acc/mean"] == pytest.approx(test.mean(), abs=1e-12)
+    for n in N:
+        assert metrics[f"boon/test_acc/boo_{n}"] == pytest.approx(boo_n_v(val, test, n), abs=1e-12)
+    curve = client.get_metric_history(summary.info.run_id, "boon/test_acc/curve")
+    steps = [m.step for m in curve]
+    assert steps == sorted(set(steps)) and steps[0] == 1  # one point per n, the step is n
+    by_step = {m.step: m.value for m in curve}
+    assert by_step[1] == pytest.approx(test.mean(), abs=1e-12)
+    assert by_step[5] == pytest.approx(boo_n_v(val, test, 5), abs=1e-12)
+
+    artifacts = {a.path for a in client.list_artifacts(summary.info.run_id)}
+    assert {"summary.json", "report.md", "curves.csv", "runs.csv"} <= artifacts
+    document = json.loads(read_artifact(client, summary.info.run_id, "summary.json", tmp_path))
+    assert json.dumps(document)  # valid JSON with every number
+    report = read_artifact(client, summary.info.run_id, "report.md", tmp_path).decode()
+    assert "test_acc" in report
+    rows = list(csv.DictReader(io.StringIO(read_artifact(client, summary.info.run_id, "curves.csv", tmp_path).decode())))
+    assert len(rows) >= len(steps)
+
+    # the missing metric is dropped with its reason, not silently
+    missing = next(r for r, c in sweep_.children.items() if c["val"] is None)
+    reasons = {d.run_id: d.reason for d in result.summary.dropped}
+    assert missing in reasons and "val_acc" in reasons[missing]
+    assert before == snapshot(client, [sweep_.parent_id, *sweep_.children])  # the user's runs are untouched
+
+
+def test_second_run_writes_nothing_and_a_new_child_supersedes_once(sqlite_uri):
+    sweep_ = mixed_sweep(sqlite_uri, finished=8)
+    client = sweep_.client
+    first = summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=sqlite_uri, **FAST)
+    (old,) = summary_runs(client, sweep_.experiment_id)
+    state = snapshot(client, [old.info.run_id])
+
+    again = summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=sqlite_uri, **FAST)
+    assert again.status == "unchanged" and again.fingerprint == first.fingerprint
+    assert snapshot(client, [old.info.run_id]) == state  # metric histories, tags and artifacts unchanged
+    assert [r.info.run_id for r in summary_runs(client, sweep_.experiment_id)] == [old.info.run_id]
+
+    sweep_.add_child(val=[0.97], test=[0.96], params={"seed": 50, "lr": 0.1})
+    changed = summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=sqlite_uri, **FAST)
+    assert changed.status == "updated" and changed.fingerprint != first.fingerprint
+    (new,) = summary_runs(client, sweep_.experiment_id)
+    assert new.info.run_id != old.info.run_id
+    assert [r.info.run_id for r in summary_runs(client, sweep_.experiment_id, deleted=True)] == [old.info.run_id]
+    val, test = expected_scores(sweep_)
+    curve = client.get_metric_history(new.info.run_id, "boon/test_acc/curve")
+    assert len(curve) == len({m.step for m in curve}) == val.size  # no stale points from the old summary
+    assert {m.step: m.value for m in curve}[3] == pytest.approx(boo_n_v(val, test, 3), abs=1e-12)
+
+    third = summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=sqlite_uri, **FAST)
+    assert third.status == "unchanged"
+    assert len(summary_runs(client, sweep_.experiment_id)) == 1
+
+
+def test_concurrent_summaries_leave_one_live_summary_run(mlflow_server):
+    sweep_ = mixed_sweep(mlflow_server, finished=6)
+    results = []
+
+    def summarize() -> None:
+        results.append(
+            summarize_sweep(sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=mlflow_server, **FAST)
+        )
+
+    threads = [threading.Thread(target=summarize) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(r.ok for r in results) and {r.fingerprint for r in results} == {results[0].fingerprint}
+    live = summary_runs(sweep_.client, sweep_.experiment_id)
+    assert len(live) == 1
+    assert live[0].data.tags["boontrack.fingerprint"] == results[0].fingerprint
+    assert summarize_sweep(
+        sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=mlflow_server, **FAST
+    ).status == "unchanged"
+
+
+def test_sweep_context_manager_opens_parent_and_summarizes(sqlite_uri):
+    previous = mlflow.get_tracking_uri()
+    name = new_sweep(sqlite_uri).experiment_name + "-ctx"
+    try:
+        with sweep(val="val_acc", n=(1, 2), experiment=name, tracking_uri=sqlite_uri, **FAST) as handle:
+            for seed in range(5):
+                with mlflow.start_run(nested=True):
+                    mlflow.log_param("seed", seed)
+                    mlflow.log_metric("val_acc", 0.5 + seed / 10)
+        assert handle.result.status == "updated"
+        client = mlflow.MlflowClient(sqlite_uri)
+        assert client.get_run(handle.parent_run_id).info.status == "FINISHED"
+        (summary,) = summary_runs(client, handle.experiment_id)
+        assert summary.data.metrics["boon/val_acc/mean"] == pytest.approx(0.7)
+
+        with pytest.raises(RuntimeError, match="diverged"):
+            with sweep(val="val_acc", experiment=name, tracking_uri=sqlite_uri) as failed:
+                raise RuntimeError("diverged")
+        assert client.get_run(failed.parent_run_id).info.status == "FAILED" and failed.result is None
+    finally:
+        while mlflow.active_run():
+            mlflow.end_run()
+        mlflow.set_tracking_uri(previous)
