@@ -45,6 +45,15 @@ def test_each_format_round_trips(tmp_path, name):
     assert frame["seed"].tolist() == [1, 2, 3]
 
 
+def test_json_arrays_and_exact_floats(tmp_path):
+    (tmp_path / "array.json").write_text('[{"run_id": "a", "acc": 0.6}, {"run_id": "b", "acc": 0.1}]')
+    (tmp_path / "one.json").write_text('{"run_id": "a", "acc": 0.6}\n')
+    (tmp_path / "lines.jsonl").write_text('{"run_id": "a", "acc": 0.6}\n{"run_id": "b", "acc": 0.1}\n')
+    assert open_source(str(tmp_path / "array.json")).read(REQUEST)["acc"].tolist() == [0.6, 0.1]
+    assert open_source(str(tmp_path / "one.json")).read(REQUEST)["acc"].tolist() == [0.6]
+    assert open_source(str(tmp_path / "lines.jsonl")).read(REQUEST)["acc"].tolist() == [0.6, 0.1]
+
+
 def test_compressed_csv_and_upper_case_suffix(tmp_path):
     path = tmp_path / "RUNS.CSV.gz"
     with gzip.open(path, "wt") as handle:
@@ -83,6 +92,7 @@ def test_files_cannot_be_written_back(tmp_path):
         ("empty.csv", b"", "the file is empty"),
         ("header_only.csv", b"run_id,acc\n", "the file has no rows"),
         ("broken.jsonl", b'{"acc": 0.5}\n{"acc": \n', "as JSON lines"),
+        ("broken.json", b'[{"acc": 0.5},', "as JSON"),
         ("broken.parquet", b"not parquet at all", "as Parquet"),
         ("bad.csv", b'run_id,acc\n"a,0.5\n', "as CSV"),
     ],
