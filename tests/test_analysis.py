@@ -146,6 +146,28 @@ def test_dropped_runs_are_carried_into_the_summary(sst5):
     assert g.diagnostics.spearman_val_test == pytest.approx(stats.spearmanr(lr[VAL], lr["accuracy"]).statistic)
 
 
+@pytest.mark.parametrize(
+    ("name", "mean", "sd", "spearman"),
+    [("fixed", 0.6316, 0.0094, 0.18), ("random search", 0.6126, 0.0248, 0.83)],
+)
+def test_diagnostics_reproduce_the_boon_paper_statistics(shared_data, name, mean, sd, spearman):
+    """Bajgar et al. (2018), Appendix C.4: test mean, s.d. and validation-test Spearman correlation."""
+    folder = shared_data / "boon-paper"
+    if name == "fixed":
+        raw = pd.read_csv(folder / "cbt_fixed_hyppar.csv")
+        runs = raw[raw["log_path"].str.contains("/cbt-dist/", regex=False) & (raw["epoch"] > 0)]
+        spec = Spec(val="valid.accuracy", test="accuracy", n=(1, 5), n_resamples=49)
+    else:
+        raw = pd.read_csv(folder / "cbtrs_results.csv")
+        runs = raw.loc[raw.groupby("log")["best_valid_accuracy"].idxmax()]
+        runs = runs[runs["iterations_done"] > 0]
+        spec = Spec(val="best_valid_accuracy", test="cbtest_CN_test_2500ex.txt_accuracy", n=(1, 5), n_resamples=49)
+    g = analyze(RunTable.from_frame(runs, spec), spec).group("all")
+    assert g.diagnostics.mean == pytest.approx(mean, abs=5e-5)
+    assert g.diagnostics.sd == pytest.approx(sd, abs=4e-4)
+    assert g.diagnostics.spearman_val_test == pytest.approx(spearman, abs=0.01)
+
+
 # --- comparisons -----------------------------------------------------------------------------------------------
 
 
@@ -250,6 +272,8 @@ def test_unknown_baseline_and_invalid_spec_options():
         analyze(table, Spec(val="val_acc", seed="seed", baseline="z"))
     with pytest.raises(InputError, match=r"invalid spec: `n\[1\]` must be an integer >= 1, got 0"):
         analyze(table, Spec(val="val_acc", n=(1, 0)))
+    with pytest.raises(InputError, match=r"invalid spec: `n` repeats a budget: \[1, 5, 5\]"):
+        analyze(table, Spec(val="val_acc", n=(1, 5, 5)))
     with pytest.raises(InputError, match="invalid spec: `estimator` must be one of"):
         analyze(table, Spec(val="val_acc", estimator="X"))
     with pytest.raises(InputError, match="`n_resamples` must be an integer >= 1"):

@@ -95,6 +95,29 @@ def test_boon_paper_cbt_failed_epoch_zero_runs_are_dropped_with_reason(shared_da
     assert val.size - np.unique(val).size == 316
 
 
+def cbt_random_search_runs(shared_data) -> pd.DataFrame:
+    """The random-search AS Reader runs: per log, the evaluation with the best validation accuracy."""
+    raw = pd.read_csv(shared_data / "boon-paper" / "cbtrs_results.csv")
+    return raw.loc[raw.groupby("log")["best_valid_accuracy"].idxmax()]
+
+
+def test_boon_paper_random_search_runs_that_never_trained_are_dropped(shared_data):
+    best = cbt_random_search_runs(shared_data)
+    frame = pd.DataFrame(
+        {
+            "run_id": best["log"],
+            "status": np.where(best["iterations_done"] > 0, "finished", "killed"),
+            "best_valid_accuracy": best["best_valid_accuracy"],
+            "test_accuracy": best["cbtest_CN_test_2500ex.txt_accuracy"],
+        }
+    )
+    table = RunTable.from_frame(frame, Spec(val="best_valid_accuracy", test="test_accuracy"))
+    trained = best["iterations_done"] > 0
+    assert len(table.runs) == int(trained.sum()) == 197  # the README's selection
+    assert [d.run_id for d in table.dropped] == list(best.loc[~trained, "log"])
+    assert {d.reason for d in table.dropped} == {"status 'killed'"}
+
+
 def test_boon_paper_cifar_selection(shared_data):
     raw = pd.read_csv(shared_data / "boon-paper" / "cifar100-resnet-oct17.csv", index_col=0)
     runs = raw[raw.index >= 35000]

@@ -257,7 +257,9 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
 def _analyze_iv(table: RunTable, spec: Spec) -> None:
     """InputError for spec options the analysis cannot use and for groups too small for the budgets."""
     try:
-        as_budgets(spec.n, "n")
+        budgets, _ = as_budgets(spec.n, "n")
+        if np.unique(budgets).size < budgets.size:
+            raise ValueError(f"`n` repeats a budget: {list(spec.n)!r}")
         as_choice(spec.estimator, "estimator", ESTIMATORS)
         as_choice(spec.compare, "compare", ("baseline", "all-pairs"))
         as_choice(spec.correction, "correction", ("holm", "bh"))
