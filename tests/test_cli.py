@@ -243,6 +243,22 @@ def test_exit_codes_and_tracebacks_in_a_real_process(tmp_path):
     assert usage.returncode == 2 and "comma-separated integers" in usage.stderr
 
 
+def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path, monkeypatch):
+    from boontrack.pipeline import DirectorySink
+
+    def no_space(self, outputs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(DirectorySink, "write", no_space)
+    out = tmp_path / "out"
+    result = invoke("summarize", str(small_csv), "--val", "acc", "--n", "1,3", "--resamples", RESAMPLES,
+                    "--out", str(out), "--format", "json")  # fmt: skip
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["runs"] == 12
+    assert f"Error: writing the summary to {out} failed: OSError: [Errno 28] No space left on device" in result.stderr
+    assert DirectorySink(out).read_fingerprint() is None
+
+
 def test_backend_errors_exit_1(tmp_path, monkeypatch):
     from boontrack.exceptions import BackendError
 

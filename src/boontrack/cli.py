@@ -32,6 +32,7 @@ from boontrack.pipeline import (
     ESTIMATORS,
     PICKS,
     make_spec,
+    redact,
 )
 
 __all__ = ["LAZY_COMMANDS", "main"]
@@ -72,8 +73,6 @@ class _BoontrackGroup(click.Group):
 
 
 def _one_line(exc: BaseException, *, expected: bool) -> str:
-    from boontrack.pipeline import redact
-
     text = redact(" ".join(str(exc).split()))
     if expected:
         return text

@@ -383,6 +383,9 @@ class DirectorySink(Sink):
 
     ``metrics.json`` maps metric names to values (null for non-finite ones); ``curves.json`` is a list of
     ``{"key", "n", "values"}`` objects, one per curve.
+
+    A process killed during ``write`` may leave a hidden ``.<name>.staging-*`` or ``.<name>.previous-*``
+    directory beside the destination; boontrack never reads them, and they can be deleted.
     """
 
     FINGERPRINT_FILE = ".boontrack-fingerprint"
