@@ -8,35 +8,34 @@ group segment ``/<group>`` is left out; with several it is the group label made 
 (characters other than letters, digits, ``_ - . :`` and space become ``_``). ``<n>`` is each budget of
 ``Spec.n``. Non-finite values (e.g. an undefined correlation) are left out.
 
-==============================================================  =====================================================
-name                                                            value
-==============================================================  =====================================================
-``boon/runs``                                                   runs kept, all groups
-``boon/dropped``                                                runs dropped (reasons in ``runs.csv``/``report.md``)
-``boon/groups``                                                 number of groups
-``boon/<metric>[/<group>]/boo_<n>``                             Boo_n: expected test score of the best-validation
-                                                                run out of n (estimator ``Spec.estimator``)
-``boon/<metric>[/<group>]/boo_<n>/ci_low``, ``.../ci_high``     its bootstrap confidence interval
-``boon/<metric>[/<group>]/mean``                                mean test score (= Boo_1)
-``boon/<metric>[/<group>]/mean/ci_low``, ``.../ci_high``        its bootstrap confidence interval
-``boon/<metric>[/<group>]/gaussian/boo_<n>``                    parametric Boo_n (Bajgar et al. 2018, eq. 6)
-``boon/<metric>[/<group>]/normal``                              1 if Anderson-Darling does not reject normality at 5 %
-``boon/<metric>[/<group>]/sd``, ``median``, ``min``, ``max``    distribution of the test scores
-``boon/<metric>[/<group>]/spearman_val_test``                   validation-test Spearman correlation
-``boon/<metric>/<group>/runs``, ``.../dropped``                 per-group run counts (several groups only)
-``boon/<metric>/<group>/vs_<base>/boo_<n>``                     Boo_n(group) - Boo_n(base), with ``/ci_low``,
-                                                                ``/ci_high``
-``boon/<metric>/<group>/vs_<base>/mean``                        mean(group) - mean(base), with ``/ci_low``,
-                                                                ``/ci_high``
-``boon/<metric>/<group>/vs_<base>/welch_p``, ``.../welch_p_adj``  Welch t-test p-value, raw and adjusted (Holm/BH
-                                                                over all comparisons)
-``boon/<metric>/<group>/vs_<base>/mann_whitney_p``, ``..._adj``   Mann-Whitney U p-value, raw and adjusted
-``boon/<metric>/<group>/vs_<base>/wilcoxon_p``, ``..._adj``       Wilcoxon signed-rank (runs paired by seed only)
-``boon/<metric>/<group>/vs_<base>/prob_superiority``            P(group > base) + 0.5 P(equal)
-==============================================================  =====================================================
+| name | value |
+|---|---|
+| `boon/runs` | runs kept, all groups |
+| `boon/dropped` | runs dropped (each with its reason in `runs.csv` and `report.md`) |
+| `boon/groups` | number of groups |
+| `boon/<metric>[/<group>]/boo_<n>` | Boo_n: expected test score of the best-validation run out of n (estimator `Spec.estimator`) |
+| `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval |
+| `boon/<metric>[/<group>]/mean` | mean test score (= Boo_1) |
+| `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high` | its bootstrap confidence interval |
+| `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6) |
+| `boon/<metric>[/<group>]/normal` | 1 if Anderson-Darling does not reject normality at 5 %, else 0 |
+| `boon/<metric>[/<group>]/sd`, `.../median`, `.../min`, `.../max` | distribution of the test scores |
+| `boon/<metric>[/<group>]/spearman_val_test` | validation-test Spearman correlation (with a test metric) |
+| `boon/<metric>/<group>/runs`, `.../dropped` | per-group run counts (several groups only) |
+| `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`) | Boo_n(group) - Boo_n(base) with its interval |
+| `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`) | mean(group) - mean(base) with its interval |
+| `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted (Holm or BH over all comparisons) |
+| `boon/<metric>/<group>/vs_<base>/mann_whitney_p`, `.../mann_whitney_p_adj` | Mann-Whitney U p-value, raw and adjusted |
+| `boon/<metric>/<group>/vs_<base>/wilcoxon_p`, `.../wilcoxon_p_adj` | Wilcoxon signed-rank p-value (runs paired by seed only) |
+| `boon/<metric>/<group>/vs_<base>/prob_superiority` | P(group > base) + 0.5 P(equal) |
 
 The expected-validation curve of each group is a step series (step = n) named
-``boon/<metric>[/<group>]/curve``.
+`boon/<metric>[/<group>]/curve`.
+
+Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
+`curves.csv` (group, n, estimate, ci_low, ci_high, time), `runs.csv` (every input run with `dropped_reason`,
+empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run durations are known) and
+`distributions.png`.
 """
 
 from __future__ import annotations
