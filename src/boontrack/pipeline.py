@@ -136,7 +136,7 @@ def make_spec(
     if not _is_int(seed) or seed < 0:
         raise InputError(f"seed must be an integer >= 0, got {seed!r}")
     _expect_choice(ci_method, CI_METHODS, "ci_method")
-    _expect_choice(pick, (*PICKS, *PICKS.values()), "pick")
+    _expect_choice(pick, tuple(dict.fromkeys((*PICKS, *PICKS.values()))), "pick")
     return Spec(
         val=val,
         test=test,

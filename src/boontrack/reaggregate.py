@@ -23,6 +23,7 @@ under a lock on its destination, so two copies started at once wait for each oth
 
 from __future__ import annotations
 
+import inspect
 import sys
 import tempfile
 import time
@@ -55,10 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Job", "load_config", "run_jobs"]
 
-_SPEC_KEYS = frozenset(
-    ("val", "test", "n", "estimator", "minimize", "group_by", "seed_column", "duration", "baseline", "compare",
-     "correction", "confidence", "resamples", "ci_method", "seed", "pick")
-)  # fmt: skip
+#: Keys of a job that make its spec: the keywords of make_spec, i.e. the ``boontrack summarize`` options.
+_SPEC_KEYS = frozenset(inspect.signature(make_spec).parameters)
 _JOB_KEYS = frozenset(("name", "source", "out", "write_back", "prefix", "options", *SOURCE_OPTIONS))
 _LOCKED = "skipped: locked (another run in progress)"
 
