@@ -61,13 +61,15 @@ def translate_errors(what: str, timeout_s: float) -> Iterator[None]:
         lowered = message.lower()
         if "no api key" in lowered:
             raise BackendError(f"{what}: no W&B API key configured; set WANDB_API_KEY or run `wandb login`") from None
-        if isinstance(exc, wandb.errors.AuthenticationError) or "401" in message or "unauthorized" in lowered:
-            raise BackendError(f"{what}: W&B rejected the API key ({message})") from None
         if "did not respond in time" in lowered:
             raise BackendError(
-                f"{what}: W&B did not answer within {timeout_s:g} s (rate limited or server errors; wandb "
-                "retries them with back-off, WANDB_X_GRAPHQL_RETRY_MAX caps the attempts)"
+                f"{what}: W&B did not answer within {timeout_s:g} s (rate limited, server errors or a slow server; "
+                "wandb retries 429 and 5xx with back-off, WANDB_X_GRAPHQL_RETRY_MAX caps the attempts)"
             ) from None
+        if any(sign in lowered for sign in ("401", "unauthorized", "api key must", "did not recognize")):
+            raise BackendError(f"{what}: W&B rejected the API key ({message})") from None
+        if isinstance(exc, wandb.errors.AuthenticationError):
+            raise BackendError(f"{what}: could not verify the W&B API key ({message})") from None
         if "could not find" in lowered or "404" in message:
             raise InputError(f"{what}: not found on W&B ({message})") from None
         raise BackendError(f"{what}: W&B API call failed: {message}") from None

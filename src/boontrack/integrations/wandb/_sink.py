@@ -89,6 +89,8 @@ class WandbSink(Sink):
                 dir=tmp,
                 reinit="create_new",  # never touch a run the user has open in this process
                 settings=wandb.Settings(
+                    # The API's base URL, also when wandb was set up in this process before it was exported.
+                    **({"base_url": os.environ["WANDB_BASE_URL"]} if os.environ.get("WANDB_BASE_URL") else {}),
                     console="off", silent=True, x_disable_stats=True, disable_git=True, save_code=False,
                     disable_job_creation=True, x_save_requirements=False,
                 ),

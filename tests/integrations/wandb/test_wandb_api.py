@@ -1,0 +1,251 @@
+"""wandb:ENTITY/PROJECT through the real ``wandb.Api`` and ``wandb.init``, against the wire-protocol double."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from boontrack.analysis import Spec
+from boontrack.backends import MetricRequest, open_source
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from conftest import ENTITY, PROJECT, SWEEP
+from wandb_double import API_KEY, FakeRun
+
+REQUEST = MetricRequest(val="val_acc", test="test_acc")
+
+
+def _source(**options):
+    return open_source(f"wandb:{ENTITY}/{PROJECT}", **options)
+
+
+def _input_runs(logged):
+    return {rid: run for rid, run in logged.items() if run.job_type != "boontrack"}
+
+
+def test_a_sweep_is_listed_in_one_request_with_config_and_summary(fresh_log, offline_runs):
+    frame = _source(sweep=SWEEP).read(REQUEST).set_index("run_id")
+    inputs = _input_runs(offline_runs[1])
+    assert set(frame.index) == set(inputs)
+    for rid, run in inputs.items():
+        assert frame.loc[rid, "metrics.val_acc"] == run.last["val_acc"]
+        assert frame.loc[rid, "metrics.test_acc"] == run.last["test_acc"]
+        assert frame.loc[rid, "params.model"] == run.config["model"]
+        assert frame.loc[rid, "status"] == ("finished" if run.exit_code == 0 else "failed")
+        assert frame.loc[rid, "tags.group"] == run.group and frame.loc[rid, "tags.sweep"] == SWEEP
+    assert (frame["params.optim.lr"].dropna() == 0.001).all()
+    # Viewer (credentials), GetSweep (does the sweep exist), then one Runs page: never one Run per run.
+    assert fresh_log.operations() == ["Viewer", "GetSweep", "Runs"]
+    assert json.loads(fresh_log.log[-1][1]["filters"]) == {"sweep": SWEEP}
+    assert fresh_log.log[-1][1]["perPage"] == 500
+
+
+def test_group_and_filters_reach_the_server(fresh_log, offline_runs):
+    frame = _source(group="cnn-sweep", filters='{"state": "finished"}').read(REQUEST)
+    expected = {rid for rid, r in offline_runs[1].items() if r.group == "cnn-sweep" and r.exit_code == 0}
+    assert set(frame["run_id"]) == expected
+    assert json.loads(fresh_log.log[-1][1]["filters"]) == {"$and": [{"group": "cnn-sweep"}, {"state": "finished"}]}
+
+
+def test_best_val_step_reads_each_history_in_one_request(fresh_log, offline_runs):
+    request = MetricRequest(val="val_acc", test="test_acc", pick="best_val_step")
+    frame = _source(sweep=SWEEP).read(request).set_index("run_id")
+    for rid, run in _input_runs(offline_runs[1]).items():
+        best = int(np.argmax([r["val_acc"] for r in run.history]))
+        assert frame.loc[rid, "metrics.test_acc"] == run.history[best]["test_acc"]
+    assert fresh_log.operations().count("RunSampledHistory") == len(frame)
+
+
+def test_pages_of_500(fresh_log):
+    for i in range(1100):
+        fresh_log.add_run(FakeRun(name=f"p{i:07d}", entity=ENTITY, project="paged", summary={"val_acc": i / 1100}))
+    frame = open_source(f"wandb:{ENTITY}/paged").read(REQUEST)
+    assert len(frame) == 1100 and frame["run_id"].is_unique
+    assert fresh_log.operations().count("Runs") == math.ceil(1100 / 500)
+    assert "Run" not in fresh_log.operations()
+
+
+def test_unknown_project_and_sweep_are_input_errors(fresh_log):
+    with pytest.raises(InputError, match="not found"):
+        open_source(f"wandb:{ENTITY}/no-such-project").read(REQUEST)
+    with pytest.raises(InputError, match="not found"):
+        _source(sweep="nosuchsweep").read(REQUEST)
+
+
+def test_bad_locations_and_options():
+    for location in ("wandb:just-entity", "wandb:a/b/c", "wandb:/p"):
+        with pytest.raises(InputError, match="ENTITY/PROJECT"):
+            open_source(location)
+    with pytest.raises(InputError, match="unknown option"):
+        _source(colour="red")
+    with pytest.raises(InputError, match="JSON"):
+        _source(filters="{state")
+    with pytest.raises(InputError, match="timeout"):
+        _source(timeout="-1")
+
+
+@pytest.mark.slow  # ~10 s, mostly rendering the plots
+def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fresh_log):
+    from boontrack.pipeline import run_job, summary_key
+    from boontrack.reports import render_outputs
+
+    users_runs = {k: (dict(r.config), dict(r.summary), list(r.history)) for k, r in fresh_log.runs.items()}
+    source = _source(sweep=SWEEP)
+    spec = Spec(val="val_acc", test="test_acc", n=(1, 3), group_by=("model",), n_resamples=199)
+    sink = source.sink(summary_key(source.identity(), spec))
+    result = run_job(source, spec, sink=sink, raise_on_write_error=True)
+    assert result.status == "updated"
+    assert result.location.endswith(f"/{ENTITY}/{PROJECT}/runs/{sink.run_id}") and API_KEY not in result.location
+
+    expected = render_outputs(result.summary)
+    run = fresh_log.runs[(ENTITY, PROJECT, sink.run_id)]
+    assert run.job_type == "boontrack" and run.state == "finished"
+    assert run.config["boontrack.role"] == "summary"
+    assert run.summary["boontrack/fingerprint"] == result.fingerprint
+    for key, value in expected.metrics.items():
+        assert run.summary[key] == pytest.approx(value, nan_ok=True), key
+    # The curves: one history row per n, the step metric boon/n, every curve's values at its steps.
+    steps = [row for row in run.history if "boon/n" in row]
+    for curve in expected.curves:
+        logged = {row["boon/n"]: row[curve.key] for row in steps if curve.key in row}
+        assert list(logged) == curve.n.tolist()
+        np.testing.assert_allclose(list(logged.values()), curve.values)
+    defined = run.config["_wandb"]["m"]  # define_metric records; "5" is the step metric's 1-based position
+    position = {m.get("1"): i + 1 for i, m in enumerate(defined)}
+    steps_of = {m.get("1"): m.get("5") for m in defined}
+    assert {steps_of[c.key] for c in expected.curves} == {position["boon/n"]}, defined
+    # The table with every curve row, the line-series chart, and the summary artifact with its files.
+    assert run.summary["boontrack/curves_table"]["nrows"] == len(expected.tables["curves"][1])
+    assert run.config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]["panelDefId"] == "wandb/lineseries/v0"
+    artifact = next(a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary")
+    assert artifact["state"] == "COMMITTED"
+    assert fresh_log.artifact_files(artifact["id"]) == dict(expected.artifacts)
+    # The user's runs are untouched.
+    for key, before in users_runs.items():
+        after = fresh_log.runs[key]
+        assert (after.config, after.summary, after.history) == before
+
+    fresh_log.reset_log()
+    again = run_job(source, spec, sink=sink, raise_on_write_error=True)
+    assert again.status == "unchanged" and again.fingerprint == result.fingerprint
+    written = {"UpsertBucket", "RunResumeStatus", "CreateArtifact", "file_stream", "CreateRunFiles"}
+    assert not written & set(fresh_log.operations())
+
+
+def test_post_sweep_callback(fresh_log):
+    from boontrack.wandb import summarize_sweep
+
+    result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", n=(1, 2),
+                             n_resamples=99)
+    assert result.status == "updated" and result.write_error is None
+    aggregate = [r for r in fresh_log.runs.values() if r.name.startswith("boon-") and r.project == PROJECT]
+    assert len(aggregate) == 2  # the earlier test's spec and this one's: one aggregate run per (source, spec)
+    with pytest.raises(InputError, match="entity/project/sweep_id"):
+        summarize_sweep("only/two", val="val_acc")
+
+
+def test_post_sweep_callback_warns_instead_of_raising(fresh_log):
+    from boontrack.wandb import summarize_sweep
+
+    fresh_log.inject(500, times=100)
+    started = time.monotonic()
+    with pytest.warns(WriteBackWarning, match="W&B"):
+        result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", timeout=20)
+    assert result.status == "write-failed" and API_KEY not in result.write_error
+    with pytest.raises(BackendError):
+        summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", timeout=20, raise_on_error=True)
+    assert time.monotonic() - started < 40
+
+
+def test_429_with_retry_after_is_retried(fresh_log):
+    fresh_log.inject(429, times=1, headers={"Retry-After": "1"})
+    started = time.monotonic()
+    frame = _source(sweep=SWEEP).read(REQUEST)
+    elapsed = time.monotonic() - started
+    assert len(frame) > 0
+    assert 1.0 <= elapsed < 10
+    assert fresh_log.operations()[:2] == ["Viewer", "Viewer"]  # the refused request, then its retry
+
+
+def test_persistent_server_errors_fail_within_bounded_time(fresh_log):
+    fresh_log.inject(500, times=100)
+    started = time.monotonic()
+    with pytest.raises(BackendError) as excinfo:
+        _source(sweep=SWEEP, timeout=20).read(REQUEST)
+    assert time.monotonic() - started < 20
+    assert API_KEY not in str(excinfo.value)
+
+
+def test_a_slow_server_fails_after_the_timeout(fresh_log):
+    fresh_log.delay_s = 4.0
+    started = time.monotonic()
+    with pytest.raises(BackendError, match="did not answer within 1 s"):
+        _source(sweep=SWEEP, timeout=1).read(REQUEST)
+    assert time.monotonic() - started < 3.5
+
+
+def test_a_rejected_key_is_a_backend_error_that_does_not_show_the_key(fresh_log, capsys):
+    fresh_log.inject(401, times=1)
+    with pytest.raises(BackendError, match="rejected the API key") as excinfo:
+        _source(sweep=SWEEP).read(REQUEST)
+    captured = capsys.readouterr()
+    assert API_KEY not in str(excinfo.value) + captured.out + captured.err
+
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    command = Path(sys.executable).with_name("boontrack")  # the console script installed with the package
+    return subprocess.run([str(command), *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_cli_without_an_api_key_exits_1_with_a_clear_message(fresh_log):
+    # A fresh process: this one's wandb has already loaded the session's key into its settings.
+    env = {k: v for k, v in os.environ.items() if k != "WANDB_API_KEY"}
+    done = _cli("summarize", f"wandb:{ENTITY}/{PROJECT}", "--sweep", SWEEP, "--val", "val_acc", env=env)
+    assert done.returncode == 1, done.stderr
+    assert "no W&B API key" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_cli_summarizes_an_offline_directory(offline_runs):
+    done = _cli("summarize", f"wandb-offline:{offline_runs[0]}", "--val", "val_acc", "--test", "test_acc",
+                "--group-by", "model", "--n", "1,3", "--resamples", "99", "--format", "json", env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert API_KEY not in done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert "cnn" in json.dumps(summary) and "mlp" in json.dumps(summary)
+
+
+def test_write_failures_warn_and_leave_no_fingerprint(fresh_log):
+    from boontrack.pipeline import run_job, summary_key
+
+    source = _source(sweep=SWEEP)
+    spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, rng_seed=7)
+    sink = source.sink(summary_key(source.identity(), spec))
+    fresh_log.delay_s = 0.0
+    original = type(sink).write
+
+    def failing_write(self, outputs):
+        fresh_log.inject(500, times=1000)
+        try:
+            original(self, outputs)
+        finally:
+            fresh_log.faults.clear()
+
+    type(sink).write = failing_write
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run_job(source, spec, sink=sink)
+    finally:
+        type(sink).write = original
+    assert result.status == "write-failed"
+    assert any(issubclass(w.category, WriteBackWarning) for w in caught)
+    assert sink.read_fingerprint() is None
