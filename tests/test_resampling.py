@@ -78,7 +78,8 @@ def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
 def test_batches_follow_each_other_in_the_stream(monkeypatch):
     val, test = tied_runs()
     whole = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
-    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 7 * val.size)  # batches of 7 resamples
+    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 7 * val.size)
+    monkeypatch.setattr(resampling, "_MIN_BATCH", 1)  # batches of 7 resamples
     batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
     np.testing.assert_array_equal(whole, batched)
 

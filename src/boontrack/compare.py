@@ -28,7 +28,6 @@ from boontrack.resampling import (
     ConfidenceInterval,
     _batch_sizes,
     _cdf_rows,
-    _counts,
     _draw_indices,
     _percentile_interval,
     _RankedRuns,
@@ -181,15 +180,12 @@ def _difference_distribution(
     """
     rows_a = _cdf_rows(runs_a.m, np.array([budget]), estimator)
     rows_b = _cdf_rows(runs_b.m, np.array([budget]), estimator)
-    estimate = float(
-        runs_a.boo_n(np.ones((1, runs_a.m), dtype=np.int64), rows_a)[0, 0]
-        - runs_b.boo_n(np.ones((1, runs_b.m), dtype=np.int64), rows_b)[0, 0]
-    )
+    estimate = float(runs_a.estimate(rows_a)[0] - runs_b.estimate(rows_b)[0])
     parts = []
     for size in _batch_sizes(n_resamples, runs_a.m + runs_b.m):
-        counts_a = _counts(_draw_indices(rng, runs_a.m, size), runs_a.m)
-        counts_b = counts_a if paired else _counts(_draw_indices(rng, runs_b.m, size), runs_b.m)
-        parts.append(runs_a.boo_n(counts_a, rows_a)[:, 0] - runs_b.boo_n(counts_b, rows_b)[:, 0])
+        indices_a = _draw_indices(rng, runs_a.m, size)
+        indices_b = indices_a if paired else _draw_indices(rng, runs_b.m, size)
+        parts.append(runs_a.boo_n(indices_a, rows_a)[:, 0] - runs_b.boo_n(indices_b, rows_b)[:, 0])
     return estimate, np.concatenate(parts)
 
 

@@ -6,21 +6,21 @@ Appendix D.1). Resample r of a batch of ``b`` resamples is row r of
 indices into the runs as given. Batches follow each other in the generator's stream, so the resamples do not
 depend on the batch size.
 
-A resample is used only through its vector of counts ``c`` (how often each run was drawn). Ranked by
-validation score, the resample is the original ranking with run i repeated ``c_i`` times, so no resample is
-sorted: with the original tie blocks b (runs of equal validation score) and cumulative counts
-``C_b = sum_{b' <= b} c_{b'}``, the resample's tied block b occupies ranks ``C_{b-1}+1 .. C_b`` and
+A resample is used only through its counts: ranked by validation score, it is the original ranking with run i
+repeated ``c_i`` times, so no resample is sorted. With the original tie blocks b (runs of equal validation
+score), ``c_b`` draws in block b and cumulative counts ``C_b = c_1 + ... + c_b``, the resample's block b
+occupies ranks ``C_{b-1}+1 .. C_b`` and
 
 .. math:: \\widehat{\\mathrm{Boo}}_n = \\sum_b \\bigl(P(C_b) - P(C_{b-1})\\bigr)\\,
           \\frac{\\sum_{i \\in b} c_i t_i}{\\sum_{i \\in b} c_i}
 
 (Bajgar et al. 2018, eq. 7 with the tie rule of §3.2), where ``P`` is one row of
 :func:`boontrack.estimators.best_of_n_cdf` for m runs, computed once per budget n. The same formula with
-``c = 1`` is the point estimate, and with one count set to 0 (and ``P`` for m - 1 runs) it is a jackknife
-value for the BCa acceleration.
+every run drawn once is the point estimate, and with one run left out (and ``P`` for m - 1 runs) it is a
+jackknife value for the BCa acceleration.
 
-Resamples are processed in batches of ``_BATCH_ELEMENTS`` runs x resamples (a few MB), so ``n_resamples`` is limited
-only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never touches the
+Resamples are processed in batches of about ``_BATCH_ELEMENTS`` draws (a few MB), so ``n_resamples`` is
+limited only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never touches the
 global random state.
 """
 
@@ -54,6 +54,8 @@ METHODS = ("percentile", "bca", "smoothed")
 #: Runs x resamples per batch: small enough that a batch's arrays (~2 MB each) stay in cache, which makes the
 #: counting 3-5x faster than with large batches; memory stays bounded at any n_resamples.
 _BATCH_ELEMENTS = 1 << 18
+#: ... but at least this many resamples per batch, so that row operations stay vectorised for large m.
+_MIN_BATCH = 64
 #: Cumulative weight below which ranks are skipped (the threshold boo_n uses: exp(-40) of the score range).
 _NEGLIGIBLE_CDF = math.exp(-40.0)
 #: Default number of budgets of a curve band, and the number of runs below which intervals under-cover.
@@ -129,37 +131,60 @@ class CurveBand:
 
 
 class _RankedRuns:
-    """Runs ranked by validation score, ready to evaluate Boo_n on count vectors."""
+    """Runs ranked by validation score and grouped into tie blocks, ready to evaluate Boo_n on resamples.
+
+    A resample enters only through two numbers per tie block: how many draws fell into the block and the sum
+    of their test scores. Both come from one ``bincount`` over the batch's draws (the second weighted by the
+    drawn test scores), laid out as (resamples, blocks). This is the count-weighted block sum of the sorted
+    runs without forming per-run counts: ``np.add.reduceat`` over per-run counts was 3-7x slower when blocks
+    are small (no or few ties), the common case for continuous metrics. Cumulative sums then run along the
+    contiguous last axis (5x faster than along axis 0).
+    """
 
     def __init__(self, val: np.ndarray, test: np.ndarray, maximize: bool):
         blocks = rank_blocks(val, maximize=maximize)
         self.m = val.size
-        self._order = blocks.order
-        self._starts = blocks.starts
-        self._test_sorted = test[blocks.order]
+        self.blocks = blocks.ends.size
+        self._block_of = np.empty(self.m, dtype=np.intp)  # tie block of each run, in input order
+        self._block_of[blocks.order] = np.repeat(np.arange(self.blocks), np.diff(blocks.ends, prepend=0))
+        self._test = test
 
-    def block_totals(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per tie block: number of draws and sum of their test scores; ``counts`` is (b, m) in input order."""
-        ranked = counts[:, self._order]
-        block_counts = np.add.reduceat(ranked, self._starts, axis=1)
-        block_sums = np.add.reduceat(ranked * self._test_sorted, self._starts, axis=1)
-        return block_counts, block_sums
+    def block_totals(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per resample (rows of ``indices``, run indices) and block: number of draws and sum of test scores.
 
-    def boo_n(self, counts: np.ndarray, cdf_rows: list[np.ndarray]) -> np.ndarray:
-        """Boo_n of each count vector (rows of ``counts``) for each budget: shape (b, len(cdf_rows)).
-
-        ``cdf_rows[k]`` is ``best_of_n_cdf(M, [n_k], estimator)[0]`` with M the total count of every row.
+        Returns two arrays of shape (resamples, blocks).
         """
-        block_counts, block_sums = self.block_totals(counts)
-        cum = np.cumsum(block_counts, axis=1)
-        prev = cum - block_counts
-        means = np.divide(block_sums, block_counts, out=np.zeros_like(block_sums), where=block_counts > 0)
-        out = np.empty((counts.shape[0], len(cdf_rows)))
+        size = indices.shape[0]
+        flat = (self._block_of.take(indices) + (np.arange(size) * self.blocks)[:, None]).ravel()
+        length = self.blocks * size
+        counts = np.bincount(flat, minlength=length).reshape(size, self.blocks)
+        sums = np.bincount(flat, weights=self._test.take(indices).ravel(), minlength=length)
+        return counts, sums.reshape(size, self.blocks)
+
+    def boo_n(self, indices: np.ndarray, cdf_rows: list[np.ndarray]) -> np.ndarray:
+        """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, len(cdf_rows)).
+
+        ``cdf_rows[k]`` is ``best_of_n_cdf(M, [n_k], estimator)[0]`` with M = ``indices.shape[1]``.
+        """
+        counts, sums = self.block_totals(indices)
+        cum = np.cumsum(counts, axis=1)
+        prev = cum - counts
+        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
+        out = np.empty((indices.shape[0], len(cdf_rows)))
         for k, p in enumerate(cdf_rows):
             first = _first_block_with_weight(cum, p)
             weights = p.take(cum[:, first:]) - p.take(prev[:, first:])
             out[:, k] = np.einsum("ij,ij->i", weights, means[:, first:])
         return out
+
+    def estimate(self, cdf_rows: list[np.ndarray]) -> np.ndarray:
+        """Boo_n of the data itself (every run drawn once), one value per budget."""
+        return self.boo_n(np.arange(self.m)[None, :], cdf_rows)[0]
+
+    def leave_one_out(self, runs: np.ndarray) -> np.ndarray:
+        """Run indices of the jackknife samples that leave out ``runs`` (one row each, m - 1 columns)."""
+        kept = np.arange(self.m - 1)[None, :]
+        return kept + (kept >= runs[:, None])
 
 
 def _first_block_with_weight(cum: np.ndarray, p: np.ndarray) -> int:
@@ -175,7 +200,7 @@ def _cdf_rows(m: int, budgets: np.ndarray, estimator: Estimator) -> list[np.ndar
 
 
 def _batch_sizes(n_resamples: int, runs: int) -> list[int]:
-    size = max(1, _BATCH_ELEMENTS // runs)
+    size = max(_MIN_BATCH, _BATCH_ELEMENTS // runs)
     full, rest = divmod(n_resamples, size)
     return [size] * full + ([rest] if rest else [])
 
@@ -184,27 +209,17 @@ def _draw_indices(rng: np.random.Generator, m: int, size: int) -> np.ndarray:
     return rng.integers(0, m, size=(size, m), dtype=np.int32)
 
 
-def _counts(indices: np.ndarray, m: int) -> np.ndarray:
-    """How often each of the m runs appears in each row of ``indices``: one bincount for the whole batch."""
-    size = indices.shape[0]
-    flat = indices + (np.arange(size, dtype=np.int32) * m)[:, None]  # size * m <= _BATCH_ELEMENTS
-    return np.bincount(flat.ravel(), minlength=size * m).reshape(size, m)
+def _bootstrap_indices(rng: np.random.Generator, m: int, n_resamples: int):
+    """Run indices of the resamples, batch by batch."""
+    for size in _batch_sizes(n_resamples, m):
+        yield _draw_indices(rng, m, size)
 
 
-def _bootstrap_counts(rng: np.random.Generator, m: int, n_resamples: int, runs: int):
-    """Count vectors of the resamples, batch by batch (``runs``: total runs per resample, for memory)."""
-    for size in _batch_sizes(n_resamples, runs):
-        yield _counts(_draw_indices(rng, m, size), m)
-
-
-def _jackknife_counts(m: int):
-    """Leave-one-out count vectors (row i leaves out run i), batch by batch."""
-    step = max(1, _BATCH_ELEMENTS // m)
-    for start in range(0, m, step):
-        stop = min(m, start + step)
-        counts = np.ones((stop - start, m), dtype=np.int64)
-        counts[np.arange(stop - start), np.arange(start, stop)] = 0
-        yield counts
+def _jackknife_indices(runs: _RankedRuns):
+    """Run indices of the leave-one-out samples (row i leaves out run i), batch by batch."""
+    step = max(_MIN_BATCH, _BATCH_ELEMENTS // runs.m)
+    for start in range(0, runs.m, step):
+        yield runs.leave_one_out(np.arange(start, min(runs.m, start + step)))
 
 
 def _smoothed_boo_n(
@@ -376,15 +391,15 @@ def _curve_distribution(
     m = val.size
     runs = _RankedRuns(val, test, maximize)
     rows = _cdf_rows(m, budgets, estimator)
-    estimate = runs.boo_n(np.ones((1, m), dtype=np.int64), rows)[0]
+    estimate = runs.estimate(rows)
     if method == "smoothed":
         dist = _smoothed_boo_n(val, test if test_given else None, maximize, rows, rng, n_resamples)
     else:
-        dist = np.concatenate([runs.boo_n(c, rows) for c in _bootstrap_counts(rng, m, n_resamples, m)])
+        dist = np.concatenate([runs.boo_n(i, rows) for i in _bootstrap_indices(rng, m, n_resamples)])
     jackknife = None
     if method == "bca":
         rows_loo = _cdf_rows(m - 1, budgets, estimator)
-        jackknife = np.concatenate([runs.boo_n(c, rows_loo) for c in _jackknife_counts(m)])
+        jackknife = np.concatenate([runs.boo_n(i, rows_loo) for i in _jackknife_indices(runs)])
     return estimate, dist, jackknife
 
 
