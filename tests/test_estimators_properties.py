@@ -124,6 +124,16 @@ def test_huge_m_and_n_are_finite_and_in_range(estimator):
         assert got[-1] == scores.max()
 
 
+@pytest.mark.parametrize("estimator", ["V", "W"])
+@pytest.mark.parametrize("n", [2**62, 2**63 - 1])
+def test_budgets_near_the_int64_limit(estimator, n):
+    # Doubling such a budget overflows int64 (once an endless loop over budget chunks).
+    with pytest.warns(ExtrapolationWarning):
+        got = boo_n([0.1, 0.3, 0.2], n=[5, n], estimator=estimator)
+    assert got[1] == 0.3
+    assert 0.2 < got[0] < 0.3
+
+
 # --- numerics where public implementations fail ------------------------------------------------------------------
 
 

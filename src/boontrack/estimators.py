@@ -138,7 +138,7 @@ def _budget_chunks(m: int, budgets: np.ndarray):
         lo = _negligible_below(m, int(budgets[i]))
         width = m - lo + 1
         # Budgets up to 2x the first keep the window within 2x of what each needs.
-        stop = int(np.searchsorted(budgets, 2 * budgets[i], side="right"))
+        stop = int(np.searchsorted(budgets, 2.0 * budgets[i], side="right"))  # float: 2n overflows int64
         stop = min(stop, i + max(1, _CHUNK_ELEMENTS // width))
         yield lo, slice(i, stop)
         i = stop
