@@ -157,7 +157,7 @@ def test_compare_approaches_paired_and_without_test():
     ("args", "kwargs", "message"),
     [
         ((np.arange(12.0), np.arange(11.0)), {"paired": True}, r"paired runs need the same number.*got 12 and 11"),
-        ((np.arange(12.0), np.arange(12.0), np.arange(12.0)), {}, "give test scores for both approaches or for neither"),
+        ((np.arange(12.0), np.arange(12.0), np.arange(12.0)), {}, "give test scores for both approaches or neither"),
         ((np.arange(12.0), np.arange(12.0), None, np.arange(12.0)), {}, "`a_test` is missing but `b_test` is given"),
         ((np.arange(12.0), [1.0, np.inf] * 6), {}, "approach B: `val` must be finite; position 1"),
         ((np.arange(12.0), np.arange(12.0), np.arange(11.0), np.arange(12.0)), {}, "approach A: `val` and `test`"),

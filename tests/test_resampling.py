@@ -243,6 +243,10 @@ def test_default_budgets():
         assert ratios.max() < 2 * (m ** (1 / 199))  # log-spaced: no step much coarser than the grid
     val, test = tied_runs(m=30)
     assert boo_n_curve_ci(val, test, n_resamples=20, rng=0).n.tolist() == list(range(1, 31))
+    bca_u = boo_n_curve_ci(val, test, estimator="U", method="bca", n_resamples=20, rng=0)
+    assert bca_u.n.tolist() == list(range(1, 30))  # the jackknife's m - 1 runs bound U
+    with pytest.raises(ValueError, match="`m` must be an integer >= 1, got 0"):
+        default_budgets(0)
 
 
 def test_mean_ci_is_bootstrap_of_the_mean():
@@ -257,7 +261,7 @@ def test_mean_ci_is_bootstrap_of_the_mean():
 @pytest.mark.slow
 def test_coverage_of_95_percent_intervals_on_normal_data():
     """Coverage of the percentile interval of the mean and of Boo_5 (m = 50 normal runs, test = val)."""
-    m, experiments, mu, sigma = 50, 600, 0.8, 0.01
+    m, experiments, mu, sigma = 50, 1000, 0.8, 0.01
     true_boo_5 = mu + sigma * E_MAX_5_STD_NORMAL
     rng = np.random.default_rng(2024)
     hits = {"mean": 0, "boo_5": 0}

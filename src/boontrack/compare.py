@@ -231,7 +231,7 @@ def _approaches_iv(a_val, b_val, a_test, b_test, paired):
     """Validated (val, test) of A and B; test given for both or neither, equal lengths when paired."""
     if (a_test is None) != (b_test is None):
         raise ValueError(
-            "give test scores for both approaches or for neither: `a_test` is "
+            "give test scores for both approaches or neither: `a_test` is "
             f"{'missing' if a_test is None else 'given'} but `b_test` is {'missing' if b_test is None else 'given'}"
         )
     try:

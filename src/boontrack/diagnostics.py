@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from boontrack._validation import as_budget, as_val_test
-from boontrack.resampling import few_runs_message
+from boontrack.resampling import _few_runs_message
 
 __all__ = ["Diagnostics", "diagnose"]
 
@@ -89,8 +89,9 @@ def _sample_sd(t: np.ndarray) -> float:
 def _warnings(v: np.ndarray, t: np.ndarray, test_given: bool, n: int | None) -> tuple[str, ...]:
     m = v.size
     found = []
-    if few_runs_message(m):
-        found.append(few_runs_message(m))
+    few_runs = _few_runs_message(m)
+    if few_runs:
+        found.append(few_runs)
     if m > 1 and np.ptp(v) == 0:
         found.append("all validation scores are equal: the best-validation run is a random one")
     if m > 1 and test_given and np.ptp(t) == 0:

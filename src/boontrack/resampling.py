@@ -20,8 +20,8 @@ every run drawn once is the point estimate, and with one run left out (and ``P``
 jackknife value for the BCa acceleration.
 
 Resamples are processed in batches of about ``_BATCH_ELEMENTS`` draws (a few MB), so ``n_resamples`` is
-limited only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never touches the
-global random state.
+limited only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never
+touches the global random state.
 """
 
 from __future__ import annotations
@@ -34,7 +34,16 @@ from typing import Any, Literal
 import numpy as np
 from scipy import special
 
-from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_probability, as_rng, as_scores, as_val_test
+from boontrack._validation import (
+    ESTIMATORS,
+    as_budget,
+    as_budgets,
+    as_choice,
+    as_probability,
+    as_rng,
+    as_scores,
+    as_val_test,
+)
 from boontrack.estimators import Estimator, _warn_or_raise_budget, best_of_n_cdf, rank_blocks
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 
@@ -45,6 +54,7 @@ __all__ = [
     "Method",
     "boo_n_ci",
     "boo_n_curve_ci",
+    "default_budgets",
     "mean_ci",
 ]
 
@@ -327,7 +337,7 @@ def _intervals(
 # Public functions
 
 
-def few_runs_message(m: int) -> str | None:
+def _few_runs_message(m: int) -> str | None:
     """The warning for m runs when m is below ~10 (where bootstrap intervals under-cover), else None."""
     if m >= _FEW_RUNS:
         return None
@@ -337,7 +347,7 @@ def few_runs_message(m: int) -> str | None:
 def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int) -> None:
     if val.size < _FEW_RUNS:
         warnings.warn(
-            few_runs_message(val.size),
+            _few_runs_message(val.size),
             FewRunsWarning,
             stacklevel=stacklevel + 1,
         )
@@ -503,12 +513,17 @@ def boo_n_ci(
     return _bootstrap_result(estimate[0], dist[:, 0], jackknife, level, method, n_resamples)
 
 
+def _default_budgets_iv(m: Any) -> int:
+    return as_budget(m, "m")
+
+
 def default_budgets(m: int) -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
     Log-spaced budgets are the distinct rounded points of a geometric grid from 1 to m, the grid made just
     fine enough to give 200 of them; they always include 1 and m.
     """
+    m = _default_budgets_iv(m)
     if m <= _MAX_DEFAULT_BUDGETS:
         return np.arange(1, m + 1)
     points = _MAX_DEFAULT_BUDGETS
@@ -521,10 +536,15 @@ def default_budgets(m: int) -> np.ndarray:
 
 def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
     v, t = as_val_test(val, test)
-    budgets = default_budgets(v.size) if n is None else np.unique(as_budgets(n)[0])
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = _maximize_iv(maximize)
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
+    if n is None:
+        # BCa's jackknife has m - 1 runs, where U stops at n = m - 1
+        top = v.size - 1 if estimator == "U" and method == "bca" and v.size > 1 else v.size
+        budgets = default_budgets(top)
+    else:
+        budgets = np.unique(as_budgets(n)[0])
     _warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
     _warn_data(v, t, stacklevel=3)
@@ -555,7 +575,8 @@ def boo_n_curve_ci(
         As in :func:`boo_n_ci`.
     n : int or sequence of int, optional
         Budgets (sorted and made distinct in the result). ``None``: :func:`default_budgets`, i.e. every n
-        from 1 to m when m <= 200, else 200 log-spaced budgets including 1 and m. ``CurveBand.n`` says which.
+        from 1 to m when m <= 200, else 200 log-spaced budgets including 1 and m (up to m - 1 for U with
+        BCa, whose jackknife has m - 1 runs). ``CurveBand.n`` says which.
     estimator, maximize, confidence_level, n_resamples, method, rng
         As in :func:`boo_n_ci`.
 
