@@ -143,3 +143,4 @@ def fresh_log(double: WandbDouble) -> WandbDouble:
     yield double
     double.faults.clear()
     double.delay_s = 0.0
+    double.refused.clear()

@@ -140,6 +140,35 @@ def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fre
     assert not written & set(fresh_log.operations())
 
 
+@pytest.mark.slow  # two full summaries with plots
+def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
+    from boontrack.pipeline import run_job, summary_key
+
+    for i, model in enumerate(["a", "a", "a", "b", "b", "b"]):
+        fresh_log.add_run(FakeRun(name=f"w{i:07d}", entity=ENTITY, project="rewrite", config={"model": model},
+                                  summary={"val_acc": 0.5 + i / 100}))
+    source = open_source(f"wandb:{ENTITY}/rewrite")
+    spec = Spec(val="val_acc", n=(1, 2), group_by=("model",), n_resamples=99)
+    sink = source.sink(summary_key(source.identity(), spec))
+    first = run_job(source, spec, sink=sink, raise_on_write_error=True)
+    fresh_log.runs[(ENTITY, "rewrite", "w0000005")].summary["val_acc"] = 0.9  # a run changed
+    fresh_log.reset_log()
+    second = run_job(source, spec, sink=sink, raise_on_write_error=True)
+    assert (first.status, second.status) == ("updated", "updated") and first.fingerprint != second.fingerprint
+    assert "RewindRun" in fresh_log.operations()
+    run = fresh_log.runs[(ENTITY, "rewrite", sink.run_id)]
+    steps = [row["boon/n"] for row in run.history if "boon/n" in row]
+    assert steps == sorted(set(steps))  # one row per n: the first write's points are gone
+    assert run.summary["boontrack/fingerprint"] == second.fingerprint
+
+    # A server without run rewind: the write still succeeds, and the warning says what stays behind.
+    fresh_log.refused.add("RewindRun")
+    fresh_log.runs[(ENTITY, "rewrite", "w0000004")].summary["val_acc"] = 0.95
+    with pytest.warns(WriteBackWarning, match="could not rewind"):
+        third = run_job(source, spec, sink=sink, raise_on_write_error=True)
+    assert third.status == "updated" and run.summary["boontrack/fingerprint"] == third.fingerprint
+
+
 def test_post_sweep_callback(fresh_log):
     from boontrack.wandb import summarize_sweep
 

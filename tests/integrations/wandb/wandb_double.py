@@ -3,7 +3,7 @@
 It is a small ``http.server`` on 127.0.0.1 that answers the GraphQL operations and HTTP endpoints the real
 ``wandb`` client sends (checked against wandb 0.31.0, whose ``wandb-core`` sidecar makes every request):
 ``Viewer``, ``GetDefaultEntity``, ``Runs``, ``Run``, ``GetSweep``, ``RunHistoryKeys``/``RunHistory*`` (scan),
-``UpsertBucket``, ``RunResumeStatus``, ``CreateRunFiles`` and file uploads, the file stream, the artifact
+``UpsertBucket``, ``RunResumeStatus``, ``RewindRun``, ``CreateRunFiles`` and file uploads, the file stream, the artifact
 operations, and ``/sdk/otel/*`` telemetry. It keeps runs in memory (seeded from real offline run files), applies
 a subset of the Mongo-style run filters, pages with cursors, and records every request so that tests can check
 what the client sent (request counts, summary metrics, history rows, uploaded files).
@@ -125,6 +125,7 @@ class WandbDouble:
         self.unknown: list[str] = []
         self.faults: list[Fault] = []
         self.delay_s = 0.0
+        self.refused: set[str] = set()  # operations answered with a GraphQL error, like a server without them
         self.lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._counter = 0
@@ -185,7 +186,7 @@ class WandbDouble:
 
     # ---- GraphQL -------------------------------------------------------------------------------------------
     def graphql(self, op: str, variables: dict[str, Any], query: str) -> dict[str, Any]:
-        handler = getattr(self, f"_op_{op}", None)
+        handler = None if op in self.refused else getattr(self, f"_op_{op}", None)
         if handler is None:
             self.unknown.append(op)
             if os.environ.get("WANDB_DOUBLE_DEBUG"):
@@ -339,6 +340,16 @@ class WandbDouble:
             if v.get(var) is not None:
                 setattr(run, attr, v[var])
         return {"upsertBucket": {"bucket": self._bucket(run) | self._node(run, full=True), "inserted": inserted}}
+
+    def _op_RewindRun(self, v, q):
+        # Rewinding to step s keeps the history rows before s; the run continues logging from s.
+        run = self.runs[(v.get("entity") or self.entity, v["project"], v["runName"])]
+        step = v["metricValue"]
+        run.history = [row for row in run.history if row.get(v["metricName"], 0) < step]
+        return {"rewindRun": {"rewoundRun": self._bucket(run)}}
+
+    def _op_OrganizationCoreWeaveOrganizationID(self, v, q):
+        return {"entity": {"organization": None}}
 
     def _op_CreateRunFiles(self, v, q):
         base = f"{self.url}/upload/{v['entity']}/{v['project']}/{v['run']}"

@@ -2,21 +2,24 @@
 
 It is written with ``wandb.init(id=..., resume="allow", job_type="boontrack")`` and carries
 ``boontrack.role=summary`` in its config, so boontrack never reads it back as input. The user's runs are only
-read. The fingerprint is stored in the aggregate run's summary last, through the public API, after the run has
-finished; a crash before that leaves the old fingerprint and the next call writes again.
+read. A new write into an existing aggregate run first rewinds it to its first step, so its
+history holds only the current curve. The fingerprint is stored in the aggregate run's summary last, through
+the public API, after the run has finished; a crash before that leaves no fingerprint and the next call writes
+again.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
-from boontrack.exceptions import BackendError
+from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
-from boontrack.integrations.wandb._online import import_wandb, make_api, translate_errors
+from boontrack.integrations.wandb._online import import_wandb, make_api, redact, translate_errors
 
 if TYPE_CHECKING:
     from boontrack.integrations.wandb._online import WandbSource
@@ -29,6 +32,14 @@ STEP_KEY = "boon/n"
 TABLE_KEY = "boontrack/curves_table"
 CHART_KEY = "boontrack/curves_chart"
 ARTIFACT_TYPE = "boontrack-summary"
+_REWIND_RUN = """
+mutation RewindRun($runName: String!, $entity: String, $project: String, $metricName: String!, $metricValue: Float!) {
+  rewindRun(input: {runName: $runName, entityName: $entity, projectName: $project,
+                    metricName: $metricName, metricValue: $metricValue}) {
+    rewoundRun { id }
+  }
+}
+"""
 
 
 def aggregate_run_id(key: str) -> str:
@@ -75,6 +86,9 @@ class WandbSink(Sink):
 
     def write(self, outputs: SummaryOutputs) -> None:
         wandb = import_wandb()
+        existing = self._public_run()
+        if existing is not None and (existing.history_line_count or 0) > 0:
+            self._rewind(existing)
         with translate_errors(self._what(), self.source.timeout_s), tempfile.TemporaryDirectory() as tmp:
             run = wandb.init(
                 entity=self.source.entity,
@@ -102,6 +116,25 @@ class WandbSink(Sink):
                 raise
             run.finish()
 
+    def _rewind(self, public_run: Any) -> None:
+        """Cut the aggregate run's history back to its start, so that no stale curve points remain.
+
+        W&B's run rewind (what ``wandb.init(resume_from="<id>?_step=0")`` sends). Sent before ``wandb.init``
+        because a failed rewinding ``init`` keeps the run id busy in wandb's service process. A server without
+        rewind gets a warning: the history then keeps the old curve points beside the new ones.
+        """
+        variables = {"runName": self.run_id, "entity": self.source.entity, "project": self.source.project,
+                     "metricName": "_step", "metricValue": 0.0}
+        try:
+            public_run._service_api.execute_graphql(_REWIND_RUN, variables)  # the pinned client's request path
+        except Exception as exc:  # noqa: BLE001 - any failure only costs the stale points, never the write
+            warnings.warn(
+                f"{self._what()}: W&B could not rewind the run ({redact(str(exc).strip())}); its history keeps "
+                "the previous curve points beside the new ones (summary, table, chart and artifact are current)",
+                WriteBackWarning,
+                stacklevel=3,
+            )
+
     def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
         run.define_metric(STEP_KEY)
         for curve in outputs.curves:
@@ -119,8 +152,9 @@ class WandbSink(Sink):
                 title="Expected validation performance",
                 xname="n",
             )})
-        stale = [k for k in run.summary.keys() if k.startswith("boon/") and k not in outputs.metrics]
-        for key in stale:  # groups or budgets that are gone from this summary
+        # Groups or budgets gone from this summary, and the old fingerprint (rewritten last, once all is done).
+        stale = [k for k in run.summary.keys() if k == FINGERPRINT_KEY or k.startswith("boon/") and k not in outputs.metrics]
+        for key in stale:
             del run.summary[key]
         run.summary.update(dict(outputs.metrics))
         self._log_artifact(wandb, run, outputs, tmp)
