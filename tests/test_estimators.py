@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from oracles import closed_form_rank_weights, enumerated_run_weights, exact_boo_n, tie_shared_run_weights
 from scipy import integrate, stats
 
-from boontrack.estimators import boo_n, boo_n_gaussian, expected_max, expected_max_of
+from boontrack.estimators import best_of_n_cdf, boo_n, boo_n_gaussian, expected_max, expected_max_of, rank_blocks
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning
 
 ESTIMATORS = ("V", "U", "W")
@@ -111,6 +111,45 @@ def test_matches_enumeration_hypothesis(problem):
     # The error bound is eps times the score range (module docstring), so scale the tolerance with it.
     scale = max(1.0, max(abs(t) for t in test))
     assert got == pytest.approx(float(expected), abs=1e-12 * scale)
+
+
+def test_budgets_in_any_order_with_repeats_come_back_aligned():
+    rng = np.random.default_rng(5)
+    val, test = coarse_scores(rng, 6)
+    budgets = [5, 1, 5, 3, 2]
+    for estimator in ESTIMATORS:
+        expected = [float(exact_boo_n(val, test, k, estimator)) for k in budgets]
+        got = boo_n(val, test, n=np.array(budgets), estimator=estimator)
+        assert isinstance(got, np.ndarray) and got.shape == (5,)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        assert isinstance(boo_n(val, test, n=np.int64(3), estimator=estimator), float)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS)
+@pytest.mark.parametrize("lo", [0, 3])
+def test_best_of_n_cdf_is_the_cumulative_closed_form_weight(estimator, lo):
+    m, budgets = 7, [1, 2, 4, 7]
+    got = best_of_n_cdf(m, np.array(budgets), estimator, lo=lo)
+    assert got.shape == (len(budgets), m - lo + 1)
+    for row, n in zip(got, budgets, strict=True):
+        cumulative = np.concatenate(([0.0], np.cumsum([float(w) for w in closed_form_rank_weights(m, n, estimator)])))
+        np.testing.assert_allclose(row, cumulative[lo:], rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("maximize", [True, False])
+def test_rank_blocks_groups_ties_worst_to_best(maximize):
+    val = np.array([0.5, 0.2, 0.5, 0.9, 0.2, 0.5])
+    test = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    blocks = rank_blocks(val, maximize=maximize)
+    if maximize:  # worst to best: 0.2 (runs 1, 4), 0.5 (0, 2, 5), 0.9 (3)
+        assert blocks.order.tolist() == [1, 4, 0, 2, 5, 3]
+        assert blocks.ends.tolist() == [2, 5, 6]
+        np.testing.assert_allclose(blocks.block_means(test), [3.5, 10 / 3, 4.0])
+    else:  # worst to best when lower is better: 0.9, 0.5, 0.2
+        assert blocks.order.tolist() == [3, 0, 2, 5, 1, 4]
+        assert blocks.ends.tolist() == [1, 4, 6]
+        np.testing.assert_allclose(blocks.block_means(test), [4.0, 10 / 3, 3.5])
+    assert blocks.starts.tolist() == [0, *blocks.ends[:-1].tolist()]
 
 
 def test_docstring_example_by_hand():

@@ -137,10 +137,10 @@ def test_budgets_near_the_int64_limit(estimator, n):
 # --- numerics where public implementations fail ------------------------------------------------------------------
 
 
-def v_weights_by_float_powers(m: int, n: int) -> np.ndarray:
+def v_weights_by_float_powers(m: int, n) -> np.ndarray:
     """Eq. 7 weights (j/m)^n - ((j-1)/m)^n in plain float arithmetic (fine while m^n does not overflow a double)."""
     j = np.arange(1, m + 1, dtype=np.float64)
-    return (j / m) ** n - ((j - 1) / m) ** n
+    return (j / m) ** np.asarray(n) - ((j - 1) / m) ** np.asarray(n)
 
 
 def v_weights_as_boon_computes_them(m: int, n: int) -> np.ndarray:
@@ -170,6 +170,16 @@ def test_v_curve_matches_float_powers_at_m_1000():
     reference = [v_weights_by_float_powers(1000, k) @ test[order] for k in budgets]
     got = quiet(boo_n, val, test, n=budgets)
     np.testing.assert_allclose(got, reference, rtol=0, atol=1e-13)
+
+
+def test_many_budgets_split_into_memory_bounded_chunks():
+    # 61 budgets x 200,001 ranks exceed one working array, so the budgets are evaluated in several chunks.
+    m = 200_000
+    rng = np.random.default_rng(61)
+    val, test = rng.random(m), rng.random(m)
+    budgets = np.arange(80, 19, -1)  # descending: results must come back aligned with the request
+    reference = v_weights_by_float_powers(m, budgets[:, None]) @ test[np.argsort(val)]
+    np.testing.assert_allclose(boo_n(val, test, n=budgets), reference, rtol=0, atol=1e-12)
 
 
 def log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
