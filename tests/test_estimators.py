@@ -198,6 +198,13 @@ def test_expected_max_of_normal_is_location_scale(mu, sigma):
     np.testing.assert_allclose(got, mu + sigma * c, rtol=0, atol=1e-8 * max(1.0, sigma, abs(mu)))
 
 
+@pytest.mark.parametrize("n", [1, 2, 5, 10, 100, 1000])
+def test_expected_max_of_closed_forms(n):
+    # Max of n U(0, 1) is Beta(n, 1) with mean n / (n + 1); max of n Exp(1) has mean H_n (Renyi).
+    assert expected_max_of(stats.uniform(0, 1), n) == pytest.approx(n / (n + 1), abs=1e-10)
+    assert expected_max_of(stats.expon(0, 1), n) == pytest.approx(sum(1 / k for k in range(1, n + 1)), abs=1e-9)
+
+
 def discrete_expected_max_by_eq4(pmf: np.ndarray, support: np.ndarray, n: int) -> float:
     """Eq. 4: sum_i ((sum_{x_j <= x_i} p_j)^n - (sum_{x_j < x_i} p_j)^n) x_i, the CDF built from the pmf."""
     cdf = np.cumsum(pmf)
