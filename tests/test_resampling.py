@@ -305,15 +305,18 @@ def test_generator_is_advanced_not_reset():
 
 @pytest.mark.parametrize("method", ["percentile", "bca", "smoothed"])
 def test_constant_scores_collapse_without_nan(method):
-    scores = np.full(15, 0.75)
+    scores = np.full(15, 0.7)  # 0.7 has no exact binary form: sums of it would round
     with pytest.warns(ConstantScoresWarning, match="all test scores are equal"):
         res = boo_n_ci(scores, n=5, method=method, n_resamples=200, rng=0)
-    assert res.confidence_interval == resampling.ConfidenceInterval(0.75, 0.75)
-    assert res.estimate == 0.75 and res.standard_error == 0.0
+    assert res.confidence_interval == resampling.ConfidenceInterval(0.7, 0.7)
+    assert res.estimate == 0.7 and res.standard_error == 0.0
     with pytest.warns(ConstantScoresWarning):
         band = boo_n_curve_ci(scores, method=method, n_resamples=50, rng=0)
     assert np.isfinite(np.r_[band.low, band.high, band.standard_error]).all()
-    assert (band.low == 0.75).all() and (band.high == 0.75).all()
+    assert (band.low == 0.7).all() and (band.high == 0.7).all() and (band.standard_error == 0).all()
+    with pytest.warns(ConstantScoresWarning):
+        tied_val = boo_n_ci(np.linspace(0.5, 0.6, 15), scores, n=3, method=method, n_resamples=50, rng=0)
+    assert tied_val.confidence_interval == resampling.ConfidenceInterval(0.7, 0.7)
 
 
 def test_few_runs_warn():

@@ -210,7 +210,7 @@ def _difference_result(estimate, dist, level, n_resamples) -> BootstrapResult:
     return BootstrapResult(
         estimate=estimate,
         confidence_interval=ConfidenceInterval(low, high),
-        standard_error=_standard_error(dist),
+        standard_error=float(_standard_error(dist)),
         bootstrap_distribution=dist,
         method="percentile",
         confidence_level=level,

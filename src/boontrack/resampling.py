@@ -157,7 +157,10 @@ class _RankedRuns:
         self.blocks = blocks.ends.size
         self._block_of = np.empty(self.m, dtype=np.intp)  # tie block of each run, in input order
         self._block_of[blocks.order] = np.repeat(np.arange(self.blocks), np.diff(blocks.ends, prepend=0))
-        self._test = test
+        # Test scores are summed relative to their median: constant scores then give exactly their value (a
+        # collapsed interval), and sums of large counts keep their precision.
+        self._offset = float(np.median(test))
+        self._test = test - self._offset
 
     def block_totals(self, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per resample (rows of ``indices``, run indices) and block: number of draws and sum of test scores.
@@ -185,7 +188,7 @@ class _RankedRuns:
             first = _first_block_with_weight(cum, p)
             weights = p.take(cum[:, first:]) - p.take(prev[:, first:])
             out[:, k] = np.einsum("ij,ij->i", weights, means[:, first:])
-        return out
+        return out + self._offset
 
     def estimate(self, cdf_rows: list[np.ndarray]) -> np.ndarray:
         """Boo_n of the data itself (every run drawn once), one value per budget."""
@@ -251,6 +254,7 @@ def _smoothed_boo_n(
     m = val.size
     h_val = _scott_bandwidth(val)
     h_test = None if test is None else _scott_bandwidth(test)
+    offset = float(np.median(val if test is None else test))  # as in _RankedRuns: exact for constant scores
     out = np.empty((n_resamples, len(cdf_rows)))
     done = 0
     positions = np.arange(m)
@@ -261,7 +265,7 @@ def _smoothed_boo_n(
         key = v if maximize else -v
         order = np.argsort(key, axis=1)
         key = np.take_along_axis(key, order, axis=1)
-        t_sorted = np.take_along_axis(t, order, axis=1)
+        t_sorted = np.take_along_axis(t, order, axis=1) - offset
         # Tie block of each sorted position: [start, end) from running max/min over the block boundaries.
         new_block = np.ones((size, m), dtype=bool)
         new_block[:, 1:] = key[:, 1:] != key[:, :-1]
@@ -273,12 +277,12 @@ def _smoothed_boo_n(
             weights = (p.take(end) - p.take(start)) / (end - start)
             out[done : done + size, k] = np.einsum("ij,ij->i", weights, t_sorted)
         done += size
-    return out
+    return out + offset
 
 
 def _scott_bandwidth(x: np.ndarray) -> float:
-    """Scott's rule for a Gaussian kernel in one dimension: sd * m^(-1/5) (0 for a single run)."""
-    return float(x.std(ddof=1)) * x.size ** (-0.2) if x.size > 1 else 0.0
+    """Scott's rule for a Gaussian kernel in one dimension: sd * m^(-1/5); exactly 0 for constant scores."""
+    return float(x.std(ddof=1)) * x.size ** (-0.2) if np.ptp(x) > 0 else 0.0
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -312,8 +316,12 @@ def _bca_interval(
     return float(low), float(high)
 
 
-def _standard_error(dist: np.ndarray) -> float:
-    return float(dist.std(ddof=1)) if dist.size > 1 else math.nan
+def _standard_error(dist: np.ndarray) -> np.ndarray:
+    """Standard deviation (ddof=1) along axis 0; NaN for one resample. Centred first, so that a constant
+    distribution gives exactly 0 rather than a rounding residue."""
+    if dist.shape[0] < 2:
+        return np.full(dist.shape[1:], math.nan)
+    return (dist - dist[0]).std(axis=0, ddof=1)
 
 
 def _intervals(
@@ -418,7 +426,7 @@ def _bootstrap_result(estimate, dist, jackknife, confidence_level, method, n_res
     return BootstrapResult(
         estimate=float(estimate),
         confidence_interval=ConfidenceInterval(float(low[0]), float(high[0])),
-        standard_error=_standard_error(dist),
+        standard_error=float(_standard_error(dist)),
         bootstrap_distribution=dist,
         method=method,
         confidence_level=confidence_level,
@@ -596,13 +604,12 @@ def boo_n_curve_ci(
         v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng
     )
     low, high = _intervals(estimate, dist, jackknife, level, method)
-    se = dist.std(axis=0, ddof=1) if n_resamples > 1 else np.full(budgets.size, math.nan)
     return CurveBand(
         n=budgets,
         estimate=estimate,
         low=low,
         high=high,
-        standard_error=se,
+        standard_error=_standard_error(dist),
         confidence_level=level,
         method=method,
         n_resamples=n_resamples,
