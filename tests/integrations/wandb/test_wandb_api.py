@@ -143,8 +143,9 @@ def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fre
 @pytest.mark.slow  # two full summaries with plots
 def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
     from boontrack.pipeline import run_job, summary_key
+    from boontrack.reports import render_outputs
 
-    for i, model in enumerate(["a", "a", "a", "b", "b", "b"]):
+    for i, model in enumerate(["a", "a", "a", "b", "b", "b", "c", "c", "c"]):
         fresh_log.add_run(FakeRun(name=f"w{i:07d}", entity=ENTITY, project="rewrite", config={"model": model},
                                   summary={"val_acc": 0.5 + i / 100}))
     source = open_source(f"wandb:{ENTITY}/rewrite")
@@ -152,6 +153,8 @@ def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
     sink = source.sink(summary_key(source.identity(), spec))
     first = run_job(source, spec, sink=sink, raise_on_write_error=True)
     fresh_log.runs[(ENTITY, "rewrite", "w0000005")].summary["val_acc"] = 0.9  # a run changed
+    for i in (6, 7, 8):  # and group c is gone
+        del fresh_log.runs[(ENTITY, "rewrite", f"w{i:07d}")]
     fresh_log.reset_log()
     second = run_job(source, spec, sink=sink, raise_on_write_error=True)
     assert (first.status, second.status) == ("updated", "updated") and first.fingerprint != second.fingerprint
@@ -160,6 +163,8 @@ def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
     steps = [row["boon/n"] for row in run.history if "boon/n" in row]
     assert steps == sorted(set(steps))  # one row per n: the first write's points are gone
     assert run.summary["boontrack/fingerprint"] == second.fingerprint
+    gone = render_outputs(first.summary).metrics.keys() - render_outputs(second.summary).metrics.keys()
+    assert gone and not gone & run.summary.keys()  # group c's metrics were removed from the summary
 
     # A server without run rewind: the write still succeeds, and the warning says what stays behind.
     fresh_log.refused.add("RewindRun")

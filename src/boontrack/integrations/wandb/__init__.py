@@ -3,10 +3,16 @@
 ``pip install "boontrack[wandb]"``. Importing this package does not import ``wandb``; the SDK is loaded on
 first use. Two backends are registered under the entry-point group ``boontrack.backends``:
 
-- ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``state``, ``filters``): runs listed through the
-  public API, 500 to a request, written back to one aggregate run per (source, spec);
+- ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``filters``, ``timeout``): runs listed through the
+  public API, 500 to a request, written back to one aggregate run per (source, spec). Values are the runs'
+  summary metrics; ``pick="best_val_step"`` costs one more request per run (its val/test history);
 - ``wandb-offline:DIR``: the ``offline-run-*`` directories ``wandb`` writes with ``WANDB_MODE=offline``, read
   from their files with no network (read only).
+
+Errors: a missing or rejected API key, a server that keeps failing (429, 5xx, retried by wandb with back-off;
+``WANDB_X_GRAPHQL_RETRY_MAX`` caps the attempts) or does not answer within ``timeout`` seconds raise
+:class:`~boontrack.exceptions.BackendError`; an unknown project or sweep raises
+:class:`~boontrack.exceptions.InputError`. Messages never contain the API key.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def build_frame(rows: list[dict[str, Any]], request: MetricRequest) -> pd.DataFr
 
     base = ["run_id", "status", "created_at", "duration_s"]
     wanted = [f"metrics.{name}" for name in (request.val, request.test) if name]
-    frame = pd.DataFrame.from_records(rows, columns=None) if rows else pd.DataFrame(columns=base + wanted)
+    frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=base + wanted)
     extra = sorted(c for c in frame.columns if c not in base)
     frame = frame.reindex(columns=base + extra)
     frame["run_id"] = frame["run_id"].astype("string")

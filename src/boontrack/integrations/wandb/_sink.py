@@ -136,6 +136,11 @@ class WandbSink(Sink):
             )
 
     def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
+        # The run is boontrack's own: whatever the previous write left that this one does not write goes
+        # (groups or budgets no longer there, the old fingerprint, which is written again last).
+        current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY, f"{CHART_KEY}_table"}
+        for key in [k for k in run.summary.keys() if k not in current and not k.startswith("_")]:
+            del run.summary[key]
         run.define_metric(STEP_KEY)
         for curve in outputs.curves:
             run.define_metric(curve.key, step_metric=STEP_KEY)
@@ -152,10 +157,6 @@ class WandbSink(Sink):
                 title="Expected validation performance",
                 xname="n",
             )})
-        # Groups or budgets gone from this summary, and the old fingerprint (rewritten last, once all is done).
-        stale = [k for k in run.summary.keys() if k == FINGERPRINT_KEY or k.startswith("boon/") and k not in outputs.metrics]
-        for key in stale:
-            del run.summary[key]
         run.summary.update(dict(outputs.metrics))
         self._log_artifact(wandb, run, outputs, tmp)
 
