@@ -72,12 +72,10 @@ def simulation():
     return estimates
 
 
-# For n <= 5, quad over scipy's truncnorm quantile function reports round-off (its ppf is a numerical inversion)
-# and lands ~2e-9 from the density quadrature; far below the Monte Carlo error, so 1e-8 here.
-@pytest.mark.filterwarnings("ignore::scipy.integrate.IntegrationWarning")
+@pytest.mark.filterwarnings("error::scipy.integrate.IntegrationWarning")
 def test_true_expected_max_two_ways():
     for n in (1, 2, 10, 30):
-        assert expected_max_of(TRUNCATED, n) == pytest.approx(truncated_normal_expected_max(n), abs=1e-8)
+        assert expected_max_of(TRUNCATED, n) == pytest.approx(truncated_normal_expected_max(n), abs=1e-11)
     assert truncated_normal_expected_max(1) == pytest.approx(TRUNCATED.mean(), abs=1e-13)
 
 

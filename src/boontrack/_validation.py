@@ -28,7 +28,7 @@ def as_scores(x: Any, name: str) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(
-            f"`{name}` must be finite; position {bad[0]} is {arr[bad[0]]!r}"
+            f"`{name}` must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
             + (f" ({bad.size} non-finite values in all)" if bad.size > 1 else "")
         )
     return arr
@@ -54,6 +54,8 @@ def as_budget(n: Any, name: str = "n") -> int:
             raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
     if int(n) < 1:
         raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+    if int(n) > np.iinfo(np.int64).max:
+        raise ValueError(f"`{name}` must be at most 2**63 - 1, got {n!r}")
     return int(n)
 
 

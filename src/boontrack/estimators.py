@@ -371,13 +371,15 @@ def _expected_max_of_iv(dist: Any, n: Any):
 def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     r"""Boo_n of a distribution: the expected maximum of n iid draws.
 
-    Continuous case, Bajgar et al. (2018), eq. 2, written over the quantile function to avoid integrating a
-    density over an infinite range:
+    Continuous case, Bajgar et al. (2018), eq. 2:
 
-    .. math:: \overline{\mathrm{Boo}}_n = \int x\, n f(x) F^{n-1}(x)\,dx = \int_0^1 F^{-1}(u^{1/n})\,du .
+    .. math:: \overline{\mathrm{Boo}}_n = \int x\, n f(x) F^{n-1}(x)\,dx ,
+
+    by quadrature with the density of the maximum evaluated in log space, split at the maximum's median so the
+    peak is never missed however large n is.
 
     Discrete case, eq. 4, summed as ``x_lo + sum_{x >= x_lo} (1 - F(x)^n)`` over the (integer) support,
-    truncated where the remaining tail is below 1e-16 of a unit.
+    truncated where the remaining tail is below 1e-16.
 
     Parameters
     ----------
@@ -396,18 +398,31 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
 
 
 def _continuous_expected_max(dist: Any, n: int) -> float:
-    def quantile_of_max(u: float) -> float:
-        # F^-1(u^(1/n)) computed from the upper tail, 1 - u^(1/n) = -expm1(log(u)/n), which keeps precision
-        # where u^(1/n) rounds to 1.
-        return float(dist.isf(-math.expm1(math.log(u) / n))) if u > 0 else float(dist.ppf(0.0))
+    def x_times_density_of_max(x: float) -> float:
+        log_density = math.log(n) + dist.logpdf(x) + (n - 1) * dist.logcdf(x)
+        return x * math.exp(log_density) if np.isfinite(log_density) else 0.0
 
-    value, _ = integrate.quad(quantile_of_max, 0.0, 1.0, limit=200, epsabs=1e-12, epsrel=1e-12)
-    return float(value)
+    # Median of the maximum: F(x) = 2^(-1/n), taken from the upper tail to keep precision for large n.
+    median = float(dist.isf(-math.expm1(-math.log(2.0) / n)))
+    low, high = dist.support()
+    total = 0.0
+    for a, b in ((low, median), (median, high)):
+        part, _ = integrate.quad(x_times_density_of_max, a, b, limit=200, epsabs=1e-13, epsrel=1e-12)
+        total += part
+    return float(total)
 
 
 def _discrete_expected_max(dist: Any, n: int) -> float:
     tail = 1e-16 / n
-    lo, hi = float(dist.ppf(tail)), float(dist.isf(tail))
+    lo = float(dist.ppf(tail))
+    # scipy's isf gives nan or inf for tails this small on unbounded supports (poisson, geom): start lower and
+    # double the distance from the bulk until n * P(X > hi) is below the tail.
+    with np.errstate(all="ignore"):
+        hi = float(dist.isf(tail))
+    if not np.isfinite(hi):
+        hi = float(dist.isf(1e-12))
+        while n * dist.sf(hi) > 1e-16:
+            hi = lo + 2.0 * (hi - lo)
     x = np.arange(lo, hi + 1.0)
     # P(max > x) = 1 - F(x)^n, from log F for precision in the upper tail.
     exceed = -np.expm1(n * dist.logcdf(x))
