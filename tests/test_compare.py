@@ -105,6 +105,35 @@ def test_paired_difference_resamples_pairs_together():
     assert res.estimate == pytest.approx(a.mean() - b.mean(), abs=1e-15)
 
 
+def test_differences_match_scipy_bootstrap_with_the_same_seed():
+    """scipy.stats.bootstrap draws the same indices from the same seed: paired, one draw for all four arrays;
+    unpaired, A's then B's."""
+    a_val, b_val, a_test, b_test = approaches(m_a=30, m_b=30)
+    ref = stats.bootstrap(
+        (a_val, a_test, b_val, b_test),
+        lambda av, at, bv, bt: boo_n(av, at, n=3) - boo_n(bv, bt, n=3),
+        paired=True,
+        vectorized=False,
+        method="percentile",
+        n_resamples=300,
+        rng=4,
+    )
+    ours = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=4)
+    np.testing.assert_allclose(ours.bootstrap_distribution, ref.bootstrap_distribution, rtol=0, atol=1e-12)
+    a_val, b_val, a_test, b_test = approaches()
+    ref = stats.bootstrap(
+        (a_test, b_test),
+        lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
+        method="percentile",
+        n_resamples=300,
+        rng=5,
+    )
+    ours = mean_difference_ci(a_test, b_test, n_resamples=300, rng=5)
+    np.testing.assert_allclose(ours.bootstrap_distribution, ref.bootstrap_distribution, rtol=0, atol=1e-14)
+    assert ours.confidence_interval.low == pytest.approx(ref.confidence_interval.low, abs=1e-14)
+    assert ours.confidence_interval.high == pytest.approx(ref.confidence_interval.high, abs=1e-14)
+
+
 def test_paired_interval_is_narrower_on_paired_data():
     a, b = paired_with_shift()
     for fn in (mean_difference_ci, boo_n_difference_ci):

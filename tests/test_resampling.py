@@ -3,7 +3,8 @@
 The bootstrap distribution is checked against resamples materialised here, one by one, and fed to
 :func:`boontrack.boo_n`: resample r is row r of ``rng.integers(0, m, size=(B, m), dtype=int32)`` (the documented
 protocol), so the same seed gives the same resamples. BCa is checked against its textbook formulas with an
-explicit leave-one-out loop, and against ``scipy.stats.bootstrap`` for the mean.
+explicit leave-one-out loop, and against ``scipy.stats.bootstrap``: around ``boo_n`` with the same seed (scipy
+draws the same run indices, so distribution and intervals agree to rounding) and for the mean at large B.
 """
 
 from __future__ import annotations
@@ -132,6 +133,31 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
     # same resamples as the percentile method: only the interval differs
     plain = boo_n_ci(val, test, n=4, estimator=estimator, n_resamples=2000, rng=8)
     np.testing.assert_array_equal(plain.bootstrap_distribution, res.bootstrap_distribution)
+
+
+@pytest.mark.parametrize("estimator", ["V", "U", "W"])
+@pytest.mark.parametrize("maximize", [True, False])
+@pytest.mark.parametrize("method", ["percentile", "BCa"])
+def test_same_resamples_and_interval_as_scipy_bootstrap_around_boo_n(estimator, maximize, method):
+    """scipy.stats.bootstrap(paired=True) draws the same run indices from the same seed, so the bootstrap
+    distribution, BCa's jackknife and the intervals must agree to rounding."""
+    val, test = tied_runs(m=30, seed=2)
+    ref = stats.bootstrap(
+        (val, test),
+        lambda v, t: boo_n(v, t, n=4, estimator=estimator, maximize=maximize),
+        paired=True,
+        vectorized=False,
+        method=method,
+        n_resamples=300,
+        rng=17,
+    )
+    ours = boo_n_ci(
+        val, test, n=4, estimator=estimator, maximize=maximize, method=method.lower(), n_resamples=300, rng=17
+    )
+    np.testing.assert_allclose(ours.bootstrap_distribution, ref.bootstrap_distribution, rtol=0, atol=1e-12)
+    assert ours.confidence_interval.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.confidence_interval.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+    assert ours.standard_error == pytest.approx(ref.standard_error, abs=1e-12)
 
 
 def test_bca_mean_agrees_with_scipy():
