@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from mlflow import MlflowClient
 from mlflow.entities import ViewType
-
-from click.testing import CliRunner
 
 from boontrack.demo import EXPERIMENT, demo_command, run_demo
 

@@ -113,8 +113,9 @@ class _FailingProxy(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def failing_proxy(mlflow_server):
-    handler = type("Handler", (_FailingProxy,), {"upstream": mlflow_server})
+def failing_proxy(mlflow_server, request):
+    route = getattr(request, "param", _FailingProxy.failing_route)
+    handler = type("Handler", (_FailingProxy,), {"upstream": mlflow_server, "failing_route": route})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -141,6 +142,16 @@ def test_write_failure_warns_returns_and_leaves_no_partial_summary(mlflow_server
     # the real server still works, and the next run writes the summary
     assert summarize_sweep(sweep.parent_id, val="val_acc", test="test_acc", tracking_uri=mlflow_server,
                            **FAST).status == "updated"
+
+
+@pytest.mark.parametrize("failing_proxy", ["/api/2.0/mlflow/runs/search"], indirect=True)
+def test_read_failure_is_a_backend_error(mlflow_server, failing_proxy, monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    sweep = mixed_sweep(mlflow_server, finished=3)
+    with pytest.raises(BackendError, match="reading runs of experiment") as info:
+        summarize_sweep(sweep.parent_id, val="val_acc", tracking_uri=failing_proxy, **FAST)
+    assert "500" in str(info.value) or "INTERNAL_ERROR" in str(info.value)
+    assert summary_runs(sweep.client, sweep.experiment_id) == []
 
 
 def test_deleted_parent_is_an_input_error_exit_2(sqlite_uri):

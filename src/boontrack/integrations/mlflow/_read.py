@@ -10,8 +10,11 @@ import pandas as pd
 
 from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
 
-#: The server refuses larger pages.
+#: Page size against an SQL store: the largest MLflow accepts (fewest queries).
 SEARCH_PAGE_SIZE = 50_000
+#: Page size against a server: a 10,000-run page took over 10 s (the request timeout) on a busy machine;
+#: pages of 2,000 answer in 1-2 s and cost about 10 % more in total than one big page.
+HTTP_SEARCH_PAGE_SIZE = 2_000
 #: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
 HISTORY_RUNS_PER_REQUEST = 100
 HISTORY_POINTS_PER_REQUEST = 25_000
@@ -26,6 +29,7 @@ def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> l
     from mlflow.entities import ViewType
 
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
+    page_size = HTTP_SEARCH_PAGE_SIZE if _is_rest(client) else SEARCH_PAGE_SIZE
     runs: list[Any] = []
     token = None
     while True:
@@ -33,7 +37,7 @@ def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> l
             [experiment_id],
             filter_string=filter_string,
             run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=SEARCH_PAGE_SIZE,
+            max_results=page_size,
             page_token=token,
         )
         runs.extend(page)
@@ -78,7 +82,7 @@ def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFr
     if not run_ids:
         return pd.DataFrame({c: [] for c in HISTORY_COLUMNS})
     store = client._tracking_client.store
-    if hasattr(store, "get_host_creds"):
+    if _is_rest(client):
         rows = _rest_histories(client, store, list(run_ids), key)
     elif hasattr(store, "get_metric_history_bulk"):
         rows = []
@@ -94,6 +98,11 @@ def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFr
         ]
     frame = pd.DataFrame.from_records(rows, columns=HISTORY_COLUMNS)
     return frame.astype({"run_id": "str", "step": "int64", "timestamp": "int64", "value": "float64"})
+
+
+def _is_rest(client: Any) -> bool:
+    """Whether the client talks to a tracking server (REST) rather than to a store in-process."""
+    return hasattr(client._tracking_client.store, "get_host_creds")
 
 
 def _rest_histories(client: Any, store: Any, run_ids: list[str], key: str) -> list[tuple]:

@@ -107,7 +107,7 @@ class MlflowSource(Source):
 
         val_history = _read.metric_histories(self._client, logged(request.val), request.val)
         test_history = None
-        if request.test is not None:
+        if request.test is not None and f"metrics.{request.test}" in frame.columns:
             test_history = _read.metric_histories(self._client, logged(request.test), request.test)
         return _read.pick_best_val_step(frame, request, val_history, test_history)
 
