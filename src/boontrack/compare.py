@@ -437,6 +437,14 @@ def adjust_pvalues(pvalues: Any, *, method: Literal["holm", "bh"] = "holm") -> n
     ------
     ValueError
         Empty input, or a p-value that is NaN or outside [0, 1] (naming its position).
+
+    Examples
+    --------
+    >>> from boontrack.compare import adjust_pvalues
+    >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], method="holm").round(4).tolist()
+    [0.03, 0.06, 0.06, 0.02]
+    >>> adjust_pvalues([0.01, 0.04, 0.03, 0.005], method="bh").round(4).tolist()
+    [0.02, 0.04, 0.04, 0.02]
     """
     p, method = _adjust_pvalues_iv(pvalues, method)
     k = p.size

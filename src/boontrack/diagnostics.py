@@ -126,6 +126,15 @@ def diagnose(val: Any, test: Any = None, *, n: Any = None) -> Diagnostics:
     ----------
     Bajgar, Kadlec & Kleindienst (2018), §3.2 (eq. 6) and Appendix C; Stephens (1974), EDF statistics for
     goodness of fit, JASA 69(347).
+
+    Examples
+    --------
+    >>> from boontrack.diagnostics import diagnose
+    >>> d = diagnose([0.70, 0.72, 0.72, 0.69], [0.68, 0.71, 0.70, 0.69], n=5)
+    >>> d.runs, d.ties
+    (4, 1)
+    >>> d.warnings[0]
+    'only 4 runs: bootstrap intervals under-cover below ~10 runs'
     """
     v, t, n = _diagnose_iv(val, test, n)
     m = v.size

@@ -4,7 +4,8 @@ The bootstrap resamples runs, keeping each run's (validation, test) pair togethe
 Appendix D.1). Resample r of a batch of ``b`` resamples is row r of
 ``rng.integers(0, m, size=(b, m), dtype=numpy.int32)``:
 indices into the runs as given. Batches follow each other in the generator's stream, so the resamples do not
-depend on the batch size.
+depend on the batch size, and they are the resamples ``scipy.stats.bootstrap(..., paired=True, rng=seed)``
+draws: with the same seed both give the same bootstrap distribution and intervals (the tests check it).
 
 A resample is used only through its counts: ranked by validation score, it is the original ranking with run i
 repeated ``c_i`` times, so no resample is sorted. With the original tie blocks b (runs of equal validation
