@@ -354,12 +354,9 @@ def _few_runs_message(m: int) -> str | None:
 
 
 def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int) -> None:
-    if val.size < _FEW_RUNS:
-        warnings.warn(
-            _few_runs_message(val.size),
-            FewRunsWarning,
-            stacklevel=stacklevel + 1,
-        )
+    few_runs = _few_runs_message(val.size)
+    if few_runs:
+        warnings.warn(few_runs, FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(test) == 0:
         warnings.warn(
             "all test scores are equal: every resample gives the same value and the interval is a point",
