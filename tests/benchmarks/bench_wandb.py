@@ -107,7 +107,8 @@ def bench_offline(n_files: int, root: Path, distinct: int) -> None:
         frame = open_source(f"wandb-offline:{corpus}").read(MetricRequest("val_acc", "test_acc", pick=pick))
         elapsed = time.perf_counter() - started
         assert len(frame) == n_files
-        print(f"offline read, pick={pick}: {n_files} files in {elapsed:.2f} s ({elapsed / n_files * 1000:.2f} ms a file)")
+        per_file_ms = elapsed / n_files * 1000
+        print(f"offline read, pick={pick}: {n_files} files in {elapsed:.2f} s ({per_file_ms:.2f} ms a file)")
 
 
 def main() -> None:

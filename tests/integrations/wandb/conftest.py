@@ -73,7 +73,10 @@ def _history(model: str, seed: int) -> list[dict[str, float]]:
     # Deterministic, seed-dependent curves whose best epoch is not always the last one.
     base = MODELS[model] + 0.01 * seed
     return [
-        {"val_acc": round(base + 0.05 * math.sin(seed + 2 * epoch), 6), "test_acc": round(base - 0.02 + 0.01 * epoch, 6)}
+        {
+            "val_acc": round(base + 0.05 * math.sin(seed + 2 * epoch), 6),
+            "test_acc": round(base - 0.02 + 0.01 * epoch, 6),
+        }
         for epoch in range(EPOCHS)
     ]
 
@@ -101,8 +104,10 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
 
     for model in MODELS:
         for seed in SEEDS:
-            write({"model": model, "seed": seed, "optim": {"name": "adam", "lr": 0.001}}, _history(model, seed),
-                  group=f"{model}-sweep", tags=("sweep", model), extra={"best_val_acc": max(r["val_acc"] for r in _history(model, seed))})
+            history = _history(model, seed)
+            write({"model": model, "seed": seed, "optim": {"name": "adam", "lr": 0.001}}, history,
+                  group=f"{model}-sweep", tags=("sweep", model),
+                  extra={"best_val_acc": max(r["val_acc"] for r in history)})
     write({"model": "cnn", "seed": 99, "optim": {"name": "adam", "lr": 0.001}}, _history("cnn", 0)[:2], exit_code=1,
           group="cnn-sweep")
     write({"model": "mlp", "seed": 98, "note": BIG_TEXT}, _history("mlp", 1), group="mlp-sweep")

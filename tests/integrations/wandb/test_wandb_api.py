@@ -124,7 +124,8 @@ def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fre
     assert {steps_of[c.key] for c in expected.curves} == {position["boon/n"]}, defined
     # The table with every curve row, the line-series chart, and the summary artifact with its files.
     assert run.summary["boontrack/curves_table"]["nrows"] == len(expected.tables["curves"][1])
-    assert run.config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]["panelDefId"] == "wandb/lineseries/v0"
+    chart = run.config["_wandb"]["visualize"]["boontrack/curves_chart"]
+    assert chart["panel_config"]["panelDefId"] == "wandb/lineseries/v0"
     artifact = next(a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary")
     assert artifact["state"] == "COMMITTED"
     assert fresh_log.artifact_files(artifact["id"]) == dict(expected.artifacts)
@@ -180,8 +181,9 @@ def test_post_sweep_callback(fresh_log):
     result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", n=(1, 2),
                              n_resamples=99)
     assert result.status == "updated" and result.write_error is None
-    aggregate = [r for r in fresh_log.runs.values() if r.name.startswith("boon-") and r.project == PROJECT]
-    assert len(aggregate) == 2  # the earlier test's spec and this one's: one aggregate run per (source, spec)
+    run_id = result.location.rsplit("/", 1)[-1]
+    aggregate = fresh_log.runs[(ENTITY, PROJECT, run_id)]
+    assert aggregate.job_type == "boontrack" and aggregate.summary["boontrack/fingerprint"] == result.fingerprint
     with pytest.raises(InputError, match="entity/project/sweep_id"):
         summarize_sweep("only/two", val="val_acc")
 
@@ -283,3 +285,39 @@ def test_write_failures_warn_and_leave_no_fingerprint(fresh_log):
     assert result.status == "write-failed"
     assert any(issubclass(w.category, WriteBackWarning) for w in caught)
     assert sink.read_fingerprint() is None
+
+
+@pytest.mark.slow  # a subprocess that writes an aggregate run, then runs again and writes nothing
+def test_reaggregate_runs_wandb_jobs(fresh_log, offline_runs, tmp_path):
+    config = tmp_path / "boontrack.toml"
+    config.write_text(f"""
+[[jobs]]
+name = "sweep"
+source = "wandb:{ENTITY}/{PROJECT}"
+sweep = "{SWEEP}"
+val = "val_acc"
+test = "test_acc"
+n = [1, 2]
+group_by = ["model"]
+resamples = 99
+seed = 11
+write_back = true
+
+[[jobs]]
+name = "offline"
+source = "wandb-offline:{offline_runs[0]}"
+val = "val_acc"
+n = [1, 2]
+resamples = 99
+out = "{tmp_path / 'offline-summary'}"
+""")
+    first = _cli("reaggregate", "--config", str(config), env=dict(os.environ))
+    assert first.returncode == 0, first.stderr
+    assert "sweep: updated" in first.stdout + first.stderr and "offline: updated" in first.stdout + first.stderr
+    assert (tmp_path / "offline-summary" / "summary.json").exists()
+    fresh_log.reset_log()
+    second = _cli("reaggregate", "--config", str(config), env=dict(os.environ))
+    assert second.returncode == 0, second.stderr
+    assert "sweep: unchanged" in second.stdout + second.stderr
+    assert not {"UpsertBucket", "RunResumeStatus", "file_stream"} & set(fresh_log.operations())
+    assert API_KEY not in first.stdout + first.stderr + second.stdout + second.stderr

@@ -104,7 +104,8 @@ def _run_file(tmp_path: Path, records: list, version: int = 0) -> Path:
 def _records(min_consumer: str = "0.70.0", exit_code: int | None = 0):
     from wandb.proto import wandb_internal_pb2 as pb
 
-    header = pb.Record(header=pb.HeaderRecord(version_info=pb.VersionInfo(producer="0.31.0", min_consumer=min_consumer)))
+    version = pb.VersionInfo(producer="0.31.0", min_consumer=min_consumer)
+    header = pb.Record(header=pb.HeaderRecord(version_info=version))
     run = pb.Record(run=pb.RunRecord(run_id="abc", project="p"))
     history = pb.Record(history=pb.HistoryRecord(item=[pb.HistoryItem(key="val_acc", number=0.5)]))  # typed value
     summary = pb.Record(summary=pb.SummaryRecord(update=[pb.SummaryItem(key="val_acc", value_json="0.5")]))

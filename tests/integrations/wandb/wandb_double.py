@@ -10,7 +10,10 @@ what the client sent (request counts, summary metrics, history rows, uploaded fi
 
 It reproduces what the client needs, not the server's semantics: no permissions, no summary merge rules, no
 artifact deduplication. Fault injection: :meth:`WandbDouble.inject` makes the next requests fail with a status
-(and headers such as ``Retry-After``), :attr:`WandbDouble.delay_s` slows every GraphQL answer.
+(and headers such as ``Retry-After``), :attr:`WandbDouble.delay_s` slows every GraphQL answer, and
+:attr:`WandbDouble.refused` answers chosen operations with a GraphQL error (a server without that feature).
+Operations it does not know are answered with an error and listed in :attr:`WandbDouble.unknown`; with
+``WANDB_DOUBLE_DEBUG=1`` their query and variables are printed, which is how a new wandb version's needs show.
 """
 
 from __future__ import annotations
@@ -60,6 +63,11 @@ class Fault:
     status: int
     headers: dict[str, str]
     remaining: int
+
+
+def _wire_config(config: dict[str, Any]) -> str:
+    """Config as the server sends it: JSON text, each value wrapped as ``{"value": ..., "desc": null}``."""
+    return json.dumps({k: {"value": val, "desc": None} for k, val in config.items()})
 
 
 def _matches(run: FakeRun, flt: Any) -> bool:
@@ -242,7 +250,9 @@ class WandbDouble:
                 "runCount": len(selected),
                 "readOnly": False,
                 "runs": {
-                    "edges": [{"node": self._node(r, full=not lazy), "cursor": str(start + i + 1)} for i, r in enumerate(page)],
+                    "edges": [
+                        {"node": self._node(r, full=not lazy), "cursor": str(start + i + 1)} for i, r in enumerate(page)
+                    ],
                     "pageInfo": {"endCursor": str(end), "hasNextPage": end < len(selected)},
                 },
             }
@@ -270,7 +280,7 @@ class WandbDouble:
         }
         if full:
             node.update(
-                config=json.dumps({k: {"value": val, "desc": None} for k, val in r.config.items()}),
+                config=_wire_config(r.config),
                 systemMetrics="{}",
                 summaryMetrics=json.dumps(r.summary),
                 historyKeys={"keys": {}, "lastStep": len(r.history) - 1},
@@ -300,7 +310,11 @@ class WandbDouble:
         answers = []
         for spec in map(json.loads, v["specs"]):
             keys = [k for k in spec.get("keys") or [] if k != "_step"]
-            rows = [{k: row[k] for k in ("_step", *keys) if k in row} for row in run.history if all(k in row for k in keys)]
+            rows = [
+                {k: row[k] for k in ("_step", *keys) if k in row}
+                for row in run.history
+                if all(k in row for k in keys)
+            ]
             answers.append(rows[: spec.get("samples", len(rows))])
         return {"project": {"run": {"sampledHistory": answers}}}
 
@@ -308,7 +322,7 @@ class WandbDouble:
     def _bucket(self, r: FakeRun) -> dict[str, Any]:
         return {
             "id": r.storage_id, "name": r.name, "displayName": r.display_name or r.name, "description": r.description,
-            "notes": r.description, "config": json.dumps({k: {"value": val, "desc": None} for k, val in r.config.items()}),
+            "notes": r.description, "config": _wire_config(r.config),
             "summaryMetrics": json.dumps(r.summary), "sweepName": r.sweep, "tags": r.tags,
             "project": {"id": "1", "name": r.project, "entity": {"id": "1", "name": r.entity}},
             "historyLineCount": len(r.history), "logLineCount": 0, "eventsLineCount": 0,
@@ -332,11 +346,14 @@ class WandbDouble:
                                            created_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())))
                 inserted = True
         if v.get("config"):
-            run.config = {k: val.get("value") if isinstance(val, dict) else val for k, val in json.loads(v["config"]).items()}
+            wire = json.loads(v["config"])
+            run.config = {k: val.get("value") if isinstance(val, dict) else val for k, val in wire.items()}
         if v.get("summaryMetrics"):
             run.summary = json.loads(v["summaryMetrics"])
-        for var, attr in (("groupName", "group"), ("jobType", "job_type"), ("tags", "tags"), ("notes", "description"),
-                          ("displayName", "display_name"), ("display_name", "display_name"), ("sweep", "sweep"), ("state", "state")):
+        for var, attr in (
+            ("groupName", "group"), ("jobType", "job_type"), ("tags", "tags"), ("notes", "description"),
+            ("displayName", "display_name"), ("display_name", "display_name"), ("sweep", "sweep"), ("state", "state"),
+        ):
             if v.get(var) is not None:
                 setattr(run, attr, v[var])
         return {"upsertBucket": {"bucket": self._bucket(run) | self._node(run, full=True), "inserted": inserted}}
@@ -358,8 +375,6 @@ class WandbDouble:
 
     def file_stream(self, path: tuple[str, str, str], body: dict[str, Any]) -> None:
         run = self.runs[path]
-        if os.environ.get("WANDB_DOUBLE_DEBUG"):
-            print("FILESTREAM", json.dumps(body)[:1500], file=sys.stderr)
         for name, chunk in (body.get("files") or {}).items():
             lines = [json.loads(line) for line in chunk.get("content", [])]
             if name == "wandb-history.jsonl":

@@ -19,7 +19,8 @@ def find_run_files(directory: Path) -> list[Path]:
     """The ``offline-run-*/run-*.wandb`` files in ``directory`` or in its ``wandb/`` subdirectory, sorted."""
     if not directory.is_dir():
         raise InputError(f"wandb-offline: {directory} is not a directory")
-    files = sorted(directory.glob("offline-run-*/run-*.wandb")) + sorted(directory.glob("wandb/offline-run-*/run-*.wandb"))
+    pattern = "offline-run-*/run-*.wandb"
+    files = sorted(directory.glob(pattern)) + sorted(directory.glob(f"wandb/{pattern}"))
     if not files and directory.name.startswith("offline-run-"):
         files = sorted(directory.glob("run-*.wandb"))
     return files

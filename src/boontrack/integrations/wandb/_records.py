@@ -201,7 +201,8 @@ def _read_history_record(run: OfflineRun, history: Any, keep: bool) -> None:
 
 def _read_run_record(run: OfflineRun, rec: Any) -> None:
     run.run_id, run.entity, run.project = rec.run_id, rec.entity, rec.project
-    run.group, run.job_type, run.display_name, run.sweep_id = rec.run_group, rec.job_type, rec.display_name, rec.sweep_id
+    run.group, run.job_type, run.display_name = rec.run_group, rec.job_type, rec.display_name
+    run.sweep_id = rec.sweep_id
     run.tags = tuple(rec.tags)
     if rec.HasField("start_time"):
         run.start_time = rec.start_time.seconds + rec.start_time.nanos / 1e9

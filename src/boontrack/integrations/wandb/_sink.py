@@ -99,7 +99,11 @@ class WandbSink(Sink):
                 name=f"boontrack {self.source.sweep or self.source.group or self.source.project}",
                 notes=outputs.description,
                 group=self.source.group,
-                config={SUMMARY_ROLE_TAG: SUMMARY_ROLE, "boontrack.source": self.source.identity(), "boontrack.key": self.key},
+                config={
+                    SUMMARY_ROLE_TAG: SUMMARY_ROLE,
+                    "boontrack.source": self.source.identity(),
+                    "boontrack.key": self.key,
+                },
                 dir=tmp,
                 reinit="create_new",  # never touch a run the user has open in this process
                 settings=wandb.Settings(
@@ -138,7 +142,8 @@ class WandbSink(Sink):
     def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
         # The run is boontrack's own: whatever the previous write left that this one does not write goes
         # (groups or budgets no longer there, the old fingerprint, which is written again last).
-        current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY, f"{CHART_KEY}_table"}
+        current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY}
+        current.add(f"{CHART_KEY}_table")  # the table wandb.plot.line_series logs beside its chart
         for key in [k for k in run.summary.keys() if k not in current and not k.startswith("_")]:
             del run.summary[key]
         run.define_metric(STEP_KEY)
