@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -351,3 +352,14 @@ def test_expected_max_of_rejects_bad_budget():
 def test_boo_n_gaussian_rejects_bad_input(args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         boo_n_gaussian(*args, **kwargs)
+
+
+def test_extrapolation_warning_points_at_the_callers_line():
+    from boontrack.resampling import boo_n_ci
+
+    with pytest.warns(ExtrapolationWarning) as record:
+        boo_n([0.1, 0.2, 0.3], n=4)
+        boo_n_ci([0.1, 0.2, 0.3], n=4, n_resamples=10, rng=0)
+    assert [Path(w.filename).resolve() for w in record.list if w.category is ExtrapolationWarning] == [
+        Path(__file__).resolve()
+    ] * 2

@@ -69,6 +69,20 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
     return np.array([as_budget(k, f"{name}[{i}]") for i, k in enumerate(items)], dtype=np.int64), False
 
 
+def as_count(value: Any, name: str) -> int:
+    """A count such as a number of resamples: an int (not a float, not a bool) >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or value < 1:
+        raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def as_flag(value: Any, name: str) -> bool:
+    """A real boolean (not a truthy string or number), as a Python bool."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"`{name}` must be True or False, got {value!r}")
+    return bool(value)
+
+
 def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
     """``value`` if it is one of ``choices``, else ValueError listing them."""
     choices = tuple(choices)

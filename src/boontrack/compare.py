@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from boontrack._validation import ESTIMATORS, as_budget, as_choice, as_probability, as_rng, as_scores, as_val_test
+from boontrack._validation import ESTIMATORS, as_budget, as_choice, as_count, as_flag, as_probability, as_rng, as_scores, as_val_test
 from boontrack.estimators import Estimator, _warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import (
@@ -219,12 +219,9 @@ def _difference_result(estimate, dist, level, n_resamples) -> BootstrapResult:
 
 
 def _resampling_iv(paired, confidence_level, n_resamples, rng):
-    if not isinstance(paired, (bool, np.bool_)):
-        raise ValueError(f"`paired` must be True or False, got {paired!r}")
+    paired = as_flag(paired, "paired")
     level = as_probability(confidence_level, "confidence_level")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be an integer >= 1, got {n_resamples!r}")
-    return bool(paired), level, int(n_resamples), as_rng(rng)
+    return paired, level, as_count(n_resamples, "n_resamples"), as_rng(rng)
 
 
 def _approaches_iv(a_val, b_val, a_test, b_test, paired):
@@ -254,10 +251,9 @@ def _boo_n_difference_ci_iv(
     a_v, a_t, b_v, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
     budget = as_budget(n)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise ValueError(f"`maximize` must be True or False, got {maximize!r}")
+    maximize = as_flag(maximize, "maximize")
     _warn_or_raise_budget(np.array([budget]), min(a_v.size, b_v.size), estimator)
-    return a_v, a_t, b_v, b_t, budget, estimator, bool(maximize), paired, level, n_resamples, rng
+    return a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, level, n_resamples, rng
 
 
 def boo_n_difference_ci(

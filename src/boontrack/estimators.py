@@ -36,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import integrate, special, stats
 
-from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_scores, as_val_test
+from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_flag, as_scores, as_val_test
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning
 
 __all__ = ["Estimator", "boo_n", "boo_n_gaussian", "expected_max", "expected_max_of"]
@@ -160,6 +160,10 @@ def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.nda
 
 
 def _warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
+    """U cannot draw more runs than there are; V and W extrapolate, with a warning.
+
+    Called from the validation helper of a public function, so the warning points at that function's caller.
+    """
     too_big = budgets[budgets > m]
     if not too_big.size:
         return
@@ -171,7 +175,7 @@ def _warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
     warnings.warn(
         f"n = {int(too_big.max())} > m = {m} runs: estimator {estimator} extrapolates beyond the data",
         ExtrapolationWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -179,10 +183,9 @@ def _boo_n_iv(val: Any, test: Any, n: Any, estimator: Any, maximize: Any):
     v, t = as_val_test(val, test)
     budgets, scalar = as_budgets(n)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise ValueError(f"`maximize` must be True or False, got {maximize!r}")
+    maximize = as_flag(maximize, "maximize")
     _warn_or_raise_budget(budgets, v.size, estimator)
-    return v, t, budgets, scalar, estimator, bool(maximize)
+    return v, t, budgets, scalar, estimator, maximize
 
 
 def boo_n(
@@ -308,9 +311,7 @@ def _boo_n_gaussian_iv(val: Any, test: Any, n: Any, maximize: Any):
     if v.size < 2:
         raise ValueError(f"`val` needs at least 2 runs to estimate a standard deviation, got {v.size}")
     budgets, scalar = as_budgets(n)
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise ValueError(f"`maximize` must be True or False, got {maximize!r}")
-    return v, t, budgets, scalar, bool(maximize)
+    return v, t, budgets, scalar, as_flag(maximize, "maximize")
 
 
 def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = True) -> float | np.ndarray:

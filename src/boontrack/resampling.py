@@ -40,6 +40,8 @@ from boontrack._validation import (
     as_budget,
     as_budgets,
     as_choice,
+    as_count,
+    as_flag,
     as_probability,
     as_rng,
     as_scores,
@@ -367,16 +369,8 @@ def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int) -> None:
 
 def _options_iv(confidence_level: Any, n_resamples: Any, method: Any, rng: Any):
     level = as_probability(confidence_level, "confidence_level")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise ValueError(f"`n_resamples` must be an integer >= 1, got {n_resamples!r}")
     method = as_choice(method, "method", METHODS)
-    return level, int(n_resamples), method, as_rng(rng)
-
-
-def _maximize_iv(maximize: Any) -> bool:
-    if not isinstance(maximize, (bool, np.bool_)):
-        raise ValueError(f"`maximize` must be True or False, got {maximize!r}")
-    return bool(maximize)
+    return level, as_count(n_resamples, "n_resamples"), method, as_rng(rng)
 
 
 def _bca_budget_iv(method: str, m: int, budgets: np.ndarray, estimator: str) -> None:
@@ -438,7 +432,7 @@ def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resample
     if not scalar:
         raise ValueError(f"`n` must be a single budget (use boo_n_curve_ci for several), got {n!r}")
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
-    maximize = _maximize_iv(maximize)
+    maximize = as_flag(maximize, "maximize")
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     _warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
@@ -543,7 +537,7 @@ def default_budgets(m: int) -> np.ndarray:
 def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
     v, t = as_val_test(val, test)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
-    maximize = _maximize_iv(maximize)
+    maximize = as_flag(maximize, "maximize")
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     if n is None:
         # BCa's jackknife has m - 1 runs, where U stops at n = m - 1
