@@ -42,6 +42,8 @@ def test_a_sweep_is_listed_in_one_request_with_config_and_summary(fresh_log, off
         assert frame.loc[rid, "status"] == ("finished" if run.exit_code == 0 else "failed")
         assert frame.loc[rid, "tags.group"] == run.group and frame.loc[rid, "tags.sweep"] == SWEEP
     assert (frame["params.optim.lr"].dropna() == 0.001).all()
+    seeded = {run.name: run.created_at for run in fresh_log.runs.values()}  # naive ISO text, UTC on W&B
+    assert all(frame.loc[rid, "created_at"].isoformat() == seeded[rid] + "+00:00" for rid in frame.index)
     # Viewer (credentials), GetSweep (does the sweep exist), then one Runs page: never one Run per run.
     assert fresh_log.operations() == ["Viewer", "GetSweep", "Runs"]
     assert json.loads(fresh_log.log[-1][1]["filters"]) == {"sweep": SWEEP}
@@ -78,6 +80,13 @@ def test_unknown_project_and_sweep_are_input_errors(fresh_log):
         open_source(f"wandb:{ENTITY}/no-such-project").read(REQUEST)
     with pytest.raises(InputError, match="not found"):
         _source(sweep="nosuchsweep").read(REQUEST)
+
+
+def test_loading_the_backends_does_not_import_wandb():
+    code = ("import sys; from boontrack.backends import load_backend; load_backend('wandb'); "
+            "load_backend('wandb-offline'); import boontrack.wandb; print('wandb' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
 
 
 def test_bad_locations_and_options():
