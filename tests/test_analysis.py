@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -278,3 +280,21 @@ def test_unknown_baseline_and_invalid_spec_options():
         analyze(table, Spec(val="val_acc", estimator="X"))
     with pytest.raises(InputError, match="`n_resamples` must be an integer >= 1"):
         analyze(table, Spec(val="val_acc", n_resamples=0))
+
+
+def test_groups_with_constant_scores_leave_their_tests_undefined_not_failed():
+    frame = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(30)],
+            "model": ["a"] * 10 + ["b"] * 10 + ["c"] * 10,
+            "acc": [0.5] * 20 + list(np.linspace(0.4, 0.6, 10)),
+        }
+    )
+    spec = Spec(val="acc", group_by=("model",), n=(1, 5), n_resamples=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no numerical noise from scipy reaches the user
+        summary = analyze(RunTable.from_frame(frame, spec), spec)
+    by_group = {c.group: c for c in summary.comparisons}
+    assert math.isnan(by_group["b"].welch.pvalue) and math.isnan(by_group["b"].welch.pvalue_adjusted)
+    # the one defined Welch test is corrected alone (Holm over one p-value leaves it as it is)
+    assert by_group["c"].welch.pvalue_adjusted == pytest.approx(by_group["c"].welch.pvalue)

@@ -437,12 +437,18 @@ def _compare_groups(table: RunTable, spec: Spec) -> tuple[ComparisonSummary, ...
     comparisons = [comparison for _, comparison, _, _ in raw]
 
     def adjusted(test: str) -> dict[int, float]:
-        """Adjusted p-values of one test over the comparisons that have it, by position."""
-        present = [i for i, c in enumerate(comparisons) if getattr(c, test) is not None]
-        if not present:
-            return {}
-        pvalues = [getattr(comparisons[i], test).pvalue for i in present]
-        return dict(zip(present, adjust_pvalues(pvalues, method=spec.correction).tolist()))
+        """Adjusted p-values of one test over the comparisons where it is defined, by position.
+
+        A test is undefined (NaN p-value) when both groups have constant scores; it takes no part in the
+        correction and keeps NaN.
+        """
+        results = {i: getattr(c, test) for i, c in enumerate(comparisons) if getattr(c, test) is not None}
+        defined = [i for i, r in results.items() if math.isfinite(r.pvalue)]
+        adjusted = dict.fromkeys(results, math.nan)
+        if defined:
+            pvalues = [results[i].pvalue for i in defined]
+            adjusted.update(zip(defined, adjust_pvalues(pvalues, method=spec.correction).tolist()))
+        return adjusted
 
     welch, mann_whitney, wilcoxon = adjusted("welch"), adjusted("mann_whitney"), adjusted("wilcoxon")
     out = []

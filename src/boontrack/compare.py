@@ -19,7 +19,17 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from boontrack._validation import ESTIMATORS, as_budget, as_choice, as_count, as_flag, as_probability, as_rng, as_scores, as_val_test
+from boontrack._validation import (
+    ESTIMATORS,
+    as_budget,
+    as_choice,
+    as_count,
+    as_flag,
+    as_probability,
+    as_rng,
+    as_scores,
+    as_val_test,
+)
 from boontrack.estimators import Estimator, _warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import (
@@ -121,7 +131,10 @@ def welch_test(a: Any, b: Any) -> WelchResult:
     roughly normal scores (see :func:`boontrack.diagnostics.diagnose`). NaN when both samples are constant.
     """
     a, b = _welch_test_iv(a, b)
-    res = stats.ttest_ind(a, b, equal_var=False)
+    with warnings.catch_warnings():
+        # scipy's "precision loss" note on (nearly) constant samples: the NaN result says it already.
+        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+        res = stats.ttest_ind(a, b, equal_var=False)
     return WelchResult(statistic=float(res.statistic), pvalue=float(res.pvalue), df=float(res.df))
 
 
