@@ -298,3 +298,10 @@ def test_groups_with_constant_scores_leave_their_tests_undefined_not_failed():
     assert math.isnan(by_group["b"].welch.pvalue) and math.isnan(by_group["b"].welch.pvalue_adjusted)
     # the one defined Welch test is corrected alone (Holm over one p-value leaves it as it is)
     assert by_group["c"].welch.pvalue_adjusted == pytest.approx(by_group["c"].welch.pvalue)
+
+
+def test_zero_durations_are_unknown_so_there_is_no_time_axis():
+    frame = pd.DataFrame({"acc": np.linspace(0.5, 0.6, 12), "duration_s": 0.0})
+    spec = Spec(val="acc", n=(1, 5), n_resamples=100)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    assert summary.groups[0].curve.time is None and summary.groups[0].mean_duration_s is None

@@ -385,9 +385,12 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
 
 
 def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
-    """Mean training seconds of the group's runs with a known duration, and a warning when some are unknown."""
+    """Mean training seconds of the group's runs with a known duration, and a warning when some are unknown.
+
+    Trackers report 0 s for runs whose times they did not record, so only positive durations count as known.
+    """
     durations = table.group_runs(label)["duration_s"].to_numpy(dtype=np.float64)
-    known = np.isfinite(durations)
+    known = np.isfinite(durations) & (durations > 0)
     if not known.any():
         return None, None
     warning = None
