@@ -37,7 +37,7 @@ from boontrack.resampling import (
     BootstrapResult,
     ConfidenceInterval,
     _batch_sizes,
-    _cdf_rows,
+    _cdf_table,
     _draw_indices,
     _percentile_interval,
     _RankedRuns,
@@ -191,8 +191,8 @@ def _difference_distribution(
     Unpaired: A and B are resampled independently; per batch the indices of A are drawn, then those of B.
     Paired: one draw of run indices serves both, so a resample keeps the pairs (A_i, B_i) together.
     """
-    rows_a = _cdf_rows(runs_a.m, np.array([budget]), estimator)
-    rows_b = _cdf_rows(runs_b.m, np.array([budget]), estimator)
+    rows_a = _cdf_table(runs_a.m, np.array([budget]), estimator)
+    rows_b = _cdf_table(runs_b.m, np.array([budget]), estimator)
     estimate = float(runs_a.estimate(rows_a)[0] - runs_b.estimate(rows_b)[0])
     parts = []
     for size in _batch_sizes(n_resamples, runs_a.m + runs_b.m):

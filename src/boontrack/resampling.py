@@ -69,8 +69,6 @@ METHODS = ("percentile", "bca", "smoothed")
 _BATCH_ELEMENTS = 1 << 18
 #: ... but at least this many resamples per batch, so that row operations stay vectorised for large m.
 _MIN_BATCH = 64
-#: Cumulative weight below which ranks are skipped (the threshold boo_n uses: exp(-40) of the score range).
-_NEGLIGIBLE_CDF = math.exp(-40.0)
 #: Default number of budgets of a curve band, and the number of runs below which intervals under-cover.
 _MAX_DEFAULT_BUDGETS = 200
 _FEW_RUNS = 10
@@ -177,25 +175,30 @@ class _RankedRuns:
         sums = np.bincount(flat, weights=self._test.take(indices).ravel(), minlength=length)
         return counts, sums.reshape(size, self.blocks)
 
-    def boo_n(self, indices: np.ndarray, cdf_rows: list[np.ndarray]) -> np.ndarray:
-        """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, len(cdf_rows)).
+    def boo_n(self, indices: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+        """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, budgets).
 
-        ``cdf_rows[k]`` is ``best_of_n_cdf(M, [n_k], estimator)[0]`` with M = ``indices.shape[1]``.
+        ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``indices.shape[1]``, one row per budget.
+        Boo_n of a resample is linear in P: ``sum_b (P(C_b) - P(C_b - c_b)) mean_b``. So each resample becomes a
+        row holding ``+mean_b`` at position ``C_b`` and ``-mean_b`` at ``C_b - c_b`` (two bincounts), and one
+        matrix product with the table of P gives every budget at once, in BLAS.
         """
         counts, sums = self.block_totals(indices)
         cum = np.cumsum(counts, axis=1)
-        prev = cum - counts
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
-        out = np.empty((indices.shape[0], len(cdf_rows)))
-        for k, p in enumerate(cdf_rows):
-            first = _first_block_with_weight(cum, p)
-            weights = p.take(cum[:, first:]) - p.take(prev[:, first:])
-            out[:, k] = np.einsum("ij,ij->i", weights, means[:, first:])
-        return out + self._offset
+        if cdf.shape[0] == 1:  # one budget: two gathers are cheaper than building the rows
+            p = cdf[0]
+            return np.einsum("ij,ij->i", p.take(cum) - p.take(cum - counts), means)[:, None] + self._offset
+        means = means.ravel()
+        size, width = cum.shape[0], cdf.shape[1]
+        offsets = (np.arange(size) * width)[:, None]
+        signed = np.bincount((cum + offsets).ravel(), weights=means, minlength=size * width)
+        signed -= np.bincount((cum - counts + offsets).ravel(), weights=means, minlength=size * width)
+        return signed.reshape(size, width) @ cdf.T + self._offset
 
-    def estimate(self, cdf_rows: list[np.ndarray]) -> np.ndarray:
+    def estimate(self, cdf: np.ndarray) -> np.ndarray:
         """Boo_n of the data itself (every run drawn once), one value per budget."""
-        return self.boo_n(np.arange(self.m)[None, :], cdf_rows)[0]
+        return self.boo_n(np.arange(self.m)[None, :], cdf)[0]
 
     def leave_one_out(self, runs: np.ndarray) -> np.ndarray:
         """Run indices of the jackknife samples that leave out ``runs`` (one row each, m - 1 columns)."""
@@ -203,16 +206,9 @@ class _RankedRuns:
         return kept + (kept >= runs[:, None])
 
 
-def _first_block_with_weight(cum: np.ndarray, p: np.ndarray) -> int:
-    """First block that carries non-negligible weight in some resample (large n: only the top ranks count)."""
-    below = int(np.searchsorted(p, _NEGLIGIBLE_CDF))  # P(k) < threshold for k < below
-    if below == 0:
-        return 0
-    return int((cum < below).sum(axis=1).min())
-
-
-def _cdf_rows(m: int, budgets: np.ndarray, estimator: Estimator) -> list[np.ndarray]:
-    return [best_of_n_cdf(m, np.array([k]), estimator)[0] for k in budgets]
+def _cdf_table(m: int, budgets: np.ndarray, estimator: Estimator) -> np.ndarray:
+    """P(k), k = 0..m, one row per budget (see :func:`boontrack.estimators.best_of_n_cdf`)."""
+    return best_of_n_cdf(m, np.asarray(budgets), estimator)
 
 
 def _batch_sizes(n_resamples: int, runs: int) -> list[int]:
@@ -242,7 +238,7 @@ def _smoothed_boo_n(
     val: np.ndarray,
     test: np.ndarray | None,
     maximize: bool,
-    cdf_rows: list[np.ndarray],
+    cdf: np.ndarray,
     rng: np.random.Generator,
     n_resamples: int,
 ) -> np.ndarray:
@@ -258,7 +254,7 @@ def _smoothed_boo_n(
     h_val = _scott_bandwidth(val)
     h_test = None if test is None else _scott_bandwidth(test)
     offset = float(np.median(val if test is None else test))  # as in _RankedRuns: exact for constant scores
-    out = np.empty((n_resamples, len(cdf_rows)))
+    out = np.empty((n_resamples, cdf.shape[0]))
     done = 0
     positions = np.arange(m)
     for size in _batch_sizes(n_resamples, 2 * m):
@@ -276,7 +272,7 @@ def _smoothed_boo_n(
         ends_here = np.ones((size, m), dtype=bool)
         ends_here[:, :-1] = new_block[:, 1:]
         end = np.minimum.accumulate(np.where(ends_here, positions + 1, m)[:, ::-1], axis=1)[:, ::-1]
-        for k, p in enumerate(cdf_rows):
+        for k, p in enumerate(cdf):
             weights = (p.take(end) - p.take(start)) / (end - start)
             out[done : done + size, k] = np.einsum("ij,ij->i", weights, t_sorted)
         done += size
@@ -400,7 +396,7 @@ def _curve_distribution(
     """Point estimates (len(n),), bootstrap distribution (B, len(n)) and jackknife values (m, len(n)) or None."""
     m = val.size
     runs = _RankedRuns(val, test, maximize)
-    rows = _cdf_rows(m, budgets, estimator)
+    rows = _cdf_table(m, budgets, estimator)
     estimate = runs.estimate(rows)
     if method == "smoothed":
         dist = _smoothed_boo_n(val, test if test_given else None, maximize, rows, rng, n_resamples)
@@ -408,7 +404,7 @@ def _curve_distribution(
         dist = np.concatenate([runs.boo_n(i, rows) for i in _bootstrap_indices(rng, m, n_resamples)])
     jackknife = None
     if method == "bca":
-        rows_loo = _cdf_rows(m - 1, budgets, estimator)
+        rows_loo = _cdf_table(m - 1, budgets, estimator)
         jackknife = np.concatenate([runs.boo_n(i, rows_loo) for i in _jackknife_indices(runs)])
     return estimate, dist, jackknife
 
