@@ -21,9 +21,9 @@ def test_entry_point_resolves_to_the_backend():
     assert set(backend.options) == {"parent", "tracking-uri"}
 
 
-def test_run_frame_columns_and_values(sqlite_uri):
-    sweep = mixed_sweep(sqlite_uri)
-    frame = MlflowSource(sweep.experiment_name, parent=sweep.parent_id, tracking_uri=sqlite_uri).read(
+def test_run_frame_columns_and_values(any_uri):
+    sweep = mixed_sweep(any_uri)
+    frame = MlflowSource(sweep.experiment_name, parent=sweep.parent_id, tracking_uri=any_uri).read(
         MetricRequest("val_acc", "test_acc")
     )
     assert sorted(frame["run_id"]) == sorted(sweep.children)  # parent not included, no run dropped
@@ -57,16 +57,16 @@ def test_experiment_by_id_and_whole_experiment(sqlite_uri):
     assert sorted(via_backend.read(MetricRequest("val_acc"))["run_id"]) == sorted(sweep.children)
 
 
-def test_summary_runs_are_never_read(sqlite_uri):
-    sweep = new_sweep(sqlite_uri)
+def test_summary_runs_are_never_read(any_uri):
+    sweep = new_sweep(any_uri)
     kept = sweep.add_child(val=[0.5])
     summary = sweep.client.create_run(
         sweep.experiment_id, tags={"mlflow.parentRunId": sweep.parent_id, SUMMARY_ROLE_TAG: "summary"}
     )
     sweep.client.log_metric(summary.info.run_id, "val_acc", 0.9)
     for source in (
-        MlflowSource(sweep.experiment_name, parent=sweep.parent_id, tracking_uri=sqlite_uri),
-        MlflowSource(sweep.experiment_name, tracking_uri=sqlite_uri),
+        MlflowSource(sweep.experiment_name, parent=sweep.parent_id, tracking_uri=any_uri),
+        MlflowSource(sweep.experiment_name, tracking_uri=any_uri),
     ):
         run_ids = set(source.read(MetricRequest("val_acc"))["run_id"])
         assert kept in run_ids and summary.info.run_id not in run_ids

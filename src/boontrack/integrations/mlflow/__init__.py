@@ -4,7 +4,8 @@ Reading (``mlflow:EXPERIMENT``, :class:`MlflowBackend`, :class:`MlflowSource`)
     EXPERIMENT is an experiment name or id; option ``parent`` restricts the runs to the children of a sweep's
     parent run (EXPERIMENT may then be empty). The tracking URI is the ``tracking_uri`` option, else
     ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db`` in the working directory).
-    Active runs are read with ``MlflowClient.search_runs`` in pages of 50,000; params, metrics and tags become
+    Active runs are read in pages of 50,000 (from a server as JSON straight into the frame, through MLflow's
+    own request helper; from an SQL store with ``MlflowClient.search_runs``); params, metrics and tags become
     ``params.*``, ``metrics.*``, ``tags.*``. With ``pick="best_val_step"`` the per-epoch histories are read in
     bulk (100 runs per request against a server, 500 per query against an SQL store).
 

@@ -10,11 +10,13 @@ import pandas as pd
 
 from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
 
-#: Page size against an SQL store: the largest MLflow accepts (fewest queries).
+#: The largest page MLflow accepts: the fewest requests (the search cost grows with every page's offset).
 SEARCH_PAGE_SIZE = 50_000
-#: Page size against a server: a 10,000-run page took over 10 s (the request timeout) on a busy machine;
-#: pages of 2,000 answer in 1-2 s and cost about 10 % more in total than one big page.
-HTTP_SEARCH_PAGE_SIZE = 2_000
+#: Read timeout of one search request against a server. A 10,000-run page took over 10 s on a busy machine,
+#: so the interactive request timeout (which still bounds the quick calls made before, e.g. resolving the
+#: experiment, so a hung server is found out fast) would fail large sweeps.
+SEARCH_TIMEOUT_S = 300
+SEARCH_ENDPOINT = "/api/2.0/mlflow/runs/search"
 #: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
 HISTORY_RUNS_PER_REQUEST = 100
 HISTORY_POINTS_PER_REQUEST = 25_000
@@ -24,12 +26,22 @@ HISTORY_RUNS_PER_QUERY = 500
 HISTORY_COLUMNS = ["run_id", "step", "timestamp", "value"]
 
 
-def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> list[Any]:
-    """Every active run of the experiment (children of ``parent_run_id`` only, when given), all pages."""
+def read_run_frame(client: Any, experiment_id: str, parent_run_id: str | None) -> pd.DataFrame:
+    """The run frame of the experiment's active runs (children of ``parent_run_id`` only, when given).
+
+    Against a server, the search's JSON goes straight into the frame through MLflow's own request helper (its
+    auth, TLS and retries), skipping MLflow's entity objects: 10,000 runs read in about half the time. Against
+    an SQL store, ``MlflowClient.search_runs``.
+    """
+    filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
+    if _is_rest(client):
+        return _frame([_from_json(run) for run in _rest_search(client, experiment_id, filter_string)])
+    return _frame([_from_entity(run) for run in _client_search(client, experiment_id, filter_string)])
+
+
+def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
     from mlflow.entities import ViewType
 
-    filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
-    page_size = HTTP_SEARCH_PAGE_SIZE if _is_rest(client) else SEARCH_PAGE_SIZE
     runs: list[Any] = []
     token = None
     while True:
@@ -37,7 +49,7 @@ def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> l
             [experiment_id],
             filter_string=filter_string,
             run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=page_size,
+            max_results=SEARCH_PAGE_SIZE,
             page_token=token,
         )
         runs.extend(page)
@@ -46,26 +58,66 @@ def search_runs(client: Any, experiment_id: str, parent_run_id: str | None) -> l
             return runs
 
 
-def runs_to_frame(runs: Sequence[Any]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` for MLflow ``Run`` entities, boontrack's summary runs removed."""
-    infos = [run.info for run in runs]
-    start_ms = np.array([i.start_time if i.start_time is not None else np.nan for i in infos], dtype=float)
-    end_ms = np.array([i.end_time if i.end_time is not None else np.nan for i in infos], dtype=float)
+def _rest_search(client: Any, experiment_id: str, filter_string: str) -> list[dict]:
+    from mlflow.utils.rest_utils import http_request, verify_rest_response
+
+    store = client._tracking_client.store
+    body: dict[str, Any] = {
+        "experiment_ids": [experiment_id],
+        "filter": filter_string,
+        "run_view_type": "ACTIVE_ONLY",
+        "max_results": SEARCH_PAGE_SIZE,
+    }
+    runs: list[dict] = []
+    while True:
+        response = http_request(store.get_host_creds(), SEARCH_ENDPOINT, "POST", json=body, timeout=SEARCH_TIMEOUT_S)
+        page = verify_rest_response(response, SEARCH_ENDPOINT).json()
+        runs.extend(page.get("runs", ()))
+        body["page_token"] = page.get("next_page_token")
+        if not body["page_token"]:
+            return runs
+
+
+#: One run as plain values: run_id, status, start_ms, end_ms, params, metrics, tags.
+_Row = tuple[str, str, Any, Any, dict, dict, dict]
+
+
+def _from_entity(run: Any) -> _Row:
+    info, data = run.info, run.data
+    return info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags
+
+
+def _from_json(run: dict) -> _Row:
+    info, data = run["info"], run.get("data", {})
+    return (
+        info["run_id"],
+        info["status"],
+        info.get("start_time"),
+        info.get("end_time"),
+        {p["key"]: p["value"] for p in data.get("params", ())},
+        {m["key"]: float(m["value"]) for m in data.get("metrics", ())},  # NaN and inf arrive as strings
+        {t["key"]: t["value"] for t in data.get("tags", ())},
+    )
+
+
+def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
+    """The run frame of ``boontrack.backends`` from plain rows, boontrack's summary runs removed."""
+    run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
+    start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
+    end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
     base = pd.DataFrame(
         {
-            "run_id": pd.Series([i.run_id for i in infos], dtype="str"),
-            "status": pd.Series([i.status for i in infos], dtype="str").str.lower(),
+            "run_id": pd.Series(run_ids, dtype="str"),
+            "status": pd.Series(statuses, dtype="str").str.lower(),
             "created_at": pd.to_datetime(start_ms, unit="ms", utc=True).as_unit("ns"),
             # a running run has no end time yet: its duration is unknown, not "so far"
             "duration_s": (end_ms - start_ms) / 1000.0,
         }
     )
     parts = [base]
-    for prefix, attr in (("params.", "params"), ("metrics.", "metrics"), ("tags.", "tags")):
-        records = [getattr(run.data, attr) for run in runs]
-        part = pd.DataFrame.from_records(records, index=base.index) if any(records) else None
-        if part is not None:
-            parts.append(part.add_prefix(prefix))
+    for prefix, records in (("params.", params), ("metrics.", metrics), ("tags.", tags)):
+        if any(records):
+            parts.append(pd.DataFrame.from_records(list(records), index=base.index).add_prefix(prefix))
     frame = pd.concat(parts, axis=1)
     role = f"tags.{SUMMARY_ROLE_TAG}"
     if role in frame.columns:

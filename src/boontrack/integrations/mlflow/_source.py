@@ -91,7 +91,7 @@ class MlflowSource(Source):
     def read(self, request: MetricRequest) -> pd.DataFrame:
         experiment_id = self.experiment_id()
         with bounded_http(), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
-            frame = _read.runs_to_frame(_read.search_runs(self._client, experiment_id, self._parent))
+            frame = _read.read_run_frame(self._client, experiment_id, self._parent)
             if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
                 frame = self._with_best_val_step(frame, request)
         return frame
