@@ -13,6 +13,7 @@ from boontrack.compare import (
     adjust_pvalues,
     boo_n_difference_ci,
     compare_approaches,
+    independent_difference,
     mann_whitney,
     mean_difference_ci,
     welch_test,
@@ -20,6 +21,7 @@ from boontrack.compare import (
 )
 from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
+from boontrack.resampling import boo_n_ci
 
 
 def approaches(m_a: int = 30, m_b: int = 25, seed: int = 0):
@@ -253,3 +255,30 @@ def test_bh_is_scipy_false_discovery_control_and_both_are_monotone():
 def test_adjust_pvalues_rejects(pvalues, kwargs, message):
     with pytest.raises(ValueError, match=message):
         adjust_pvalues(pvalues, **kwargs)
+
+
+def test_independent_difference_subtracts_resample_by_resample():
+    gen = np.random.default_rng(2)
+    a_val, b_val = gen.normal(1.0, 1.0, 40), gen.normal(0.0, 1.0, 50)
+    a, b = boo_n_ci(a_val, n=5, n_resamples=400, rng=1), boo_n_ci(b_val, n=5, n_resamples=400, rng=2)
+    diff = independent_difference(a, b)
+    np.testing.assert_array_equal(diff.bootstrap_distribution, a.bootstrap_distribution - b.bootstrap_distribution)
+    assert diff.estimate == pytest.approx(boo_n(a_val, n=5) - boo_n(b_val, n=5), abs=1e-12)
+    low, high = np.quantile(a.bootstrap_distribution - b.bootstrap_distribution, [0.025, 0.975])
+    assert (diff.confidence_interval.low, diff.confidence_interval.high) == pytest.approx((low, high), abs=1e-12)
+    # the same as drawing A and B independently with those generators
+    direct = boo_n_difference_ci(a_val, b_val, n=5, n_resamples=400, rng=1)
+    assert direct.bootstrap_distribution.shape == diff.bootstrap_distribution.shape
+
+
+@pytest.mark.parametrize(
+    ("b_kwargs", "message"),
+    [({"n_resamples": 300}, "as many resamples: 400 and 300"), ({"confidence_level": 0.9}, "differ in confidence_level")],
+)
+def test_independent_difference_refuses_mismatched_results(b_kwargs, message):
+    a = boo_n_ci(np.arange(12.0), n=2, n_resamples=400, rng=1)
+    b = boo_n_ci(np.arange(12.0), n=2, **{"n_resamples": 400, "rng": 2, **b_kwargs})
+    with pytest.raises(ValueError, match=message):
+        independent_difference(a, b)
+    with pytest.raises(ValueError, match="`a` must be a BootstrapResult"):
+        independent_difference(1.0, b)

@@ -407,3 +407,18 @@ def test_bad_scores_are_rejected():
         boo_n_curve_ci(np.arange(12.0), n=[1, 13], estimator="U")
     with pytest.raises(ValueError, match=r"`confidence_level` must be in \(0, 1\), got 2"):
         mean_ci(np.arange(12.0), confidence_level=2)
+
+
+def test_band_at_a_budget_is_boo_n_ci_on_the_same_resamples():
+    gen = np.random.default_rng(11)
+    val, test = gen.normal(size=60), gen.normal(size=60)
+    band = boo_n_curve_ci(val, test, n=[1, 3, 7], n_resamples=500, method="bca", rng=5)
+    for k in (1, 3, 7):
+        single = boo_n_ci(val, test, n=k, n_resamples=500, method="bca", rng=5)
+        at = band.at(k)
+        np.testing.assert_allclose(at.bootstrap_distribution, single.bootstrap_distribution, rtol=0, atol=1e-12)
+        assert at.estimate == pytest.approx(single.estimate, abs=1e-12)
+        assert at.confidence_interval.low == pytest.approx(single.confidence_interval.low, abs=1e-12)
+        assert at.confidence_interval.high == pytest.approx(single.confidence_interval.high, abs=1e-12)
+    with pytest.raises(ValueError, match=r"`n` = 4 is not a budget of this band"):
+        band.at(4)

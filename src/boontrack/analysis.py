@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_probability
+from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_count, as_probability
 from boontrack.exceptions import BoontrackWarning, InputError
 
 if TYPE_CHECKING:
     from boontrack.compare import Comparison
+    from boontrack.resampling import CurveBand
     from boontrack.diagnostics import Diagnostics
     from boontrack.runtable import DroppedRun, RunTable
 
@@ -239,8 +240,9 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
     """
     _analyze_iv(table, spec)
     with _progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
-        summaries = tuple(_summarize_group(table, spec, index, label) for index, label in enumerate(groups))
-    comparisons = _compare_groups(table, spec)
+        results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
+    summaries = tuple(summary for summary, _ in results)
+    comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results})
     return Summary(
         spec=spec,
         groups=summaries,
@@ -265,10 +267,9 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
         as_choice(spec.correction, "correction", ("holm", "bh"))
         as_choice(spec.ci_method, "ci_method", ("percentile", "bca", "smoothed"))
         as_probability(spec.confidence_level, "confidence_level")
+        as_count(spec.n_resamples, "n_resamples")
     except ValueError as exc:
         raise InputError(f"invalid spec: {exc}") from None
-    if isinstance(spec.n_resamples, bool) or not isinstance(spec.n_resamples, int) or spec.n_resamples < 1:
-        raise InputError(f"invalid spec: `n_resamples` must be an integer >= 1, got {spec.n_resamples!r}")
     if isinstance(spec.rng_seed, bool) or not isinstance(spec.rng_seed, int) or spec.rng_seed < 0:
         raise InputError(f"invalid spec: `rng_seed` must be an integer >= 0, got {spec.rng_seed!r}")
     if spec.baseline is not None and spec.baseline not in table.groups:
@@ -315,13 +316,14 @@ def _rng(spec: Spec, *stream: int) -> np.random.Generator:
 
 
 # Stream ids, so that each computation has its own reproducible random numbers.
-_BOO_N, _CURVE, _MEAN, _COMPARE = range(4)
+_GROUP, _COMPARE = range(2)
 
 
-def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> GroupSummary:
+def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
+    """One group's summary, and its bootstrap band (whose resamples the comparisons reuse)."""
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
-    from boontrack.resampling import boo_n_ci, boo_n_curve_ci, mean_ci
+    from boontrack.resampling import boo_n_curve_ci
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
@@ -333,24 +335,12 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         method=spec.ci_method,
     )
     with _collected_warnings() as caught:
-        boo = {
-            int(k): IntervalEstimate.from_bootstrap(
-                boo_n_ci(val, test, n=int(k), rng=_rng(spec, _BOO_N, index, j), **common)
-            )
-            for j, k in enumerate(spec.n)
-        }
-        band = boo_n_curve_ci(
-            val, test, n=_curve_budgets(val.size, spec), rng=_rng(spec, _CURVE, index), **common
-        )
-        mean = IntervalEstimate.from_bootstrap(
-            mean_ci(
-                scores,
-                confidence_level=spec.confidence_level,
-                n_resamples=spec.n_resamples,
-                method=spec.ci_method,
-                rng=_rng(spec, _MEAN, index),
-            )
-        )
+        # One resampling of the group gives every interval: the band over the curve's budgets, Boo_n at each
+        # spec.n (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
+        # resampled once instead of once per number.
+        band = boo_n_curve_ci(val, test, n=_curve_budgets(val.size, spec), rng=_rng(spec, _GROUP, index), **common)
+        boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in spec.n}
+        mean = IntervalEstimate.from_bootstrap(band.at(1))
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(spec.n), maximize=spec.maximize))
         diagnostics = diagnose(val, test, n=max(spec.n))
     mean_duration, duration_warning = _mean_duration(table, label)
@@ -370,7 +360,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
     messages = [*diagnostics.warnings, *caught]
     if duration_warning:
         messages.append(duration_warning)
-    return GroupSummary(
+    summary = GroupSummary(
         label=label,
         runs=int(val.size),
         dropped=tuple(d for d in table.dropped if d.group == label),
@@ -382,6 +372,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> Gro
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
     )
+    return summary, band
 
 
 def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
@@ -430,13 +421,15 @@ def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | 
     )
 
 
-def _compare_groups(table: RunTable, spec: Spec) -> tuple[ComparisonSummary, ...]:
+def _compare_groups(
+    table: RunTable, spec: Spec, bands: Mapping[str, CurveBand]
+) -> tuple[ComparisonSummary, ...]:
     from boontrack.compare import adjust_pvalues
 
     pairs = _comparison_pairs(table, spec)
     if not pairs:
         return ()
-    raw = [_compare_pair(table, spec, a, b) for a, b in pairs]
+    raw = [_compare_pair(table, spec, bands, a, b) for a, b in pairs]
     comparisons = [comparison for _, comparison, _, _ in raw]
 
     def adjusted(test: str) -> dict[int, float]:
@@ -476,41 +469,61 @@ def _compare_groups(table: RunTable, spec: Spec) -> tuple[ComparisonSummary, ...
 
 
 def _compare_pair(
-    table: RunTable, spec: Spec, a: int, b: int
+    table: RunTable, spec: Spec, bands: Mapping[str, CurveBand], a: int, b: int
 ) -> tuple[bool, Comparison, dict[int, IntervalEstimate], tuple[str, ...]]:
-    """Group a against group b: the full comparison at the largest n, Boo_n differences at every n."""
-    from boontrack.compare import boo_n_difference_ci, compare_approaches
-
+    """Group a against group b: differences in Boo_n at every n and in the mean, and the tests."""
     label_a, label_b = table.groups[a], table.groups[b]
     aligned = _paired_arrays(table, label_a, label_b)
-    if aligned is None:
-        (a_val, a_test), (b_val, b_test) = table.arrays(label_a), table.arrays(label_b)
-    else:
-        a_val, a_test, b_val, b_test = aligned
-    if table.test_column is None:
+    with _collected_warnings() as messages:
+        if aligned is None:
+            comparison, differences = _independent_comparison(table, spec, bands[label_a], bands[label_b], a, b)
+        else:
+            comparison, differences = _paired_comparison(spec, aligned, table.test_column is not None, a, b)
+    boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
+    return aligned is not None, comparison, boo_differences, tuple(messages)
+
+
+def _independent_comparison(table, spec, band_a, band_b, a, b):
+    """Runs not paired by seed: the two groups' own (independent) resamples are resamples of the difference."""
+    from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
+
+    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for k in spec.n}
+    (_, a_scores), (_, b_scores) = table.arrays(table.groups[a]), table.arrays(table.groups[b])
+    comparison = Comparison(
+        boo_n_difference=differences[max(spec.n)],
+        mean_difference=independent_difference(band_a.at(1), band_b.at(1)),
+        welch=welch_test(a_scores, b_scores),
+        mann_whitney=mann_whitney(a_scores, b_scores),
+        wilcoxon=None,
+    )
+    return comparison, differences
+
+
+def _paired_comparison(spec, aligned, has_test, a, b):
+    """Runs paired by seed: the pairs are resampled together, so the comparison draws its own resamples."""
+    from boontrack.compare import boo_n_difference_ci, compare_approaches
+
+    a_val, a_test, b_val, b_test = aligned
+    if not has_test:
         a_test = b_test = None
     options = dict(
         estimator=spec.estimator,
         maximize=spec.maximize,
-        paired=aligned is not None,
+        paired=True,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
     )
     largest = max(spec.n)
-    with _collected_warnings() as messages:
-        comparison = compare_approaches(
-            a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options
+    comparison = compare_approaches(a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options)
+    differences = {
+        int(k): comparison.boo_n_difference
+        if k == largest
+        else boo_n_difference_ci(
+            a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
         )
-        differences = {
-            int(k): comparison.boo_n_difference
-            if k == largest
-            else boo_n_difference_ci(
-                a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
-            )
-            for j, k in enumerate(spec.n)
-        }
-    boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
-    return aligned is not None, comparison, boo_differences, tuple(messages)
+        for j, k in enumerate(spec.n)
+    }
+    return comparison, differences
 
 
 @contextlib.contextmanager

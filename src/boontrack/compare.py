@@ -52,6 +52,7 @@ __all__ = [
     "adjust_pvalues",
     "boo_n_difference_ci",
     "compare_approaches",
+    "independent_difference",
     "mann_whitney",
     "mean_difference_ci",
     "welch_test",
@@ -229,6 +230,38 @@ def _difference_result(estimate, dist, level, n_resamples) -> BootstrapResult:
         confidence_level=level,
         n_resamples=n_resamples,
     )
+
+
+def _independent_difference_iv(a, b):
+    for name, result in (("a", a), ("b", b)):
+        if not isinstance(result, BootstrapResult):
+            raise ValueError(f"`{name}` must be a BootstrapResult, got {type(result).__name__}")
+    if a.bootstrap_distribution.shape != b.bootstrap_distribution.shape:
+        raise ValueError(
+            f"`a` and `b` must have as many resamples: {a.bootstrap_distribution.size} and "
+            f"{b.bootstrap_distribution.size}"
+        )
+    if a.confidence_level != b.confidence_level:
+        raise ValueError(f"`a` and `b` differ in confidence_level: {a.confidence_level} and {b.confidence_level}")
+
+
+def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapResult:
+    """Percentile bootstrap interval of A - B from bootstrap results of A and of B resampled independently.
+
+    When A's and B's runs are independent (not paired by seed), resampling them independently is the bootstrap
+    of the difference, so resample r of A minus resample r of B is a resample of A - B: the per-approach
+    bootstraps already computed give the interval without drawing again. Results from a seed-paired design must
+    be resampled jointly instead (:func:`boo_n_difference_ci` with ``paired=True``).
+
+    Parameters
+    ----------
+    a, b : BootstrapResult
+        From :func:`boontrack.boo_n_ci`, :func:`boontrack.mean_ci` or :meth:`boontrack.CurveBand.at`, with the
+        same number of resamples, drawn from independent generators, and the same confidence level.
+    """
+    _independent_difference_iv(a, b)
+    dist = a.bootstrap_distribution - b.bootstrap_distribution
+    return _difference_result(a.estimate - b.estimate, dist, a.confidence_level, a.n_resamples)
 
 
 def _resampling_iv(paired, confidence_level, n_resamples, rng):

@@ -125,6 +125,8 @@ class CurveBand:
         As requested.
     n_resamples
         Number of bootstrap resamples.
+    bootstrap_distribution
+        The curve of each resample, shape ``(n_resamples, len(n))``.
     """
 
     n: np.ndarray
@@ -135,6 +137,23 @@ class CurveBand:
     confidence_level: float
     method: str
     n_resamples: int
+    bootstrap_distribution: np.ndarray
+
+    def at(self, n: int) -> BootstrapResult:
+        """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples."""
+        matches = np.flatnonzero(self.n == n)
+        if not matches.size:
+            raise ValueError(f"`n` = {n!r} is not a budget of this band (budgets {self.n.min()}..{self.n.max()})")
+        k = int(matches[0])
+        return BootstrapResult(
+            estimate=float(self.estimate[k]),
+            confidence_interval=ConfidenceInterval(float(self.low[k]), float(self.high[k])),
+            standard_error=float(self.standard_error[k]),
+            bootstrap_distribution=self.bootstrap_distribution[:, k],
+            method=self.method,
+            confidence_level=self.confidence_level,
+            n_resamples=self.n_resamples,
+        )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -601,6 +620,7 @@ def boo_n_curve_ci(
         confidence_level=level,
         method=method,
         n_resamples=n_resamples,
+        bootstrap_distribution=dist,
     )
 
 
