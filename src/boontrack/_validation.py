@@ -45,8 +45,11 @@ def as_val_test(val: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
     return v, t
 
 
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
 def as_budget(n: Any, name: str = "n") -> int:
-    """One budget: an integer >= 1 (bools and integral floats like 5.0 are refused/accepted as Python does)."""
+    """One budget: an integer >= 1 (bools are refused, integral floats like 5.0 accepted)."""
     if isinstance(n, bool) or not isinstance(n, (numbers.Integral, float, np.floating)):
         raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
     if isinstance(n, (float, np.floating)):
@@ -54,7 +57,7 @@ def as_budget(n: Any, name: str = "n") -> int:
             raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
     if int(n) < 1:
         raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
-    if int(n) > np.iinfo(np.int64).max:
+    if int(n) > _INT64_MAX:
         raise ValueError(f"`{name}` must be at most 2**63 - 1, got {n!r}")
     return int(n)
 
@@ -63,9 +66,14 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
     """Budgets as an int64 array and whether the input was a scalar."""
     if np.ndim(n) == 0:
         return np.array([as_budget(n, name)], dtype=np.int64), True
-    items = list(n) if isinstance(n, Iterable) else [n]
-    if not items:
+    items = np.asarray(n) if isinstance(n, np.ndarray) else np.asarray(list(n), dtype=object)
+    if items.size == 0:
         raise ValueError(f"`{name}` is empty: give at least one budget")
+    if items.dtype.kind in "iu":  # whole curves: checked at once, not budget by budget
+        bad = np.flatnonzero((items < 1) | (items > _INT64_MAX))
+        if bad.size:
+            as_budget(items[bad[0]].item(), f"{name}[{bad[0]}]")
+        return items.astype(np.int64), False
     return np.array([as_budget(k, f"{name}[{i}]") for i, k in enumerate(items)], dtype=np.int64), False
 
 
