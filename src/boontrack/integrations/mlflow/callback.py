@@ -56,7 +56,15 @@ def summarize_sweep(
     Returns
     -------
     JobResult
-        Status, the summary, the fingerprint, where the summary run is, and the write error if any.
+        Status (``"updated"``, ``"unchanged"`` or ``"write-failed"``), the summary, the fingerprint, where the
+        summary goes, and the write error if any.
+
+    Raises
+    ------
+    InputError
+        Unknown experiment or parent run, a deleted parent, bad spec options, no usable runs.
+    BackendError
+        The runs could not be read (server down, errors); nothing is written.
     """
     from boontrack.analysis import Spec
     from boontrack.pipeline import run_job, summary_key
