@@ -31,6 +31,13 @@ def _healthy(uri: str) -> bool:
         return False
 
 
+@pytest.fixture(autouse=True)
+def _working_directory_in_tmp(tmp_path, monkeypatch):
+    """Run each test in its own temporary directory: MLflow keeps the artifacts of experiments created without
+    an artifact location in ``./mlruns``, which must not land in the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _quiet_mlflow():
     """No "View run" links on stdout (and no extra request per call) for the runs the tests create."""
