@@ -23,7 +23,8 @@ from typing import Any
 import click
 
 from boontrack import __version__
-from boontrack.exceptions import BackendError, InputError
+from boontrack._redact import redact
+from boontrack.exceptions import BackendError
 from boontrack.pipeline import (
     CI_METHODS,
     COMPARE_MODES,
@@ -32,7 +33,6 @@ from boontrack.pipeline import (
     ESTIMATORS,
     PICKS,
     make_spec,
-    redact,
 )
 
 __all__ = ["LAZY_COMMANDS", "main"]

@@ -17,7 +17,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import uuid
 import warnings
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source, SummaryOutputs
 from boontrack.exceptions import InputError, WriteBackWarning
 
@@ -336,12 +336,6 @@ def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str) -> None:
     sink.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
 
 
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-
-
-def redact(text: str) -> str:
-    """``text`` with user:password parts of URLs removed (``https://u:p@host`` -> ``https://***@host``)."""
-    return _URL_CREDENTIALS.sub("***@", text)
 
 
 def _describe(exc: BaseException) -> str:

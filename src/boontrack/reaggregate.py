@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from boontrack._redact import redact
 from boontrack.backends import available_backends, open_source
 from boontrack.exceptions import InputError
 from boontrack.pipeline import (
@@ -40,7 +41,6 @@ from boontrack.pipeline import (
     SOURCE_OPTIONS,
     make_spec,
     open_sink,
-    redact,
     run_job,
     source_options,
     summary_key,

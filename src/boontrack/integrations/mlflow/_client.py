@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+from boontrack._redact import redact
 from boontrack.exceptions import BackendError, InputError
 
 INSTALL_HINT = 'MLflow support needs the mlflow package: pip install "boontrack[mlflow]"'
@@ -28,8 +28,6 @@ HTTP_DEFAULTS = {
     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true",
 }
 
-_SECRET_ENV = ("MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_USERNAME")
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]+@")
 
 _env_lock = threading.Lock()
 _env_users = 0
@@ -43,16 +41,6 @@ def import_mlflow() -> Any:
     except ImportError:
         raise InputError(INSTALL_HINT) from None
     return mlflow
-
-
-def redact(text: str) -> str:
-    """``text`` without credentials: ``user:password@`` in URIs and the values of MLflow's secret variables."""
-    text = _USERINFO.sub(r"\g<scheme>***@", text)
-    for name in _SECRET_ENV:
-        secret = os.environ.get(name)
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text
 
 
 @contextlib.contextmanager

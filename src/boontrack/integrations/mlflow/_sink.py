@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
-from boontrack.integrations.mlflow._client import backend_errors, bounded_http, redact
+from boontrack.integrations.mlflow._client import backend_errors, bounded_http
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from boontrack._redact import redact
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.integrations.mlflow import _read
@@ -15,7 +16,6 @@ from boontrack.integrations.mlflow._client import (
     connect,
     import_mlflow,
     is_missing,
-    redact,
     resolve_tracking_uri,
 )
 from boontrack.integrations.mlflow._sink import MlflowSink

@@ -7,12 +7,12 @@ request. The default lazy listing (and ``api.sweep(...).runs``) costs one more r
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from boontrack._redact import redact as redact_credentials
 from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import BackendError, InputError
 from boontrack.integrations.wandb._frame import best_val_step, build_frame, is_aggregate_run, run_row, wandb_tags
@@ -37,8 +37,9 @@ def import_wandb() -> Any:
 
 
 def redact(text: str) -> str:
-    """``text`` with anything shaped like an API key replaced."""
-    return _SECRET.sub("<redacted>", text)
+    """``text`` without credentials, including anything shaped like a W&B API key (which may come from
+    ~/.netrc rather than the environment)."""
+    return _SECRET.sub("<redacted>", redact_credentials(text))
 
 
 def _api_failure_types(wandb: Any) -> tuple[type[BaseException], ...]:
