@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import closed_form_rank_weights, enumerated_run_weights, exact_boo_n, tie_shared_run_weights
 from scipy import integrate, stats
 
 from boontrack.estimators import best_of_n_cdf, boo_n, boo_n_gaussian, expected_max, expected_max_of, rank_blocks
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning
+
+from oracles import closed_form_rank_weights, enumerated_run_weights, exact_boo_n, tie_shared_run_weights
 
 ESTIMATORS = ("V", "U", "W")
 SMALL_GRID = [(m, n) for m in range(1, 8) for n in range(1, 6)]

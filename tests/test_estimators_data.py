@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
-from oracles import exact_boo_n
 from scipy import integrate, stats
 
 from boontrack.estimators import boo_n, boo_n_gaussian
+
+from oracles import exact_boo_n
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracles import closed_form_rank_weights
 from scipy import integrate, stats
 
 from boontrack.estimators import boo_n, expected_max_of
+
+from oracles import closed_form_rank_weights
 
 pytestmark = pytest.mark.slow
 

@@ -22,8 +22,8 @@ from boontrack.exceptions import BoontrackWarning, InputError
 
 if TYPE_CHECKING:
     from boontrack.compare import Comparison
-    from boontrack.resampling import CurveBand
     from boontrack.diagnostics import Diagnostics
+    from boontrack.resampling import CurveBand
     from boontrack.runtable import DroppedRun, RunTable
 
 __all__ = [

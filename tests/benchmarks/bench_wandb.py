@@ -35,9 +35,9 @@ def isolate(root: Path) -> None:
 
 
 def bench_listing(n_runs: int) -> None:
+    import wandb
     from wandb_double import API_KEY, FakeRun, WandbDouble
 
-    import wandb
     from boontrack.backends import MetricRequest, open_source
     from boontrack.integrations.wandb._online import PAGE_SIZE
 
@@ -79,6 +79,7 @@ def bench_listing(n_runs: int) -> None:
 
 def bench_offline(n_files: int, root: Path, distinct: int) -> None:
     import wandb
+
     from boontrack.backends import MetricRequest, open_source
 
     written = root / "written"

@@ -20,6 +20,7 @@ from boontrack.cli import main
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integrations.mlflow import MlflowSource, summarize_sweep
 from boontrack.integrations.mlflow._client import HTTP_DEFAULTS, bounded_http, redact
+
 from integrations.mlflow.mlflow_helpers import free_port, mixed_sweep, summary_runs
 
 pytestmark = pytest.mark.mlflow

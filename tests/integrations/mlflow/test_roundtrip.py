@@ -15,6 +15,7 @@ import pytest
 from boontrack.backends import SUMMARY_ROLE_TAG
 from boontrack.integrations.mlflow import summarize_sweep
 from boontrack.mlflow import sweep  # the short alias module
+
 from integrations.mlflow.mlflow_helpers import boo_n_v, mixed_sweep, new_sweep, snapshot, summary_runs
 
 pytestmark = pytest.mark.mlflow

@@ -11,6 +11,7 @@ import pytest
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, SummaryOutputs
 from boontrack.integrations.mlflow import MlflowSource
 from boontrack.integrations.mlflow._sink import ABANDONED_AFTER_MS, KEY_TAG, MAX_CURVE_POINTS, thin_curve
+
 from integrations.mlflow.mlflow_helpers import new_sweep, summary_runs
 
 pytestmark = pytest.mark.mlflow

@@ -10,6 +10,7 @@ from mlflow.entities import Metric
 from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest, load_backend
 from boontrack.exceptions import InputError
 from boontrack.integrations.mlflow import MlflowBackend, MlflowSource
+
 from integrations.mlflow.mlflow_helpers import mixed_sweep, new_sweep
 
 pytestmark = pytest.mark.mlflow

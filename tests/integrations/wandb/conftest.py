@@ -9,7 +9,6 @@ retrying a server that is gone.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +127,7 @@ def double(wandb_env: Path, offline_runs: tuple[Path, dict[str, LoggedRun]]):
             name=rec.run_id, entity=ENTITY, project=PROJECT, state=rec.state, group=rec.group or None,
             job_type=rec.job_type or None, tags=list(rec.tags), sweep=rec.sweep_id or None,
             config={k: v for k, v in rec.config.items() if k != "_wandb"}, summary=rec.summary, history=rec.history,
-            created_at="2026-01-01T00:00:%02d" % len(server.runs),
+            created_at=f"2026-01-01T00:00:{len(server.runs):02d}",
         ))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)

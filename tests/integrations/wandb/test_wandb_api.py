@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import ENTITY, PROJECT, SWEEP
+from wandb_double import API_KEY, FakeRun
 
 from boontrack.analysis import Spec
 from boontrack.backends import MetricRequest, open_source
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
-from conftest import ENTITY, PROJECT, SWEEP
-from wandb_double import API_KEY, FakeRun
 
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
