@@ -303,7 +303,7 @@ def test_a_failed_write_warns_and_is_reported(method):
     with pytest.warns(WriteBackWarning, match="writing the summary to https://\\*\\*\\*@tracker.example") as record:
         result = run_job(FrameSource(_frame()), SPEC, sink=sink)
     assert result.status == "write-failed" and not result.ok and result.summary is not None
-    assert "ConnectionError" in result.write_error and "s3cret" not in result.write_error
+    assert "ConnectionError" in result.error and "s3cret" not in result.error
     assert all("s3cret" not in str(w.message) for w in record)
     assert sink.stored is None  # the fingerprint was not written: the next run redoes the work
     assert run_job(FrameSource(_frame()), SPEC, sink=sink).status == "updated"

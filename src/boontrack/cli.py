@@ -200,8 +200,8 @@ def summarize(
     )
     text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
     click.echo(text, nl=not text.endswith("\n"))
-    if result.write_error:
-        raise BackendError(result.write_error)
+    if result.error:
+        raise BackendError(result.error)
     if sink is not None:
         done = "up to date, nothing written" if result.status == "unchanged" else "written"
         click.echo(f"{result.location}: {done}", err=True)

@@ -232,5 +232,5 @@ def demo_command(store: str, trials: int, new_sweep: bool) -> None:
     from boontrack.exceptions import BackendError
 
     result = run_demo(store, trials=trials, new_sweep=new_sweep, echo=click.echo)
-    if result.write_error:
-        raise BackendError(result.write_error)
+    if result.error:
+        raise BackendError(result.error)

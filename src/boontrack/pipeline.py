@@ -20,14 +20,14 @@ import os
 import shutil
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source, SummaryOutputs
-from boontrack.exceptions import InputError, WriteBackWarning
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 
 if TYPE_CHECKING:
     from boontrack.analysis import Spec, Summary
@@ -36,11 +36,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DirectorySink",
     "JobResult",
+    "budgets",
     "fingerprint",
     "make_spec",
     "open_sink",
     "run_job",
     "source_options",
+    "summarize_after_sweep",
     "summary_key",
 ]
 
@@ -65,27 +67,29 @@ class JobResult:
     status
         ``"unchanged"``: the sink already held this fingerprint, nothing was computed or written.
         ``"updated"``: computed and written. ``"computed"``: computed, no sink given.
-        ``"write-failed"``: computed, but writing to the sink failed (see ``write_error``).
+        ``"write-failed"``: computed, but writing to the sink failed (see ``error``).
+        ``"failed"``: the runs could not be read (only from :func:`summarize_after_sweep`; elsewhere that
+        raises :class:`~boontrack.exceptions.BackendError`).
     summary
         The analysis; None when unchanged (unless ``summarize_unchanged=True``).
     fingerprint
         The inputs' fingerprint (see :func:`fingerprint`).
     location
         Where the result was written (the sink's location), "" without a sink.
-    write_error
-        One line describing the failed write (no credentials), None when nothing failed.
+    error
+        One line describing what failed (no credentials), None when nothing failed.
     """
 
-    status: Literal["unchanged", "updated", "computed", "write-failed"]
+    status: Literal["unchanged", "updated", "computed", "write-failed", "failed"]
     summary: Summary | None
     fingerprint: str
     location: str
-    write_error: str | None = None
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
-        """True unless writing the result failed."""
-        return self.write_error is None
+        """True unless reading the runs or writing the result failed."""
+        return self.error is None
 
 
 def make_spec(
@@ -326,7 +330,31 @@ def run_job(
         message = f"writing the summary to {redact(location) or 'the sink'} failed: {_describe(exc)}"
         warnings.warn(message, WriteBackWarning, stacklevel=2)
         return JobResult("write-failed", summary, fp, location, message)
-    return JobResult("updated", summary, fp, location)
+    return JobResult("updated", summary, fp, sink.location())  # after the write: it may name a new run
+
+
+def budgets(n: int | Sequence[int]) -> tuple[int, ...]:
+    """``Spec.n`` from one budget or several, as the callbacks take them (validated by the analysis)."""
+    return tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
+
+
+def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = False) -> JobResult:
+    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs.
+
+    The sweep is over when this runs, so a tracker that cannot be read or written must not crash the user's
+    script: the failure is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and returned (status
+    ``"failed"`` or ``"write-failed"``), unless ``raise_on_error`` is True. Bad arguments or data
+    (:class:`~boontrack.exceptions.InputError`) always raise: they are mistakes in the call, not outages.
+    """
+    sink = open_sink(source, spec, write_back=True)
+    try:
+        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
+    except BackendError as exc:
+        if raise_on_error:
+            raise
+        message = redact(f"summarizing {source.describe()} failed: {exc}")
+        warnings.warn(message, WriteBackWarning, stacklevel=3)
+        return JobResult("failed", None, "", sink.location(), message)
 
 
 def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str) -> None:

@@ -189,8 +189,8 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
             return _LOCKED
         sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
         result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
-    if result.write_error:
-        return f"failed: {result.write_error}"
+    if result.error:
+        return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"
 
 

@@ -189,7 +189,7 @@ def test_post_sweep_callback(fresh_log):
 
     result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", n=(1, 2),
                              n_resamples=99)
-    assert result.status == "updated" and result.write_error is None
+    assert result.status == "updated" and result.error is None
     run_id = result.location.rsplit("/", 1)[-1]
     aggregate = fresh_log.runs[(ENTITY, PROJECT, run_id)]
     assert aggregate.job_type == "boontrack" and aggregate.summary["boontrack/fingerprint"] == result.fingerprint
@@ -204,7 +204,7 @@ def test_post_sweep_callback_warns_instead_of_raising(fresh_log):
     started = time.monotonic()
     with pytest.warns(WriteBackWarning, match="W&B"):
         result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", timeout=20)
-    assert result.status == "write-failed" and API_KEY not in result.write_error
+    assert result.status == "failed" and result.summary is None and API_KEY not in result.error
     with pytest.raises(BackendError):
         summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", timeout=20, raise_on_error=True)
     assert time.monotonic() - started < 40

@@ -7,8 +7,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from boontrack.integrations.mlflow._client import import_mlflow
 from boontrack.integrations.mlflow._source import MlflowSource
 
@@ -67,12 +65,11 @@ def summarize_sweep(
         The runs could not be read (server down, errors); nothing is written.
     """
     from boontrack.analysis import Spec
-    from boontrack.pipeline import run_job, summary_key
+    from boontrack.pipeline import budgets, summarize_after_sweep
 
-    spec = Spec(val=val, test=test, n=tuple(int(k) for k in np.atleast_1d(n)), **spec_options)
+    spec = Spec(val=val, test=test, n=budgets(n), **spec_options)
     source = MlflowSource(experiment, parent=parent_run_id, tracking_uri=tracking_uri)
-    sink = source.sink(summary_key(source.identity(), spec))
-    return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
+    return summarize_after_sweep(source, spec, raise_on_error=raise_on_error)
 
 
 @dataclass

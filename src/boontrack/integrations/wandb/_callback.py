@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from boontrack.exceptions import InputError
 from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource
 
 if TYPE_CHECKING:
@@ -66,18 +65,9 @@ def summarize_sweep(
         Status, the summary, the fingerprint, the aggregate run's URL, and the error if any.
     """
     from boontrack.analysis import Spec
-    from boontrack.pipeline import JobResult, run_job, summary_key
+    from boontrack.pipeline import budgets, summarize_after_sweep
 
     entity, project, sweep = parse_sweep_path(sweep_path)
-    budgets = (n,) if isinstance(n, int) else tuple(n)
-    spec = Spec(val=val, test=test, n=budgets, **spec_options)
+    spec = Spec(val=val, test=test, n=budgets(n), **spec_options)
     source = WandbSource(entity, project, sweep=sweep, timeout_s=timeout)
-    sink = source.sink(summary_key(source.identity(), spec))
-    try:
-        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
-    except BackendError as exc:  # W&B could not be read: the sweep itself is done, so do not kill the script
-        if raise_on_error:
-            raise
-        message = f"summarizing {source.describe()} failed: {exc}"
-        warnings.warn(message, WriteBackWarning, stacklevel=2)
-        return JobResult("write-failed", None, "", sink.location(), message)
+    return summarize_after_sweep(source, spec, raise_on_error=raise_on_error)
