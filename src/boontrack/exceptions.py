@@ -15,6 +15,7 @@ __all__ = [
     "ExtrapolationWarning",
     "FewRunsWarning",
     "InputError",
+    "MissingExtraError",
     "WriteBackWarning",
 ]
 
@@ -41,6 +42,10 @@ class WriteBackWarning(BoontrackWarning):
 
 class InputError(ValueError):
     """Bad input from the user: data, column mapping, selection or configuration."""
+
+
+class MissingExtraError(InputError, ImportError):
+    """An optional dependency is not installed; the message names the extra (``pip install "boontrack[...]"``)."""
 
 
 class BackendError(RuntimeError):

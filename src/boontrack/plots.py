@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from boontrack._optional import import_optional
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["figure_png", "plot_curves", "plot_distributions"]
 
-_INSTALL_HINT = 'plots need matplotlib: pip install "boontrack[plots]"'
 #: Above this many budgets, the curve's x axis is logarithmic (as in Dodge et al.'s plots).
 _LOG_X_ABOVE = 30
 #: With more groups than this, the legend moves outside the axes.
@@ -30,13 +30,10 @@ _LEGEND_INSIDE_MAX = 6
 
 def _new_figure(width: float = 7.5, height: float = 4.8) -> Figure:
     """An empty figure on the Agg canvas, with the install hint when matplotlib is missing."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError(_INSTALL_HINT) from None
-    figure = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(figure)
+    figure_module = import_optional("matplotlib.figure", extra="plots", needed_for="drawing plots")
+    agg = import_optional("matplotlib.backends.backend_agg", extra="plots", needed_for="drawing plots")
+    figure = figure_module.Figure(figsize=(width, height), layout="constrained")
+    agg.FigureCanvasAgg(figure)
     return figure
 
 

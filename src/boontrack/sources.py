@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from boontrack._optional import import_optional
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
 
@@ -55,10 +56,8 @@ def _read_json(path: Path) -> pd.DataFrame:
 def _read_parquet(path: Path) -> pd.DataFrame:
     import pandas as pd
 
-    try:
-        return pd.read_parquet(path)
-    except ImportError:
-        raise InputError(f'reading {path} needs pyarrow: pip install "boontrack[parquet]"') from None
+    import_optional("pyarrow", extra="parquet", needed_for=f"reading {path}")
+    return pd.read_parquet(path)
 
 
 #: suffix -> (format name for messages, reader)

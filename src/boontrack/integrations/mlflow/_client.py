@@ -12,10 +12,9 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from boontrack._optional import import_optional
 from boontrack._redact import redact
-from boontrack.exceptions import BackendError, InputError
-
-INSTALL_HINT = 'MLflow support needs the mlflow package: pip install "boontrack[mlflow]"'
+from boontrack.exceptions import BackendError
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
@@ -35,12 +34,8 @@ _env_added: list[str] = []
 
 
 def import_mlflow() -> Any:
-    """The ``mlflow`` module, or InputError with the install hint."""
-    try:
-        import mlflow
-    except ImportError:
-        raise InputError(INSTALL_HINT) from None
-    return mlflow
+    """The ``mlflow`` module, or MissingExtraError with the install hint."""
+    return import_optional("mlflow", extra="mlflow", needed_for="MLflow support")
 
 
 @contextlib.contextmanager

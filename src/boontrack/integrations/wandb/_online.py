@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from boontrack._optional import import_optional
 from boontrack._redact import redact as redact_credentials
 from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import BackendError, InputError
@@ -23,17 +24,12 @@ if TYPE_CHECKING:
 PAGE_SIZE = 500
 #: Seconds to wait for one W&B API call, retries included (wandb retries 429 and 5xx with back-off).
 DEFAULT_TIMEOUT_S = 60.0
-_INSTALL_HINT = 'the W&B backend needs wandb: pip install "boontrack[wandb]"'
 _SECRET = re.compile(r"[\w-]{40,}")  # API keys are 40+ of these characters; never let one reach a message
 
 
 def import_wandb() -> Any:
-    """``wandb``, or an InputError with the install hint."""
-    try:
-        import wandb
-    except ImportError:
-        raise InputError(_INSTALL_HINT) from None
-    return wandb
+    """``wandb``, or MissingExtraError with the install hint."""
+    return import_optional("wandb", extra="wandb", needed_for="the W&B backend")
 
 
 def redact(text: str) -> str:

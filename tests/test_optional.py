@@ -1,0 +1,19 @@
+"""Optional dependencies: a missing extra is one clear error that says what to install."""
+
+from __future__ import annotations
+
+import pytest
+
+from boontrack._optional import import_optional
+from boontrack.exceptions import InputError, MissingExtraError
+
+
+def test_present_module_is_returned():
+    assert import_optional("json", extra="plots", needed_for="x").dumps([1]) == "[1]"
+
+
+def test_missing_module_names_the_extra_and_is_both_an_import_and_an_input_error():
+    with pytest.raises(MissingExtraError, match=r'^drawing plots needs nonexistent_pkg: pip install "boontrack\[plots\]"$') as info:
+        import_optional("nonexistent_pkg.figure", extra="plots", needed_for="drawing plots")
+    # ImportError for library callers; InputError so that the command line prints one line and exits 2
+    assert isinstance(info.value, ImportError) and isinstance(info.value, InputError)
