@@ -272,14 +272,16 @@ def test_unknown_baseline_and_invalid_spec_options():
     table = RunTable.from_frame(frame, table_spec)
     with pytest.raises(InputError, match=r"baseline group 'z' not found; groups are: a, b"):
         analyze(table, Spec(val="val_acc", seed="seed", baseline="z"))
-    with pytest.raises(InputError, match=r"invalid spec: `n\[1\]` must be an integer >= 1, got 0"):
+    with pytest.raises(InputError, match=r"^n must be a list of integers >= 1, got \(1, 0\)$"):
         analyze(table, Spec(val="val_acc", n=(1, 0)))
-    with pytest.raises(InputError, match=r"invalid spec: `n` repeats a budget: \[1, 5, 5\]"):
+    with pytest.raises(InputError, match=r"^n repeats a budget, got \(1, 5, 5\)$"):
         analyze(table, Spec(val="val_acc", n=(1, 5, 5)))
-    with pytest.raises(InputError, match="invalid spec: `estimator` must be one of"):
+    with pytest.raises(InputError, match="^estimator must be one of V, U, W, got 'X'$"):
         analyze(table, Spec(val="val_acc", estimator="X"))
-    with pytest.raises(InputError, match="`n_resamples` must be an integer >= 1"):
+    with pytest.raises(InputError, match="^n_resamples must be an integer >= 1, got 0$"):
         analyze(table, Spec(val="val_acc", n_resamples=0))
+    with pytest.raises(InputError, match="^maximize must be true or false, got 'yes'$"):
+        analyze(table, Spec(val="val_acc", maximize="yes"))
 
 
 def test_groups_with_constant_scores_leave_their_tests_undefined_not_failed():

@@ -154,11 +154,12 @@ def test_make_spec_maps_user_options_to_the_spec():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"val": 3}, "val must be text"),
+        ({"val": 3}, "val must be a non-empty name, got 3"),
+        ({"val": "v", "seed_column": 7}, "seed_column must be a non-empty name, got 7"),
         ({"val": "v", "n": [0, 5]}, "n must be a list of integers >= 1"),
         ({"val": "v", "n": "5"}, "n must be a list"),
         ({"val": "v", "estimator": "X"}, "estimator must be one of V, U, W"),
-        ({"val": "v", "minimize": "yes"}, "minimize must be true/false"),
+        ({"val": "v", "minimize": "yes"}, "minimize must be true or false, got 'yes'"),
         ({"val": "v", "group_by": "model"}, "group_by must be a list"),
         ({"val": "v", "confidence": 95}, "confidence must be a number between 0 and 1"),
         ({"val": "v", "resamples": 0}, "resamples must be an integer >= 1"),

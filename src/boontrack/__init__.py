@@ -43,7 +43,7 @@ _LAZY: dict[str, str] = {
     "Diagnostics": "diagnostics",
     "diagnose": "diagnostics",
     "RunTable": "runtable",
-    "Spec": "analysis",
+    "Spec": "spec",
     "Summary": "analysis",
     "analyze": "analysis",
     "run_job": "pipeline",

@@ -12,8 +12,6 @@ from typing import Any
 
 import numpy as np
 
-ESTIMATORS = ("V", "U", "W")
-
 
 def as_scores(x: Any, name: str) -> np.ndarray:
     """A 1-D float64 array of finite scores, or ValueError naming ``name`` and the first bad position."""

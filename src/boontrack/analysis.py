@@ -12,13 +12,13 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_count, as_probability
 from boontrack.exceptions import BoontrackWarning, InputError
+from boontrack.spec import Spec
 
 if TYPE_CHECKING:
     from boontrack.compare import Comparison
@@ -37,48 +37,6 @@ __all__ = [
     "TestResult",
     "analyze",
 ]
-
-@dataclass(frozen=True)
-class Spec:
-    """What to compute, and from which columns. Everything that changes a result is in here.
-
-    The column names (``val``, ``test``, ``group_by``, ``seed``) are resolved against the run frame as:
-    the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
-    ``tags.<name>``) for ``group_by``/``seed``.
-    """
-
-    val: str
-    test: str | None = None
-    n: tuple[int, ...] = (1, 5, 10)
-    estimator: Literal["V", "U", "W"] = "V"
-    maximize: bool = True
-    #: None: group by every ``params.*`` column except the seed when a seed column is known, else one group.
-    group_by: tuple[str, ...] | None = None
-    seed: str | None = None
-    baseline: str | None = None
-    #: ``"baseline"`` compares every group with ``baseline`` (default: the first group); ``"all-pairs"`` all pairs.
-    compare: Literal["baseline", "all-pairs"] = "baseline"
-    correction: Literal["holm", "bh"] = "holm"
-    confidence_level: float = 0.95
-    n_resamples: int = 9999
-    ci_method: Literal["percentile", "bca", "smoothed"] = "percentile"
-    #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
-    rng_seed: int = 0
-    #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
-    pick: Literal["last", "best_val_step"] = "last"
-    #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
-    duration: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-    @property
-    def metric(self) -> str:
-        """The name of the reported metric: the test metric, else the validation metric (no ``metrics.``)."""
-        name = self.test if self.test is not None else self.val
-        return name.removeprefix("metrics.")
-
 
 @dataclass(frozen=True)
 class IntervalEstimate:
@@ -258,20 +216,7 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
 
 def _analyze_iv(table: RunTable, spec: Spec) -> None:
     """InputError for spec options the analysis cannot use and for groups too small for the budgets."""
-    try:
-        budgets, _ = as_budgets(spec.n, "n")
-        if np.unique(budgets).size < budgets.size:
-            raise ValueError(f"`n` repeats a budget: {list(spec.n)!r}")
-        as_choice(spec.estimator, "estimator", ESTIMATORS)
-        as_choice(spec.compare, "compare", ("baseline", "all-pairs"))
-        as_choice(spec.correction, "correction", ("holm", "bh"))
-        as_choice(spec.ci_method, "ci_method", ("percentile", "bca", "smoothed"))
-        as_probability(spec.confidence_level, "confidence_level")
-        as_count(spec.n_resamples, "n_resamples")
-    except ValueError as exc:
-        raise InputError(f"invalid spec: {exc}") from None
-    if isinstance(spec.rng_seed, bool) or not isinstance(spec.rng_seed, int) or spec.rng_seed < 0:
-        raise InputError(f"invalid spec: `rng_seed` must be an integer >= 0, got {spec.rng_seed!r}")
+    spec.check()
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
     largest = max(spec.n)

@@ -25,15 +25,8 @@ import click
 from boontrack import __version__
 from boontrack._redact import redact
 from boontrack.exceptions import BackendError
-from boontrack.pipeline import (
-    CI_METHODS,
-    COMPARE_MODES,
-    CORRECTIONS,
-    DEFAULT_PREFIX,
-    ESTIMATORS,
-    PICKS,
-    make_spec,
-)
+from boontrack.pipeline import DEFAULT_PREFIX, PICK_SPELLINGS, make_spec
+from boontrack.spec import CI_METHODS, COMPARE_MODES, CORRECTIONS, ESTIMATORS
 
 __all__ = ["LAZY_COMMANDS", "main"]
 
@@ -145,7 +138,7 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
 @click.option(
     "--pick",
-    type=click.Choice(tuple(PICKS)),
+    type=click.Choice(tuple(PICK_SPELLINGS)),
     default=_SPEC_DEFAULTS["pick"],
     show_default=True,
     help="Tracker metric value: the last logged, or val at its best step with test at that step.",

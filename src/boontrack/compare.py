@@ -20,7 +20,6 @@ import numpy as np
 from scipy import stats
 
 from boontrack._validation import (
-    ESTIMATORS,
     as_budget,
     as_choice,
     as_count,
@@ -43,6 +42,7 @@ from boontrack.resampling import (
     _RankedRuns,
     _standard_error,
 )
+from boontrack.spec import ESTIMATORS
 
 __all__ = [
     "Comparison",

@@ -36,8 +36,9 @@ from typing import Any, Literal
 import numpy as np
 from scipy import integrate, special, stats
 
-from boontrack._validation import ESTIMATORS, as_budgets, as_choice, as_flag, as_scores, as_val_test
+from boontrack._validation import as_budgets, as_choice, as_flag, as_scores, as_val_test
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning
+from boontrack.spec import ESTIMATORS
 
 __all__ = ["Estimator", "boo_n", "boo_n_gaussian", "expected_max", "expected_max_of"]
 

@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source, SummaryOutputs
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from boontrack.spec import Spec
 
 if TYPE_CHECKING:
-    from boontrack.analysis import Spec, Summary
+    from boontrack.analysis import Summary
     from boontrack.runtable import RunTable
 
 __all__ = [
@@ -47,12 +48,8 @@ __all__ = [
 ]
 
 DEFAULT_PREFIX = "boon/"
-ESTIMATORS = ("V", "U", "W")
-COMPARE_MODES = ("baseline", "all-pairs")
-CORRECTIONS = ("holm", "bh")
-CI_METHODS = ("percentile", "bca", "smoothed")
-#: User-facing spelling -> Spec spelling.
-PICKS = {"last": "last", "best-val-step": "best_val_step"}
+#: Command-line spelling of ``--pick`` -> Spec spelling.
+PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step"}
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
@@ -111,72 +108,42 @@ def make_spec(
     seed: int = 0,
     pick: str = "last",
 ) -> Spec:
-    """A :class:`~boontrack.analysis.Spec` from the option names of the command line and the config file.
+    """A :class:`~boontrack.spec.Spec` from the option names of the command line and the config file.
 
     The keywords are the ``boontrack summarize`` options (dashes as underscores) and the keys of a
-    ``[[jobs]]`` table. Every value is checked here, once for both; a bad one raises :class:`InputError`
-    naming the option.
+    ``[[jobs]]`` table. :meth:`Spec.check <boontrack.spec.Spec.check>` validates every value, and a bad one
+    raises :class:`InputError` naming the option as the user wrote it.
     """
-    from boontrack.analysis import Spec
-
-    _expect(val, str, "val")
-    _expect(test, (str, type(None)), "test")
-    n = tuple(n) if isinstance(n, (list, tuple)) else n
-    if not isinstance(n, tuple) or not n or not all(_is_int(k) and k >= 1 for k in n):
-        raise InputError(f"n must be a list of integers >= 1, got {n!r}")
-    _expect_choice(estimator, ESTIMATORS, "estimator")
-    _expect(minimize, bool, "minimize")
-    group_by = tuple(group_by) if isinstance(group_by, (list, tuple)) else group_by
-    if group_by is not None and not (isinstance(group_by, tuple) and all(isinstance(k, str) for k in group_by)):
-        raise InputError(f"group_by must be a list of column names, got {group_by!r}")
-    for name, value in (("seed_column", seed_column), ("duration", duration), ("baseline", baseline)):
-        _expect(value, (str, type(None)), name)
-    _expect_choice(compare, COMPARE_MODES, "compare")
-    _expect_choice(correction, CORRECTIONS, "correction")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise InputError(f"confidence must be a number between 0 and 1, got {confidence!r}")
-    if not _is_int(resamples) or resamples < 1:
-        raise InputError(f"resamples must be an integer >= 1, got {resamples!r}")
-    if not _is_int(seed) or seed < 0:
-        raise InputError(f"seed must be an integer >= 0, got {seed!r}")
-    _expect_choice(ci_method, CI_METHODS, "ci_method")
-    _expect_choice(pick, tuple(dict.fromkeys((*PICKS, *PICKS.values()))), "pick")
-    return Spec(
+    spec = Spec(
         val=val,
         test=test,
-        n=n,
+        n=tuple(n) if isinstance(n, list) else n,
         estimator=estimator,
-        maximize=not minimize,
-        group_by=group_by,
+        # a non-boolean stays as it is, so that the check reports it (``not "yes"`` would be a silent False)
+        maximize=not minimize if isinstance(minimize, bool) else minimize,
+        group_by=tuple(group_by) if isinstance(group_by, list) else group_by,
         seed=seed_column,
         duration=duration,
         baseline=baseline,
         compare=compare,
         correction=correction,
-        confidence_level=float(confidence),
+        confidence_level=confidence,
         n_resamples=resamples,
         ci_method=ci_method,
         rng_seed=seed,
-        pick=PICKS.get(pick, pick),
+        pick=PICK_SPELLINGS.get(pick, pick),
     )
+    return spec.check(names=_OPTION_NAMES)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _expect(value: Any, types: type | tuple[type, ...], name: str) -> None:
-    if not isinstance(value, types):
-        expected = " or ".join(
-            {"str": "text", "NoneType": "nothing", "bool": "true/false"}[t.__name__]
-            for t in (types if isinstance(types, tuple) else (types,))
-        )
-        raise InputError(f"{name} must be {expected}, got {value!r}")
-
-
-def _expect_choice(value: Any, choices: Sequence[str], name: str) -> None:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+#: Spec fields whose command-line and config name differs.
+_OPTION_NAMES = {
+    "maximize": "minimize",
+    "seed": "seed_column",
+    "confidence_level": "confidence",
+    "n_resamples": "resamples",
+    "rng_seed": "seed",
+}
 
 
 def source_options(

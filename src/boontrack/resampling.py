@@ -36,7 +36,6 @@ import numpy as np
 from scipy import special
 
 from boontrack._validation import (
-    ESTIMATORS,
     as_budget,
     as_budgets,
     as_choice,
@@ -49,6 +48,7 @@ from boontrack._validation import (
 )
 from boontrack.estimators import Estimator, _warn_or_raise_budget, best_of_n_cdf, rank_blocks
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
+from boontrack.spec import CI_METHODS, ESTIMATORS
 
 __all__ = [
     "BootstrapResult",
@@ -62,7 +62,6 @@ __all__ = [
 ]
 
 Method = Literal["percentile", "bca", "smoothed"]
-METHODS = ("percentile", "bca", "smoothed")
 
 #: Runs x resamples per batch: small enough that a batch's arrays (~2 MB each) stay in cache, which makes the
 #: counting 3-5x faster than with large batches; memory stays bounded at any n_resamples.
@@ -384,7 +383,7 @@ def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int) -> None:
 
 def _options_iv(confidence_level: Any, n_resamples: Any, method: Any, rng: Any):
     level = as_probability(confidence_level, "confidence_level")
-    method = as_choice(method, "method", METHODS)
+    method = as_choice(method, "method", CI_METHODS)
     return level, as_count(n_resamples, "n_resamples"), method, as_rng(rng)
 
 

@@ -1,0 +1,130 @@
+"""What to compute: the :class:`Spec`, the values its options take, and its one validation.
+
+This module imports nothing heavy, so the command line builds its option choices from it at start-up.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from boontrack.exceptions import InputError
+
+__all__ = ["CI_METHODS", "COMPARE_MODES", "CORRECTIONS", "ESTIMATORS", "PICKS", "Spec"]
+
+ESTIMATORS = ("V", "U", "W")
+COMPARE_MODES = ("baseline", "all-pairs")
+CORRECTIONS = ("holm", "bh")
+CI_METHODS = ("percentile", "bca", "smoothed")
+PICKS = ("last", "best_val_step")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What to compute, and from which columns. Everything that changes a result is in here.
+
+    The column names (``val``, ``test``, ``group_by``, ``seed``) are resolved against the run frame as:
+    the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
+    ``tags.<name>``) for ``group_by``/``seed``.
+    """
+
+    val: str
+    test: str | None = None
+    n: tuple[int, ...] = (1, 5, 10)
+    estimator: Literal["V", "U", "W"] = "V"
+    maximize: bool = True
+    #: None: group by every ``params.*`` column except the seed when a seed column is known, else one group.
+    group_by: tuple[str, ...] | None = None
+    seed: str | None = None
+    baseline: str | None = None
+    #: ``"baseline"`` compares every group with ``baseline`` (default: the first group); ``"all-pairs"`` all pairs.
+    compare: Literal["baseline", "all-pairs"] = "baseline"
+    correction: Literal["holm", "bh"] = "holm"
+    confidence_level: float = 0.95
+    n_resamples: int = 9999
+    ci_method: Literal["percentile", "bca", "smoothed"] = "percentile"
+    #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
+    rng_seed: int = 0
+    #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
+    pick: Literal["last", "best_val_step"] = "last"
+    #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
+    duration: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @property
+    def metric(self) -> str:
+        """The name of the reported metric: the test metric, else the validation metric (no ``metrics.``)."""
+        name = self.test if self.test is not None else self.val
+        return name.removeprefix("metrics.")
+
+    def check(self, names: Mapping[str, str] | None = None) -> Spec:
+        """This spec if every field is valid, else :class:`InputError` naming the first invalid one.
+
+        ``names`` says what to call a field in the message (the command line says ``resamples`` where the
+        spec says ``n_resamples``); by default a field is called by its own name.
+        """
+        for f in fields(self):
+            problem = _PROBLEMS[f.name](getattr(self, f.name))
+            if problem:
+                name = (names or {}).get(f.name, f.name)
+                raise InputError(f"{name} {problem}, got {getattr(self, f.name)!r}")
+        return self
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) and value else "must be a non-empty name"
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _choice(choices: tuple[Any, ...]):
+    def problem(value: Any) -> str | None:
+        return None if value in choices else f"must be one of {', '.join(map(str, choices))}"
+
+    return problem
+
+
+def _budgets(value: Any) -> str | None:
+    if not (isinstance(value, tuple) and value and all(_is_int(k) and k >= 1 for k in value)):
+        return "must be a list of integers >= 1"
+    return "repeats a budget" if len(set(value)) < len(value) else None
+
+
+def _group_by(value: Any) -> str | None:
+    if value is None or (isinstance(value, tuple) and value and all(isinstance(k, str) and k for k in value)):
+        return None
+    return "must be a list of column names"
+
+
+#: What is wrong with a field's value (None: nothing), by field.
+_PROBLEMS = {
+    "val": _text,
+    "test": _optional_text,
+    "n": _budgets,
+    "estimator": _choice(ESTIMATORS),
+    "maximize": lambda v: None if isinstance(v, bool) else "must be true or false",
+    "group_by": _group_by,
+    "seed": _optional_text,
+    "baseline": _optional_text,
+    "compare": _choice(COMPARE_MODES),
+    "correction": _choice(CORRECTIONS),
+    "confidence_level": lambda v: None
+    if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1
+    else "must be a number between 0 and 1",
+    "n_resamples": lambda v: None if _is_int(v) and v >= 1 else "must be an integer >= 1",
+    "ci_method": _choice(CI_METHODS),
+    "rng_seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
+    "pick": _choice(PICKS),
+    "duration": _optional_text,
+}
