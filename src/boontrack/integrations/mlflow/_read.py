@@ -102,6 +102,8 @@ def _from_json(run: dict) -> _Row:
 
 def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
     """The run frame of ``boontrack.backends`` from plain rows, boontrack's summary runs removed."""
+    # Removed before the frame is built, so that their metrics do not leave empty columns behind.
+    rows = [row for row in rows if row[6].get(SUMMARY_ROLE_TAG) != "summary"]
     run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
     start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
     end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
@@ -118,11 +120,7 @@ def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
     for prefix, records in (("params.", params), ("metrics.", metrics), ("tags.", tags)):
         if any(records):
             parts.append(pd.DataFrame.from_records(list(records), index=base.index).add_prefix(prefix))
-    frame = pd.concat(parts, axis=1)
-    role = f"tags.{SUMMARY_ROLE_TAG}"
-    if role in frame.columns:
-        frame = frame.loc[frame[role].ne("summary").fillna(True).to_numpy()].reset_index(drop=True)
-    return frame
+    return pd.concat(parts, axis=1)
 
 
 def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFrame:
