@@ -281,3 +281,19 @@ def test_source_options_reach_the_backend(monkeypatch):
     monkeypatch.setattr("boontrack.backends.open_source", record)
     invoke("summarize", "wandb:team/project", "--val", "acc", "--sweep", "s1", "--option", "api-timeout=5")
     assert seen == {"source": "wandb:team/project", "sweep": "s1", "api_timeout": "5"}
+
+
+def test_the_shipped_example_table_summarizes():
+    """examples/digits_sweep.csv: the runs of a real `boontrack demo` sweep, 30 per approach."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
+    result = invoke(
+        "summarize", str(example), "--val", "val_acc", "--test", "test_acc", "--group-by", "model",
+        "--resamples", "200", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    runs = pd.read_csv(example)
+    for model, group in summary["groups"].items():
+        tests = runs.loc[runs["model"] == model, "test_acc"]
+        assert group["runs"] == len(tests) == 30
+        assert group["boo_n"]["1"]["estimate"] == pytest.approx(tests.mean(), rel=1e-12)
