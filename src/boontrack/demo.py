@@ -229,12 +229,13 @@ def demo_command(store: str, trials: int, new_sweep: bool) -> None:
     """Run a real small sweep (logistic regression vs an MLP on digits) into a local MLflow store and
     summarize it: Boo_n, expected-validation curves and a comparison, written back as a summary run.
     """
-    import logging
+    import os
 
     from boontrack.exceptions import BackendError
 
-    # MLflow logs the creation of the sqlite schema at INFO; the demo's own lines say what happens.
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    # MLflow logs the creation of the sqlite schema at INFO; the demo's own lines say what happens. Read when
+    # mlflow is first imported, which is below; a level the user set is kept.
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
     result = run_demo(store, trials=trials, new_sweep=new_sweep, echo=click.echo)
     if result.error:
         raise BackendError(result.error)
