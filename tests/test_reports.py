@@ -227,3 +227,17 @@ def test_single_group_without_test_metric_uses_the_validation_name(shared_data):
     assert outputs.metrics["boon/runs"] == len(frame) == 97
     assert "boon/best_validation_npmi/spearman_val_test" not in outputs.metrics  # no test metric
     assert [c.key for c in outputs.curves] == ["boon/best_validation_npmi/curve"]
+
+
+def test_no_time_plot_unless_every_group_has_durations():
+    pytest.importorskip("matplotlib")
+    frame = pd.DataFrame(
+        {
+            "model": ["a"] * 12 + ["b"] * 12,
+            "acc": np.r_[np.linspace(0.5, 0.6, 12), np.linspace(0.55, 0.65, 12)],
+            "duration_s": [30.0] * 12 + [0.0] * 12,  # b's times were not recorded
+        }
+    )
+    spec = Spec(val="acc", group_by=("model",), n=(1, 5), n_resamples=100)
+    outputs = render_outputs(analyze(RunTable.from_frame(frame, spec), spec))
+    assert "curves.png" in outputs.artifacts and "curves_time.png" not in outputs.artifacts

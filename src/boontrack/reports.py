@@ -34,7 +34,7 @@ The expected-validation curve of each group is a step series (step = n) named
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
 `curves.csv` (group, n, estimate, ci_low, ci_high, time), `runs.csv` (every input run with `dropped_reason`,
-empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run durations are known) and
+empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run durations are known for every group) and
 `distributions.png`.
 """
 
@@ -436,7 +436,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
         from boontrack.plots import figure_png, plot_curves, plot_distributions
 
         artifacts["curves.png"] = figure_png(plot_curves(summary))
-        if any(g.curve.time is not None for g in summary.groups):
+        if all(g.curve.time is not None for g in summary.groups):  # a time axis missing a group would mislead
             artifacts["curves_time.png"] = figure_png(plot_curves(summary, x="time"))
         if summary.table is not None:
             artifacts["distributions.png"] = figure_png(plot_distributions(summary))
