@@ -1,0 +1,76 @@
+"""Two approaches tracked with Weights & Biases in offline mode, compared by boontrack without any network.
+
+Each trial trains a logistic regression or a small MLP on scikit-learn's digits data and logs it as an offline
+W&B run (``wandb/offline-run-*``). boontrack then reads those run files directly (``wandb-offline:``) and
+reports Boo_n with intervals for each approach and their comparison. With a W&B account, the same sweep run
+online is summarized by one line after ``wandb.agent(...)``:
+``boontrack.wandb.summarize_sweep("entity/project/sweep_id", val="val_acc", test="test_acc")``.
+
+    pip install "boontrack[wandb]" scikit-learn
+    python examples/wandb_offline_sweep.py [TRIALS]
+
+The same from the shell: ``boontrack summarize wandb-offline:wandb-example/wandb --val val_acc --test test_acc
+--group-by model``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import wandb
+from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import train_test_split
+from sklearn.neural_network import MLPClassifier
+
+import boontrack as bt
+from boontrack.reports import format_table
+
+ROOT = Path("wandb-example")
+
+
+def train(model_name: str, seed: int, data: tuple[np.ndarray, ...]) -> dict[str, float]:
+    x_train, x_val, x_test, y_train, y_val, y_test = data
+    if model_name == "logistic-regression":
+        model = LogisticRegression(C=float(10 ** np.random.default_rng(seed).uniform(-3, 0)), max_iter=100)
+    else:
+        model = MLPClassifier(hidden_layer_sizes=(32,), max_iter=30, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(x_train, y_train)
+    return {"val_acc": model.score(x_val, y_val), "test_acc": model.score(x_test, y_test)}
+
+
+def split_digits() -> tuple[np.ndarray, ...]:
+    x, y = load_digits(return_X_y=True)
+    x = x / 16.0
+    x_train, x_rest, y_train, y_rest = train_test_split(x, y, test_size=0.4, random_state=0, stratify=y)
+    x_val, x_test, y_val, y_test = train_test_split(x_rest, y_rest, test_size=0.5, random_state=0, stratify=y_rest)
+    return x_train, x_val, x_test, y_train, y_val, y_test
+
+
+def main(trials: int) -> int:
+    os.environ.setdefault("WANDB_SILENT", "true")
+    data = split_digits()
+    for model_name in ("logistic-regression", "mlp"):
+        for seed in range(trials):
+            run = wandb.init(
+                project="digits", mode="offline", dir=ROOT, config={"model": model_name, "seed": seed},
+                settings=wandb.Settings(console="off"),
+            )  # fmt: skip
+            run.log(train(model_name, seed, data))
+            run.finish()
+    source = bt.open_source(f"wandb-offline:{ROOT / 'wandb'}")
+    spec = bt.Spec(val="val_acc", test="test_acc", n=(1, 5), group_by=("model",), n_resamples=2000)
+    result = bt.run_job(source, spec)
+    print(format_table(result.summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 15))

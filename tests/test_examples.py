@@ -1,0 +1,44 @@
+"""The example scripts run as documented, each in a temporary working directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_example(name: str, *args: str, cwd: Path) -> str:
+    env = {**os.environ, "WANDB_SILENT": "true", "MLFLOW_LOGGING_LEVEL": "WARNING"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_boon_paper(shared_data, tmp_path):
+    out = run_example("boon_paper.py", str(shared_data), cwd=tmp_path)
+    assert "AS Reader, fixed hyperparameters: 370 runs, 316 tied validation scores" in out
+    assert out.count("Boo_5 (V)") == 3
+
+
+@pytest.mark.slow
+def test_mlflow_sweep(tmp_path):
+    pytest.importorskip("mlflow")
+    pytest.importorskip("sklearn")
+    out = run_example("mlflow_sweep.py", "6", cwd=tmp_path)
+    assert "6 trials" in out and "Boo_5 = " in out and "summary: updated, MLflow run" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlflow-example"]  # nothing in ./mlruns
+
+
+@pytest.mark.slow
+def test_wandb_offline_sweep(tmp_path):
+    pytest.importorskip("wandb")
+    pytest.importorskip("sklearn")
+    out = run_example("wandb_offline_sweep.py", "6", cwd=tmp_path)
+    assert "logistic-regression  6" in out and "mlp" in out and "ΔBoo_5" in out
