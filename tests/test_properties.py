@@ -1,0 +1,89 @@
+"""Invariants of the bootstrap, the comparisons and the diagnostics, for any data (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from boontrack.compare import adjust_pvalues, independent_difference
+from boontrack.diagnostics import diagnose
+from boontrack.estimators import boo_n
+from boontrack.resampling import boo_n_ci, boo_n_curve_ci
+
+# Scores on a coarse grid, so that ties (in validation and test) are common.
+scores = st.integers(10, 40).flatmap(
+    lambda m: st.tuples(
+        arrays(np.float64, m, elements=st.integers(0, 12).map(lambda k: k / 12)),
+        arrays(np.float64, m, elements=st.integers(0, 20).map(lambda k: k / 20)),
+    )
+)
+methods = st.sampled_from(["percentile", "bca", "smoothed"])
+estimators = st.sampled_from(["V", "U", "W"])
+quiet = pytest.mark.filterwarnings("ignore::boontrack.BoontrackWarning")
+
+
+@quiet
+@settings(max_examples=40, deadline=None)
+@given(scores, estimators, st.integers(1, 8), st.integers(0, 2**32 - 1))
+def test_every_resample_is_an_average_of_test_scores(data, estimator, n, seed):
+    val, test = data
+    result = boo_n_ci(val, test, n=n, estimator=estimator, n_resamples=200, rng=seed)
+    assert result.estimate == pytest.approx(boo_n(val, test, n=n, estimator=estimator), abs=1e-12)
+    dist = result.bootstrap_distribution
+    assert np.all(dist >= test.min() - 1e-12) and np.all(dist <= test.max() + 1e-12)
+    low, high = result.confidence_interval.low, result.confidence_interval.high
+    assert dist.min() - 1e-12 <= low <= high <= dist.max() + 1e-12
+
+
+@quiet
+@settings(max_examples=30, deadline=None)
+@given(scores, st.sampled_from(["percentile", "bca"]), st.integers(0, 2**32 - 1))
+def test_band_of_the_expected_best_validation_score_rises_with_n(data, method, seed):
+    val, _ = data
+    band = boo_n_curve_ci(val, n=np.arange(1, val.size), n_resamples=200, method=method, rng=seed)
+    # each resampled curve is non-decreasing in n, so its distribution's quantiles are too
+    assert np.all(np.diff(band.bootstrap_distribution, axis=1) >= -1e-12)
+    if method == "percentile":
+        assert np.all(np.diff(band.low) >= -1e-12) and np.all(np.diff(band.high) >= -1e-12)
+
+
+@quiet
+@settings(max_examples=30, deadline=None)
+@given(scores, scores, st.integers(0, 2**32 - 1))
+def test_independent_difference_is_the_difference_of_estimates(a, b, seed):
+    ra = boo_n_ci(*a, n=3, n_resamples=150, rng=seed)
+    rb = boo_n_ci(*b, n=3, n_resamples=150, rng=seed + 1)
+    d = independent_difference(ra, rb)
+    assert d.estimate == pytest.approx(ra.estimate - rb.estimate, abs=1e-12)
+    assert d.confidence_interval.low <= d.confidence_interval.high
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30))
+def test_bh_is_never_more_conservative_than_holm_and_both_keep_order(pvalues):
+    p = np.array(pvalues)
+    holm, bh = adjust_pvalues(p, method="holm"), adjust_pvalues(p, method="bh")
+    assert np.all(p <= holm + 1e-15) and np.all(holm <= 1.0)
+    assert np.all(bh <= holm + 1e-15) and np.all(p <= bh + 1e-15)
+    order = np.argsort(p, kind="stable")
+    for adjusted in (holm, bh):
+        assert np.all(np.diff(adjusted[order]) >= -1e-15)
+
+
+@quiet
+@settings(max_examples=40, deadline=None)
+@given(scores, st.randoms(use_true_random=False))
+def test_diagnostics_do_not_depend_on_run_order(data, random):
+    val, test = data
+    order = list(range(val.size))
+    random.shuffle(order)
+    a, b = diagnose(val, test), diagnose(val[order], test[order])
+    assert (a.runs, a.ties, a.normal) == (b.runs, b.ties, b.normal)
+    for field in ("mean", "sd", "median", "iqr", "min", "max", "normality_statistic"):
+        assert getattr(a, field) == pytest.approx(getattr(b, field), abs=1e-12, nan_ok=True)
+    assert (a.spearman_val_test is None) == (b.spearman_val_test is None)
+    if a.spearman_val_test is not None:
+        assert a.spearman_val_test == pytest.approx(b.spearman_val_test, abs=1e-12)
