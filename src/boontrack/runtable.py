@@ -124,9 +124,8 @@ class RunTable:
         val_column = _resolve(columns, spec.val, "metric")
         test_column = _resolve(columns, spec.test, "metric") if spec.test is not None else None
         seed_column = _resolve(columns, spec.seed, "param") if spec.seed is not None else None
-        duration_spec = getattr(spec, "duration", None)
-        if duration_spec is not None:
-            duration_column: str | None = _resolve(columns, duration_spec, "metric")
+        if spec.duration is not None:
+            duration_column: str | None = _resolve(columns, spec.duration, "metric")
         else:
             duration_column = "duration_s" if "duration_s" in columns else None
 
