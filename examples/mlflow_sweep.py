@@ -20,12 +20,12 @@ from pathlib import Path
 
 import mlflow
 import numpy as np
-from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 
 import boontrack.mlflow
+
+from digits import split_digits
 
 STORE = Path("mlflow-example")
 
@@ -38,14 +38,6 @@ def train(seed: int, data: tuple[np.ndarray, ...]) -> tuple[dict, dict]:
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = LogisticRegression(C=c, max_iter=100).fit(x_train, y_train)
     return {"seed": seed, "C": round(c, 5)}, {"val_acc": model.score(x_val, y_val), "test_acc": model.score(x_test, y_test)}
-
-
-def split_digits() -> tuple[np.ndarray, ...]:
-    x, y = load_digits(return_X_y=True)
-    x = x / 16.0
-    x_train, x_rest, y_train, y_rest = train_test_split(x, y, test_size=0.4, random_state=0, stratify=y)
-    x_val, x_test, y_val, y_test = train_test_split(x_rest, y_rest, test_size=0.5, random_state=0, stratify=y_rest)
-    return x_train, x_val, x_test, y_train, y_val, y_test
 
 
 def main(trials: int) -> int:
