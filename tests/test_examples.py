@@ -13,7 +13,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def run_example(name: str, *args: str, cwd: Path) -> str:
-    env = {**os.environ, "WANDB_SILENT": "true", "MLFLOW_LOGGING_LEVEL": "WARNING"}
+    # A user's environment: nothing of the tracker settings other tests point at their doubles and tmp dirs.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_"))}
+    env.update(WANDB_SILENT="true", WANDB_MODE="offline", MLFLOW_LOGGING_LEVEL="WARNING")
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )
