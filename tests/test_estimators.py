@@ -355,6 +355,7 @@ def test_boo_n_gaussian_rejects_bad_input(args, kwargs, message):
         boo_n_gaussian(*args, **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore::boontrack.FewRunsWarning")
 def test_extrapolation_warning_points_at_the_callers_line():
     from boontrack.resampling import boo_n_ci
 
