@@ -273,6 +273,10 @@ def test_default_budgets():
     assert bca_u.n.tolist() == list(range(1, 30))  # the jackknife's m - 1 runs bound U
     with pytest.raises(ValueError, match="`m` must be an integer >= 1, got 0"):
         default_budgets(0)
+    with pytest.raises(ValueError, match="`estimator` must be one of 'V', 'U', 'W'; got 'X'"):
+        default_budgets(10, estimator="X")
+    with pytest.raises(ValueError, match="`method` must be one of 'percentile', 'bca', 'smoothed'; got 'basic'"):
+        default_budgets(10, method="basic")
 
 
 def test_mean_ci_is_bootstrap_of_the_mean():
@@ -422,3 +426,11 @@ def test_band_at_a_budget_is_boo_n_ci_on_the_same_resamples():
         assert at.confidence_interval.high == pytest.approx(single.confidence_interval.high, abs=1e-12)
     with pytest.raises(ValueError, match=r"`n` = 4 is not a budget of this band"):
         band.at(4)
+
+
+def test_default_budgets_stop_at_m_minus_1_for_u_with_bca():
+    # the jackknife evaluates U on m - 1 runs, where n = m is undefined
+    assert default_budgets(7, estimator="U", method="bca").tolist() == list(range(1, 7))
+    assert default_budgets(7, estimator="V", method="bca").tolist() == list(range(1, 8))
+    assert default_budgets(7, estimator="U", method="percentile").tolist() == list(range(1, 8))
+    assert default_budgets(1000, estimator="U", method="bca")[-1] == 999

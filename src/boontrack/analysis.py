@@ -247,12 +247,13 @@ def _bca_with_u(spec: Spec) -> bool:
 def _curve_budgets(m: int, spec: Spec) -> np.ndarray:
     """Budgets of a group's curve: every n up to 200, else 200 log-spaced ones, plus every ``spec.n``.
 
-    The band's cost grows with the number of budgets, and 200 log-spaced points draw a smooth curve.
+    The band's cost grows with the number of budgets, and 200 log-spaced points draw a smooth curve. Every
+    ``spec.n`` fits: :func:`_analyze_iv` refused groups too small for them.
     """
     from boontrack.resampling import default_budgets
 
-    top = m - 1 if _bca_with_u(spec) and m > 1 else m
-    return np.union1d(default_budgets(top), np.array([k for k in spec.n if k <= top], dtype=np.int64))
+    budgets = default_budgets(m, estimator=spec.estimator, method=spec.ci_method)
+    return np.union1d(budgets, np.array(spec.n, dtype=np.int64))
 
 
 def _rng(spec: Spec, *stream: int) -> np.random.Generator:

@@ -42,7 +42,7 @@ from boontrack.resampling import (
     _RankedRuns,
     _standard_error,
 )
-from boontrack.spec import ESTIMATORS
+from boontrack.spec import CORRECTIONS, ESTIMATORS
 
 __all__ = [
     "Comparison",
@@ -58,8 +58,6 @@ __all__ = [
     "welch_test",
     "wilcoxon_signed_rank",
 ]
-
-ADJUSTMENTS = ("holm", "bh")
 
 
 @dataclass(frozen=True)
@@ -464,7 +462,7 @@ def _adjust_pvalues_iv(pvalues: Any, method: Any):
     bad = np.flatnonzero(~((p >= 0) & (p <= 1)))  # NaN fails both comparisons
     if bad.size:
         raise ValueError(f"`pvalues` must lie in [0, 1]; position {bad[0]} is {float(p[bad[0]])!r}")
-    return p, as_choice(method, "method", ADJUSTMENTS)
+    return p, as_choice(method, "method", CORRECTIONS)
 
 
 def adjust_pvalues(pvalues: Any, *, method: Literal["holm", "bh"] = "holm") -> np.ndarray:

@@ -527,17 +527,20 @@ def boo_n_ci(
     return _bootstrap_result(estimate[0], dist[:, 0], jackknife, level, method, n_resamples)
 
 
-def _default_budgets_iv(m: Any) -> int:
-    return as_budget(m, "m")
+def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, str, str]:
+    return as_budget(m, "m"), as_choice(estimator, "estimator", ESTIMATORS), as_choice(method, "method", CI_METHODS)
 
 
-def default_budgets(m: int) -> np.ndarray:
+def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "percentile") -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
-    Log-spaced budgets are the distinct rounded points of a geometric grid from 1 to m, the grid made just
-    fine enough to give 200 of them; they always include 1 and m.
+    Log-spaced budgets are the distinct rounded points of a geometric grid from 1 to the largest budget, the
+    grid made just fine enough to give 200 of them; they always include 1 and the largest budget. That is m,
+    except for U with BCa, whose jackknife evaluates U on m - 1 runs, where it stops at m - 1.
     """
-    m = _default_budgets_iv(m)
+    m, estimator, method = _default_budgets_iv(m, estimator, method)
+    if estimator == "U" and method == "bca" and m > 1:
+        m -= 1
     if m <= _MAX_DEFAULT_BUDGETS:
         return np.arange(1, m + 1)
     points = _MAX_DEFAULT_BUDGETS
@@ -554,9 +557,7 @@ def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_re
     maximize = as_flag(maximize, "maximize")
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     if n is None:
-        # BCa's jackknife has m - 1 runs, where U stops at n = m - 1
-        top = v.size - 1 if estimator == "U" and method == "bca" and v.size > 1 else v.size
-        budgets = default_budgets(top)
+        budgets = default_budgets(v.size, estimator=estimator, method=method)
     else:
         budgets = np.unique(as_budgets(n)[0])
     _warn_or_raise_budget(budgets, v.size, estimator)
