@@ -110,7 +110,7 @@ def test_same_inputs_same_numbers_and_the_seed_matters(sst5, sst5_spec, sst5_sum
     table = RunTable.from_frame(sst5, sst5_spec)
     again = analyze(table, sst5_spec, source="sst5 search")
     assert json.dumps(again.to_dict()) == json.dumps(sst5_summary.to_dict())
-    other = analyze(table, Spec(**{**sst5_spec.__dict__, "rng_seed": 1}))
+    other = analyze(table, Spec(**{**sst5_spec.__dict__, "seed": 1}))
     g, h = sst5_summary.group("CNN"), other.group("CNN")
     assert g.boo_n[5].estimate == h.boo_n[5].estimate
     assert g.boo_n[5].ci_low != h.boo_n[5].ci_low
@@ -183,7 +183,7 @@ def _holm(p: np.ndarray) -> np.ndarray:
 
 def test_paired_by_seed_against_a_named_baseline_with_holm():
     frame = seeded_frame({"a": (0.80, None), "b": (0.81, None), "c": (0.79, None)})
-    spec = Spec(val="val_acc", test="test_acc", seed="seed", baseline="b", n=(1, 3), n_resamples=199)
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", baseline="b", n=(1, 3), n_resamples=199)
     table = RunTable.from_frame(frame, spec)
     assert table.group_by == ("params.model",)
     summary = analyze(table, spec)
@@ -207,7 +207,7 @@ def test_paired_by_seed_against_a_named_baseline_with_holm():
 
 def test_all_pairs_with_benjamini_hochberg_and_unpaired_when_seeds_differ():
     frame = seeded_frame({"a": (0.80, np.arange(10)), "b": (0.82, np.arange(10)), "c": (0.79, np.arange(5, 15))})
-    spec = Spec(val="val_acc", seed="seed", compare="all-pairs", correction="bh", n=(1, 2), n_resamples=99)
+    spec = Spec(val="val_acc", seed_column="seed", compare="all-pairs", correction="bh", n=(1, 2), n_resamples=99)
     summary = analyze(RunTable.from_frame(frame, spec), spec)
     pairs = {(c.group, c.baseline): c for c in summary.comparisons}
     assert set(pairs) == {("b", "a"), ("c", "a"), ("c", "b")}
@@ -258,20 +258,20 @@ def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capf
 
 def test_group_smaller_than_n_names_the_group_and_counts():
     frame = seeded_frame({"a": (0.8, np.arange(10)), "b": (0.8, np.arange(4))})
-    spec = Spec(val="val_acc", seed="seed", n=(1, 5), n_resamples=49)
+    spec = Spec(val="val_acc", seed_column="seed", n=(1, 5), n_resamples=49)
     with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*Lower --n.*params.model"):
         analyze(RunTable.from_frame(frame, spec), spec)
-    spec_u = Spec(val="val_acc", seed="seed", n=(1, 5), estimator="U", n_resamples=49)
+    spec_u = Spec(val="val_acc", seed_column="seed", n=(1, 5), estimator="U", n_resamples=49)
     with pytest.raises(InputError, match="U estimator cannot extrapolate"):
         analyze(RunTable.from_frame(frame, spec_u), spec_u)
 
 
 def test_unknown_baseline_and_invalid_spec_options():
     frame = seeded_frame({"a": (0.8, None), "b": (0.8, None)})
-    table_spec = Spec(val="val_acc", seed="seed")
+    table_spec = Spec(val="val_acc", seed_column="seed")
     table = RunTable.from_frame(frame, table_spec)
     with pytest.raises(InputError, match=r"baseline group 'z' not found; groups are: a, b"):
-        analyze(table, Spec(val="val_acc", seed="seed", baseline="z"))
+        analyze(table, Spec(val="val_acc", seed_column="seed", baseline="z"))
     with pytest.raises(InputError, match=r"^n must be a list of integers >= 1, got \(1, 0\)$"):
         analyze(table, Spec(val="val_acc", n=(1, 0)))
     with pytest.raises(InputError, match=r"^n repeats a budget, got \(1, 5, 5\)$"):

@@ -64,7 +64,7 @@ def sweep_frame() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def sweep():
     frame = sweep_frame()
-    spec = Spec(val="val_acc", test="test_acc", seed="seed", n=(1, 5), n_resamples=RESAMPLES)
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 5), n_resamples=RESAMPLES)
     return frame, analyze(RunTable.from_frame(frame, spec), spec, source="test sweep")
 
 
@@ -140,7 +140,7 @@ def test_json_round_trip(sweep):
     _, summary = sweep
     data = json.loads(to_json(summary))
     assert data["source"] == "test sweep" and data["metric"] == "test_acc"
-    assert data["spec"]["seed"] == "seed" and data["spec"]["n"] == [1, 5]
+    assert data["spec"]["seed_column"] == "seed" and data["spec"]["n"] == [1, 5]
     assert list(data["groups"]) == [g.label for g in summary.groups]
     assert data["groups"]["lr=0.1,dropout=0.2"]["dropped"] == [
         {"run_id": "crashed-1", "reason": "status 'failed'", "group": "lr=0.1,dropout=0.2"},

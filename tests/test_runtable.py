@@ -150,7 +150,7 @@ def test_default_grouping_is_every_varying_param_except_the_seed():
             "metrics.acc": [0.1, 0.2, 0.3, 0.4],
         }
     )
-    table = RunTable.from_frame(frame, Spec(val="acc", seed="seed"))
+    table = RunTable.from_frame(frame, Spec(val="acc", seed_column="seed"))
     assert table.seed_column == "params.seed"  # params before tags
     assert table.group_by == ("params.lr", "params.dropout")
     # Sorted numerically by key values: lr 0.01 before 0.1, dropout 0.2 before 0.5.

@@ -1,7 +1,7 @@
 """From a RunTable to a Summary: per-group estimates, intervals, curves, diagnostics and comparisons.
 
 :func:`analyze` is the one function that turns validated runs into numbers; the CLI, the post-sweep callbacks
-and the scheduled job all call it. Every random draw comes from generators derived from ``Spec.rng_seed``, so
+and the scheduled job all call it. Every random draw comes from generators derived from ``Spec.seed``, so
 the same runs and spec give the same :class:`Summary` (which makes writes back to a tracker idempotent).
 """
 
@@ -258,7 +258,7 @@ def _curve_budgets(m: int, spec: Spec) -> np.ndarray:
 
 def _rng(spec: Spec, *stream: int) -> np.random.Generator:
     """An independent generator for one computation, derived from the spec's seed and the stream's indices."""
-    return np.random.default_rng(np.random.SeedSequence([spec.rng_seed, *stream]))
+    return np.random.default_rng(np.random.SeedSequence([spec.seed, *stream]))
 
 
 # Stream ids, so that each computation has its own reproducible random numbers.

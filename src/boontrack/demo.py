@@ -84,7 +84,7 @@ def run_demo(
             echo(f"Reusing the finished demo sweep {parent_id} (--new-sweep trains another).")
 
     budgets = tuple(n for n in (1, 5, 10) if n <= trials)
-    spec = Spec(val="val_acc", test="test_acc", n=budgets, group_by=("model",), seed="seed", pick="best_val_step")
+    spec = Spec(val="val_acc", test="test_acc", n=budgets, group_by=("model",), seed_column="seed", pick="best_val_step")
     source = MlflowSource(EXPERIMENT, parent=parent_id, tracking_uri=uri)
     sink = source.sink(summary_key(source.identity(), spec))
     result = run_job(source, spec, sink=sink, summarize_unchanged=True)

@@ -122,7 +122,7 @@ def make_spec(
         # a non-boolean stays as it is, so that the check reports it (``not "yes"`` would be a silent False)
         maximize=not minimize if isinstance(minimize, bool) else minimize,
         group_by=tuple(group_by) if isinstance(group_by, list) else group_by,
-        seed=seed_column,
+        seed_column=seed_column,
         duration=duration,
         baseline=baseline,
         compare=compare,
@@ -130,7 +130,7 @@ def make_spec(
         confidence_level=confidence,
         n_resamples=resamples,
         ci_method=ci_method,
-        rng_seed=seed,
+        seed=seed,
         pick=PICK_SPELLINGS.get(pick, pick),
     )
     return spec.check(names=_OPTION_NAMES)
@@ -139,10 +139,8 @@ def make_spec(
 #: Spec fields whose command-line and config name differs.
 _OPTION_NAMES = {
     "maximize": "minimize",
-    "seed": "seed_column",
     "confidence_level": "confidence",
     "n_resamples": "resamples",
-    "rng_seed": "seed",
 }
 
 

@@ -220,7 +220,7 @@ def _overview(summary: Summary) -> str:
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric `{spec.val}` ({direction})"
         + (f", test metric `{spec.test}`" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {spec.n_resamples} bootstrap resamples ({spec.ci_method}), "
-        f"{spec.confidence_level * 100:g} % intervals, seed {spec.rng_seed}."
+        f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}."
     )
 
 

@@ -123,7 +123,7 @@ class RunTable:
 
         val_column = _resolve(columns, spec.val, "metric")
         test_column = _resolve(columns, spec.test, "metric") if spec.test is not None else None
-        seed_column = _resolve(columns, spec.seed, "param") if spec.seed is not None else None
+        seed_column = _resolve(columns, spec.seed_column, "param") if spec.seed_column is not None else None
         if spec.duration is not None:
             duration_column: str | None = _resolve(columns, spec.duration, "metric")
         else:

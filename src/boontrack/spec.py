@@ -25,9 +25,9 @@ PICKS = ("last", "best_val_step")
 class Spec:
     """What to compute, and from which columns. Everything that changes a result is in here.
 
-    The column names (``val``, ``test``, ``group_by``, ``seed``) are resolved against the run frame as:
+    The column names (``val``, ``test``, ``group_by``, ``seed_column``) are resolved against the run frame as:
     the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
-    ``tags.<name>``) for ``group_by``/``seed``.
+    ``tags.<name>``) for ``group_by``/``seed_column``.
     """
 
     val: str
@@ -37,7 +37,7 @@ class Spec:
     maximize: bool = True
     #: None: group by every ``params.*`` column except the seed when a seed column is known, else one group.
     group_by: tuple[str, ...] | None = None
-    seed: str | None = None
+    seed_column: str | None = None
     baseline: str | None = None
     #: ``"baseline"`` compares every group with ``baseline`` (default: the first group); ``"all-pairs"`` all pairs.
     compare: Literal["baseline", "all-pairs"] = "baseline"
@@ -46,7 +46,7 @@ class Spec:
     n_resamples: int = 9999
     ci_method: Literal["percentile", "bca", "smoothed"] = "percentile"
     #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
-    rng_seed: int = 0
+    seed: int = 0
     #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
     pick: Literal["last", "best_val_step"] = "last"
     #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
@@ -115,7 +115,7 @@ _PROBLEMS = {
     "estimator": _choice(ESTIMATORS),
     "maximize": lambda v: None if isinstance(v, bool) else "must be true or false",
     "group_by": _group_by,
-    "seed": _optional_text,
+    "seed_column": _optional_text,
     "baseline": _optional_text,
     "compare": _choice(COMPARE_MODES),
     "correction": _choice(CORRECTIONS),
@@ -124,7 +124,7 @@ _PROBLEMS = {
     else "must be a number between 0 and 1",
     "n_resamples": lambda v: None if _is_int(v) and v >= 1 else "must be an integer >= 1",
     "ci_method": _choice(CI_METHODS),
-    "rng_seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
+    "seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
     "pick": _choice(PICKS),
     "duration": _optional_text,
 }

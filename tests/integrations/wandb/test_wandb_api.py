@@ -272,7 +272,7 @@ def test_write_failures_warn_and_leave_no_fingerprint(fresh_log):
     from boontrack.pipeline import run_job, summary_key
 
     source = _source(sweep=SWEEP)
-    spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, rng_seed=7)
+    spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, seed=7)
     sink = source.sink(summary_key(source.identity(), spec))
     fresh_log.delay_s = 0.0
     original = type(sink).write

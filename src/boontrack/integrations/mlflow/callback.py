@@ -49,7 +49,7 @@ def summarize_sweep(
         and the result says so. True: it raises :class:`~boontrack.exceptions.BackendError`.
     **spec_options
         Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
-        ``seed``, ``pick="best_val_step"``, ...).
+        ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
 
     Returns
     -------

@@ -57,7 +57,7 @@ def summarize_sweep(
         :class:`~boontrack.exceptions.InputError`.
     **spec_options
         Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
-        ``seed``, ``pick="best_val_step"``, ...).
+        ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
 
     Returns
     -------
