@@ -259,7 +259,7 @@ def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capf
 def test_group_smaller_than_n_names_the_group_and_counts():
     frame = seeded_frame({"a": (0.8, np.arange(10)), "b": (0.8, np.arange(4))})
     spec = Spec(val="val_acc", seed_column="seed", n=(1, 5), n_resamples=49)
-    with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*Lower --n.*params.model"):
+    with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*smaller `n`.*params.model"):
         analyze(RunTable.from_frame(frame, spec), spec)
     spec_u = Spec(val="val_acc", seed_column="seed", n=(1, 5), estimator="U", n_resamples=49)
     with pytest.raises(InputError, match="U estimator cannot extrapolate"):
