@@ -210,3 +210,27 @@ def test_an_invalid_spec_is_a_mistake_in_the_call_and_raises(sqlite_uri):
     sweep_ = mixed_sweep(sqlite_uri, finished=3)
     with pytest.raises(InputError, match="^estimator must be one of V, U, W, got 'X'$"):
         summarize_sweep(sweep_.parent_id, val="val_acc", estimator="X", tracking_uri=sqlite_uri)
+
+
+def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_numbers(sqlite_uri, tmp_path):
+    """Same runs, same seed: the same summary whether read from MLflow or from a CSV in another row order."""
+    from boontrack.analysis import Spec
+    from boontrack.backends import MetricRequest, open_source
+    from boontrack.pipeline import run_job
+
+    sweep_ = new_sweep(sqlite_uri)
+    rng = np.random.default_rng(11)
+    for model, base in (("cnn", 0.80), ("mlp", 0.78)):
+        for seed in range(7):
+            val = float(np.round(base + 0.03 * rng.standard_normal(), 3))  # rounded: ties in validation
+            sweep_.add_child(val=[val], test=[val + 0.01 * rng.standard_normal()], params={"model": model, "seed": seed})
+    tracked = open_source(f"mlflow:{sweep_.experiment_name}", parent=sweep_.parent_id, tracking_uri=sqlite_uri)
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 5), n_resamples=300)
+    export = tmp_path / "export.csv"
+    frame = tracked.read(MetricRequest(val="val_acc", test="test_acc"))
+    frame.sample(frac=1.0, random_state=5).to_csv(export, index=False)  # an export lists runs in its own order
+
+    from_mlflow, from_csv = (run_job(source, spec).summary.to_dict() for source in (tracked, open_source(str(export))))
+    assert from_mlflow["comparisons"][0]["paired"]
+    del from_mlflow["source"], from_csv["source"]
+    assert json.dumps(from_mlflow) == json.dumps(from_csv)
