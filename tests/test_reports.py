@@ -284,6 +284,8 @@ def test_gaussian_doubts_follow_the_documented_rule():
     assert gaussian_doubts({1: 12.0, 5: 13.0}, rejected) == {5: "normality rejected (Anderson-Darling, 5 %)"}
     bounded = dataclasses.replace(diagnose([0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), normal=True)
     assert set(gaussian_doubts({5: -0.01, 10: 1.01, 2: 0.9}, bounded)) == {5, 10}
+    both = gaussian_doubts({10: 1.05}, dataclasses.replace(bounded, normal=False))[10]
+    assert both == "normality rejected (Anderson-Darling, 5 %); 1.05 is outside [0, 1], the range of a score whose runs all lie in it"
 
 
 def test_runs_csv_keeps_the_users_own_seed_column_and_wording_names_validation_scores():

@@ -379,12 +379,15 @@ def gaussian_doubts(estimates: Mapping[int, float], diagnostics: Diagnostics) ->
     for k, value in estimates.items():
         if k == 1:  # Gaussian Boo_1 is the mean, which assumes nothing
             continue
-        if not d.normal:
-            doubts[k] = "normality rejected (Anderson-Darling, 5 %)"
-        elif bounded and not 0.0 <= value <= 1.0:
-            doubts[k] = f"{value:.4g} is outside [0, 1], the range of a score whose runs all lie in it"
+        reasons = [] if d.normal else ["normality rejected (Anderson-Darling, 5 %)"]
+        if bounded and not 0.0 <= value <= 1.0:
+            reasons.append(f"{value:.4g} is outside [0, 1], the range of a score whose runs all lie in it")
         elif not d.min - spread <= value <= d.max + spread:
-            doubts[k] = f"{value:.4g} is more than one s.d. beyond the observed scores [{d.min:.4g}, {d.max:.4g}]"
+            reasons.append(
+                f"{value:.4g} is more than one s.d. beyond the observed scores [{d.min:.4g}, {d.max:.4g}]"
+            )
+        if reasons:
+            doubts[k] = "; ".join(reasons)
     return doubts
 
 
