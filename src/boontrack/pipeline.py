@@ -318,15 +318,16 @@ def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = 
     spec is a mistake in the call, found before anything is read: it always raises :class:`InputError`.
     """
     spec.check()
-    sink = open_sink(source, spec, write_back=True)
+    sink = None
     try:
+        sink = open_sink(source, spec, write_back=True)  # may look the sweep up in the tracker
         return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
     except (BackendError, InputError) as exc:
         if raise_on_error:
             raise
         message = redact(f"summarizing {source.describe()} failed: {exc}")
         warnings.warn(message, WriteBackWarning, stacklevel=3)
-        return JobResult("failed", None, "", sink.location(), message)
+        return JobResult("failed", None, "", sink.location() if sink is not None else "", message)
 
 
 def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str) -> None:

@@ -234,3 +234,10 @@ def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_number
     assert from_mlflow["comparisons"][0]["paired"]
     del from_mlflow["source"], from_csv["source"]
     assert json.dumps(from_mlflow) == json.dumps(from_csv)
+
+
+def test_an_unknown_parent_run_warns_and_fails_the_result(sqlite_uri):
+    sweep_ = new_sweep(sqlite_uri)
+    with pytest.warns(WriteBackWarning, match="no MLflow run with id 'f00'"):
+        result = summarize_sweep("f00", val="val_acc", experiment=sweep_.experiment_id, tracking_uri=sqlite_uri)
+    assert (result.status, result.location) == ("failed", "")
