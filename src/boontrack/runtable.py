@@ -13,6 +13,7 @@ duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ MISSING_LABEL = "(missing)"
 #: Text cells read as "no value" in a metric column (CSV files often write these).
 _MISSING_TEXT = frozenset({"", "nan", "none", "null", "na", "n/a"})
 _MAX_LISTED_COLUMNS = 12
+#: The id of a run without one: its row position (see ``_run_ids``).
+_POSITIONAL_ID = re.compile(r"row (0|[1-9][0-9]*)")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class RunTable:
 
     runs
         The kept runs in run-id order (the canonical order: the same runs give the same resamples whatever the
-        order of the rows they came in): columns ``run_id`` (str), ``group`` (str), ``val``, ``test`` (float,
+        order of the rows they came in; runs identified by their row position, "row 17", in row order): columns ``run_id`` (str), ``group`` (str), ``val``, ``test`` (float,
         finite; ``test`` equals ``val`` when the spec has no test metric), ``seed`` (object; with a seed
         column only, else the frame's own ``seed`` column if it has one), ``duration_s`` (float, NaN when
         unknown), then the frame's other columns.
@@ -88,7 +91,10 @@ class RunTable:
         kept = all_runs["dropped_reason"] == ""
         # Run ids of kept runs are unique (duplicates are dropped), so this order has no ties.
         self.runs: pd.DataFrame = (
-            all_runs.loc[kept].drop(columns="dropped_reason").sort_values("run_id", kind="stable").reset_index(drop=True)
+            all_runs.loc[kept]
+            .drop(columns="dropped_reason")
+            .sort_values("run_id", key=lambda ids: ids.map(_run_order), kind="stable")
+            .reset_index(drop=True)
         )
         self.dropped: tuple[DroppedRun, ...] = tuple(
             DroppedRun(run_id, reason, group)
@@ -226,6 +232,15 @@ def _run_ids(frame: pd.DataFrame) -> np.ndarray:
     ids = frame["run_id"]
     present = ids.notna().to_numpy()
     return np.where(present, ids.astype(object).map(str).to_numpy(), positions).astype(object)
+
+
+def _run_order(run_id: str) -> tuple[int, int | str]:
+    """Sort key of a run id: the ids given by row position ("row 17") in row order, before all others by text.
+
+    Distinct ids have distinct keys ("row 07" is text), so the order has no ties.
+    """
+    position = _POSITIONAL_ID.fullmatch(run_id)
+    return (0, int(position.group(1))) if position else (1, run_id)
 
 
 def _numeric_column(frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str) -> np.ndarray:
