@@ -259,7 +259,7 @@ def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capf
 def test_group_smaller_than_n_names_the_group_and_counts():
     frame = seeded_frame({"a": (0.8, np.arange(10)), "b": (0.8, np.arange(4))})
     spec = Spec(val="val_acc", seed_column="seed", n=(1, 5), n_resamples=49)
-    with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*Lower --n.*params.model"):
+    with pytest.raises(InputError, match=r"n = 5: group 'b' has 4 runs.*extrapolation.*smaller `n`.*params.model"):
         analyze(RunTable.from_frame(frame, spec), spec)
     spec_u = Spec(val="val_acc", seed_column="seed", n=(1, 5), estimator="U", n_resamples=49)
     with pytest.raises(InputError, match="U estimator cannot extrapolate"):
@@ -307,3 +307,35 @@ def test_zero_durations_are_unknown_so_there_is_no_time_axis():
     spec = Spec(val="acc", n=(1, 5), n_resamples=100)
     summary = analyze(RunTable.from_frame(frame, spec), spec)
     assert summary.groups[0].curve.time is None and summary.groups[0].mean_duration_s is None
+
+
+# --- default budgets -------------------------------------------------------------------------------------------
+
+
+def test_default_budgets_are_those_each_group_has_runs_for():
+    frame = seeded_frame({"a": (0.8, np.arange(12)), "b": (0.8, np.arange(6))})
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n_resamples=49)
+    assert spec.n is None and spec.budgets == (1, 5, 10)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    a, b = summary.group("a"), summary.group("b")
+    assert (sorted(a.boo_n), a.left_out_budgets) == ([1, 5, 10], ())
+    assert (sorted(b.boo_n), b.left_out_budgets) == ([1, 5], (10,))
+    assert sorted(b.gaussian.boo_n) == [1, 5] and b.diagnostics.n == 5
+    assert "Boo_10 left out: 6 runs are too few" in " ".join(b.warnings)
+    assert summary.common_budgets == (1, 5)
+    rows = frame[frame["params.model"] == "b"]
+    assert b.boo_n[5].estimate == pytest.approx(boo_n(rows["metrics.val_acc"], rows["metrics.test_acc"], n=5))
+    (c,) = summary.comparisons
+    assert not c.paired and sorted(c.boo_n_difference) == [1, 5]
+    assert c.boo_n_difference[5].estimate == pytest.approx(b.boo_n[5].estimate - a.boo_n[5].estimate)
+
+
+def test_u_with_bca_leaves_out_the_budget_its_jackknife_cannot_reach():
+    frame = pd.DataFrame({"acc": [0.1, 0.5, 0.3, 0.4, 0.2]})
+    spec = Spec(val="acc", estimator="U", ci_method="bca", n_resamples=49)
+    assert spec.budgets_for(5) == ((1,), (5, 10)) and spec.budgets_for(6) == ((1, 5), (10,))
+    g = analyze(RunTable.from_frame(frame, spec), spec).group("all")
+    assert sorted(g.boo_n) == [1] and "(BCa with U needs n + 1)" in " ".join(g.warnings)
+    one_run = pd.DataFrame({"acc": [0.5]})
+    with pytest.raises(InputError, match="too few runs for n = 1: group 'all' has 1 runs"):
+        analyze(RunTable.from_frame(one_run, spec), spec)

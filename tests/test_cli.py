@@ -175,6 +175,62 @@ def test_table_output_and_out_directory_rerun_writes_nothing(small_csv, tmp_path
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == listing
 
 
+def test_small_sweeps_report_the_default_budgets_each_group_has_runs_for(tmp_path):
+    """8 runs of 'a', 4 of 'b', no --n: Boo_1 and Boo_5 for a, Boo_1 for b, and every output says what is left out."""
+    acc = [0.50, 0.62, 0.55, 0.71, 0.58, 0.66, 0.60, 0.69, 0.52, 0.57, 0.61, 0.54]
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"run_id": [f"r{i:02d}" for i in range(12)], "model": ["a"] * 8 + ["b"] * 4, "acc": acc}).to_csv(
+        path, index=False
+    )
+    out = tmp_path / "out"
+    result = invoke("summarize", str(path), "--val", "acc", "--group-by", "model", "--resamples", RESAMPLES,
+                    "--out", str(out))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header, row_a, row_b = result.stdout.splitlines()[1:4]
+    assert "Boo_1" in header and "Boo_5" in header and "Boo_10" not in header
+    assert "too few runs" in row_b and "too few runs" not in row_a
+    assert "Left out, too few runs (Boo_n needs at least n runs): a: Boo_10 (8 runs); b: Boo_5, Boo_10 (4 runs)." in (
+        result.stdout
+    )
+    assert result.stderr.startswith("Summary written: ")
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["spec"]["n"] is None
+    a, b = summary["groups"]["a"], summary["groups"]["b"]
+    assert (sorted(a["boo_n"]), a["left_out_budgets"]) == (["1", "5"], [10])
+    assert (sorted(b["boo_n"]), b["left_out_budgets"]) == (["1"], [5, 10])
+    assert any("Boo_10 left out: 8 runs are too few" in w for w in a["warnings"])
+    assert any("Boo_5, Boo_10 left out: 4 runs are too few" in w for w in b["warnings"])
+    (comparison,) = summary["comparisons"]
+    assert sorted(comparison["boo_n_difference"]) == ["1"]
+    assert any("ΔBoo_5 left out: group 'b' has 4 runs" in w for w in comparison["warnings"])
+    # Boo_5 of 'a' by eq. 7 on its 8 runs (no ties)
+    assert a["boo_n"]["5"]["estimate"] == pytest.approx(boo_n_eq7(np.array(acc[:8]), np.array(acc[:8]), 5))
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert "boon/acc/a/boo_5" in metrics and "boon/acc/b/boo_5" not in metrics
+    assert not any(name.endswith("boo_10") for name in metrics)
+    assert "boon/acc/b/vs_a/boo_1" in metrics and "boon/acc/b/vs_a/boo_5" not in metrics
+    report = (out / "report.md").read_text()
+    assert "Default budgets n = 1, 5, 10, each where a group has at least n runs." in report
+    assert "— (too few runs)" in report and "Boo_5, Boo_10 left out" in report
+
+
+def test_explicit_budgets_are_not_adapted(small_csv):
+    result = invoke("summarize", str(small_csv), "--val", "acc", "--group-by", "model", "--n", "1,7",
+                    "--resamples", RESAMPLES)  # fmt: skip
+    assert result.exit_code == 2
+    assert "too few runs for n = 7: group 'a' has 6" in result.stderr and "--n" in result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["best-val-step", "best_val_step"])
+def test_pick_takes_both_spellings(small_csv, spelling):
+    result = invoke("summarize", str(small_csv), "--val", "acc", "--pick", spelling, "--resamples", RESAMPLES,
+                    "--format", "json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["spec"]["pick"] == "best_val_step"
+
+
 # --- bad input -----------------------------------------------------------------------------------------------
 
 
@@ -191,8 +247,8 @@ def _table_with(tmp_path: Path, **columns) -> Path:
         ("unknown column", "no column 'nope'.*available columns: run_id, acc"),
         ("text in metric", "column 'acc' must hold numbers; run 'r2' has 'oops'"),
         ("all dropped", "all 4 runs were dropped: 4 missing metric 'acc'"),
-        ("too few runs", "too few runs for n = 10"),
-        ("write back to a file", "cannot be written back to; use --out DIR"),
+        ("too few runs", "too few runs for n = 10: group 'all' has 4 runs.*Give a smaller --n "),
+        ("write back to a file", "cannot be written back to; write the summary to a directory with --out$"),
         ("tracker option on a file", "file sources take no source options; got --parent"),
         ("foreign files in out", "holds files boontrack did not write"),
     ],

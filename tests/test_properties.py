@@ -87,3 +87,46 @@ def test_diagnostics_do_not_depend_on_run_order(data, random):
     assert (a.spearman_val_test is None) == (b.spearman_val_test is None)
     if a.spearman_val_test is not None:
         assert a.spearman_val_test == pytest.approx(b.spearman_val_test, abs=1e-12)
+
+
+@st.composite
+def sweeps(draw):
+    """A run frame of two groups paired by seed (a, b) and one not (c), with tied scores and arbitrary run ids."""
+    import pandas as pd
+
+    m_paired, m_other = draw(st.integers(3, 12)), draw(st.integers(2, 12))
+    total = 2 * m_paired + m_other
+    run_ids = draw(st.lists(st.text("0123456789abcdef", min_size=1, max_size=6), min_size=total, max_size=total,
+                            unique=True))  # fmt: skip
+    grid = st.integers(0, 10).map(lambda k: k / 10)
+    val = draw(st.lists(grid, min_size=total, max_size=total))
+    test = draw(st.lists(grid, min_size=total, max_size=total))
+    return pd.DataFrame(
+        {
+            "run_id": run_ids,
+            "params.model": ["a"] * m_paired + ["b"] * m_paired + ["c"] * m_other,
+            "params.seed": [*range(m_paired), *range(m_paired), *range(100, 100 + m_other)],
+            "metrics.val": val,
+            "metrics.test": test,
+        }
+    )
+
+
+@quiet
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # scipy's Wilcoxon on all-zero differences
+@settings(max_examples=15, deadline=None)
+@given(sweeps(), methods, st.sampled_from(["baseline", "all-pairs"]), st.randoms(use_true_random=False))
+def test_a_summary_does_not_depend_on_the_order_of_the_rows(frame, method, compare, random):
+    import json
+
+    from boontrack.analysis import analyze
+    from boontrack.runtable import RunTable
+    from boontrack.spec import Spec
+
+    spec = Spec(val="val", test="test", seed_column="seed", ci_method=method, compare=compare, n_resamples=40)
+    order = list(range(len(frame)))
+    random.shuffle(order)
+    shuffled = frame.iloc[order]
+    summaries = [analyze(RunTable.from_frame(f, spec), spec).to_dict() for f in (frame, shuffled)]
+    assert any(c["paired"] for c in summaries[0]["comparisons"])
+    assert json.dumps(summaries[0]) == json.dumps(summaries[1])  # every number, bit for bit

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import re
 import subprocess
 import sys
@@ -200,3 +201,24 @@ def test_relative_paths_are_relative_to_the_config_file(workdir, monkeypatch):
 def test_the_example_config_is_valid():
     jobs = load_config(EXAMPLES / "boontrack.toml")
     assert len(jobs) >= 2 and len({job.name for job in jobs}) == len(jobs)
+
+
+def test_a_job_without_n_reports_the_default_budgets_its_groups_have_runs_for(workdir):
+    config = workdir / "boontrack.toml"
+    config.write_text(JOB.replace("n = [1, 3]\n", 'pick = "best_val_step"\n'))
+    (job,) = load_config(config)
+    assert (job.spec.n, job.spec.pick) == (None, "best_val_step")
+    result = reaggregate(config)
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("small: updated")
+    summary = json.loads((workdir / "summaries" / "small" / "summary.json").read_text())
+    for group in summary["groups"].values():  # 6 runs each: Boo_1 and Boo_5, Boo_10 left out
+        assert (sorted(group["boo_n"]), group["left_out_budgets"]) == (["1", "5"], [10])
+
+
+def test_a_job_with_n_too_large_for_its_groups_fails_naming_the_key(workdir):
+    config = workdir / "boontrack.toml"
+    config.write_text(JOB.replace("n = [1, 3]", "n = [1, 10]"))
+    result = reaggregate(config)
+    assert result.exit_code == 1
+    assert "small: failed: too few runs for n = 10" in result.output and "smaller `n`" in result.output

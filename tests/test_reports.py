@@ -241,3 +241,62 @@ def test_no_time_plot_unless_every_group_has_durations():
     spec = Spec(val="acc", group_by=("model",), n=(1, 5), n_resamples=100)
     outputs = render_outputs(analyze(RunTable.from_frame(frame, spec), spec))
     assert "curves.png" in outputs.artifacts and "curves_time.png" not in outputs.artifacts
+
+
+# --- the Gaussian estimate is reported only when it can be trusted -----------------------------------------
+
+
+def test_a_gaussian_estimate_above_the_largest_possible_accuracy_is_flagged_not_reported():
+    # Bell-shaped but capped near 1, as accuracies are: Anderson-Darling does not reject normality
+    accuracy = np.array([0.806, 0.85, 0.878, 0.9, 0.92, 0.94, 0.96, 0.982, 0.99, 0.99])
+    mean, sd = accuracy.mean(), accuracy.std(ddof=1)
+    gaussian_10 = mean + sd * 1.538753  # eq. 6 with E[max of 10 N(0, 1)]; rho = 1 without a test metric
+    assert gaussian_10 > 1.0
+    spec = Spec(val="acc", n=(1, 5, 10), n_resamples=RESAMPLES)
+    summary = analyze(RunTable.from_frame(pd.DataFrame({"acc": accuracy}), spec), spec)
+    g = summary.group("all")
+    assert g.gaussian.normal and g.gaussian.boo_n[10] == pytest.approx(gaussian_10, rel=1e-5)
+    assert set(g.gaussian.unreliable) == {10} and "outside [0, 1]" in g.gaussian.unreliable[10]
+
+    metrics = flat_metrics(summary)
+    assert "boon/acc/gaussian/boo_10" not in metrics
+    assert metrics["boon/acc/gaussian_unreliable/boo_10"] == pytest.approx(gaussian_10, rel=1e-5)
+    assert metrics["boon/acc/gaussian/boo_5"] == pytest.approx(mean + sd * 1.162964, rel=1e-5)
+    assert json.loads(to_json(summary))["groups"]["all"]["gaussian"]["unreliable"] == {"10": g.gaussian.unreliable[10]}
+    report = to_markdown(summary)
+    assert "unreliable (see diagnostics)" in report
+    assert f"Gaussian Boo_10 = {gaussian_10:.4g} is not reported: {gaussian_10:.4g} is outside [0, 1]" in report
+    assert "consistent with a normal distribution" not in report  # a pass of the test is not presented as safe
+
+
+def test_gaussian_doubts_follow_the_documented_rule():
+    import dataclasses
+
+    from boontrack.analysis import gaussian_doubts
+    from boontrack.diagnostics import diagnose
+
+    scores = diagnose([10.0, 11.0, 12.0, 13.0, 14.0])  # sd 1.58, observed range [10, 14]
+    normal = dataclasses.replace(scores, normal=True)
+    assert gaussian_doubts({1: 12.0, 5: 15.5}, normal) == {}  # within one s.d. of the observed range
+    assert set(gaussian_doubts({5: 15.7}, normal)) == {5}  # more than one s.d. beyond the largest score
+    assert "more than one s.d. beyond" in gaussian_doubts({5: 8.3}, normal)[5]
+    rejected = dataclasses.replace(scores, normal=False)
+    assert gaussian_doubts({1: 12.0, 5: 13.0}, rejected) == {5: "normality rejected (Anderson-Darling, 5 %)"}
+    bounded = dataclasses.replace(diagnose([0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), normal=True)
+    assert set(gaussian_doubts({5: -0.01, 10: 1.01, 2: 0.9}, bounded)) == {5, 10}
+    both = gaussian_doubts({10: 1.05}, dataclasses.replace(bounded, normal=False))[10]
+    assert both == "normality rejected (Anderson-Darling, 5 %); 1.05 is outside [0, 1], the range of a score whose runs all lie in it"
+
+
+def test_runs_csv_keeps_the_users_own_seed_column_and_wording_names_validation_scores():
+    frame = pd.DataFrame(
+        {"run_id": ["r1", "r2", "r3", "r4"], "seed": [7, 8, 9, 10], "model": ["a", "a", "b", "b"],
+         "acc": [0.5, 0.6, 0.55, 0.65]}
+    )  # fmt: skip
+    spec = Spec(val="acc", group_by=("model",), n=(1,), n_resamples=RESAMPLES)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    runs = pd.read_csv(io.BytesIO(render_outputs(summary, plots=False).artifacts["runs.csv"]))
+    assert runs["seed"].tolist() == [7, 8, 9, 10]
+    report = to_markdown(summary)
+    assert "group minus `vs` on the validation scores" in report and "- validation scores: mean" in report
+    assert "test scores" not in report

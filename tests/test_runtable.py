@@ -222,7 +222,7 @@ def test_text_cells_meaning_missing_are_missing_not_errors():
 
 def test_missing_run_id_cells_get_the_row_position():
     frame = pd.DataFrame({"run_id": ["x", None, "z"], "acc": [0.1, 0.2, 0.3]})
-    assert list(RunTable.from_frame(frame, Spec(val="acc")).runs["run_id"]) == ["x", "row 1", "z"]
+    assert list(RunTable.from_frame(frame, Spec(val="acc")).runs["run_id"]) == ["row 1", "x", "z"]  # ids by position first
 
 
 # --- errors ----------------------------------------------------------------------------------------------------
@@ -277,3 +277,12 @@ def test_unknown_group_in_arrays():
     table = RunTable.from_frame(run_frame(acc=[0.1]), Spec(val="acc"))
     with pytest.raises(InputError, match="no group 'x'; groups are: all"):
         table.arrays("x")
+
+
+def test_runs_are_in_run_id_order_and_rows_without_ids_in_row_order():
+    frame = pd.DataFrame({"run_id": ["b", None, "a10", "a9", None], "acc": [0.1, 0.2, 0.3, 0.4, 0.5]})
+    table = RunTable.from_frame(frame, Spec(val="acc"))
+    assert list(table.runs["run_id"]) == ["row 1", "row 4", "a10", "a9", "b"]
+    np.testing.assert_array_equal(table.arrays("all")[0], [0.2, 0.5, 0.3, 0.4, 0.1])
+    no_ids = RunTable.from_frame(pd.DataFrame({"acc": np.arange(12.0)}), Spec(val="acc"))
+    np.testing.assert_array_equal(no_ids.arrays("all")[0], np.arange(12.0))  # "row 10" after "row 9"

@@ -36,6 +36,7 @@ __all__ = [
     "Summary",
     "TestResult",
     "analyze",
+    "gaussian_doubts",
 ]
 
 @dataclass(frozen=True)
@@ -67,12 +68,22 @@ class Curve:
 
 @dataclass(frozen=True)
 class GaussianEstimate:
-    """Parametric Boo_n (Bajgar et al. 2018, eq. 6) and whether the test scores look normal (Anderson-Darling)."""
+    """Parametric Boo_n (Bajgar et al. 2018, eq. 6) and whether the test scores look normal (Anderson-Darling).
+
+    ``unreliable`` maps each budget whose estimate is not to be read as a result to the reason (see
+    :func:`gaussian_doubts`); reports and metric names keep those apart.
+    """
 
     boo_n: Mapping[int, float]
     normal: bool
     normality_statistic: float
     normality_critical_5pct: float
+    unreliable: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def reliable(self) -> dict[int, float]:
+        """The estimates that are not flagged unreliable, by budget."""
+        return {k: v for k, v in self.boo_n.items() if k not in self.unreliable}
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,8 @@ class GroupSummary:
     #: Mean training seconds of the group's runs (over runs with a known duration), or None.
     mean_duration_s: float | None
     warnings: tuple[str, ...]
+    #: Default budgets not reported for this group: too few runs (``Spec.n=None`` only; see ``Spec.budgets_for``).
+    left_out_budgets: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +157,11 @@ class Summary:
         return self.spec.metric
 
     @property
+    def common_budgets(self) -> tuple[int, ...]:
+        """The budgets every group reports, in order (with default budgets, a small group reports fewer)."""
+        return tuple(k for k in self.spec.budgets if all(k in g.boo_n for g in self.groups))
+
+    @property
     def runs(self) -> int:
         """Number of kept runs over all groups."""
         return sum(g.runs for g in self.groups)
@@ -174,7 +192,8 @@ class Summary:
 def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str | None = None) -> Summary:
     """Summarize every group of ``table`` and compare the groups, as ``spec`` says.
 
-    Per group: Boo_n at each ``spec.n`` with a bootstrap interval, the expected-best curve over n = 1..m with a
+    Per group: Boo_n at each budget (``spec.n``, else the default budgets the group has runs for, see
+    :meth:`Spec.budgets_for`) with a bootstrap interval, the expected-best curve over n = 1..m with a
     band (and over expected compute time when durations are known), the Gaussian estimate with the normality
     verdict, the mean with an interval, and diagnostics. Then every group against the baseline (or all pairs):
     differences in Boo_n and mean with intervals, Welch, Mann-Whitney and (paired by seed) Wilcoxon tests,
@@ -194,7 +213,8 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
     Raises
     ------
     InputError
-        A group with fewer runs than the largest n, an unknown baseline, or invalid spec options.
+        A group with fewer runs than the largest ``spec.n`` given (or than the smallest default budget), an
+        unknown baseline, or invalid spec options.
     """
     _analyze_iv(table, spec)
     with _progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
@@ -215,15 +235,17 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
 
 
 def _analyze_iv(table: RunTable, spec: Spec) -> None:
-    """InputError for spec options the analysis cannot use and for groups too small for the budgets."""
+    """InputError for spec options the analysis cannot use and for groups too small for the budgets.
+
+    Budgets given (``spec.n``): every group must have runs for the largest. Default budgets: every group must
+    have runs for one of them at least (the others are left out per group, see :meth:`Spec.budgets_for`).
+    """
     spec.check()
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
-    largest = max(spec.n)
-    # BCa's jackknife evaluates U on m - 1 runs, so it needs one run more than the largest budget.
-    needed = largest + 1 if _bca_with_u(spec) else largest
+    needed = max(spec.n) if spec.n is not None else min(spec.budgets)
     counts = table.runs["group"].value_counts()
-    small = [(label, int(counts[label])) for label in table.groups if counts[label] < needed]
+    small = [(label, int(counts[label])) for label in table.groups if spec.largest_supported(counts[label]) < needed]
     if small:
         listed = ", ".join(f"{label!r} has {count}" for label, count in small[:5])
         more = f" (and {len(small) - 5} more groups)" if len(small) > 5 else ""
@@ -234,9 +256,9 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
         )
         keys = f"; groups are split by {', '.join(table.group_by)}" if table.group_by else ""
         raise InputError(
-            f"too few runs for n = {largest}: group {listed}{more} runs; {why}"
-            + (" (BCa with U needs n + 1 runs)" if needed > largest else "")
-            + f". Lower --n or add runs{keys}"
+            f"too few runs for n = {needed}: group {listed}{more} runs; {why}"
+            + (" (BCa with U needs n + 1 runs)" if _bca_with_u(spec) else "")
+            + f". Give a smaller `n` (or leave it out: the default budgets adapt to each group) or add runs{keys}"
         )
 
 
@@ -244,16 +266,26 @@ def _bca_with_u(spec: Spec) -> bool:
     return spec.estimator == "U" and spec.ci_method == "bca"
 
 
-def _curve_budgets(m: int, spec: Spec) -> np.ndarray:
-    """Budgets of a group's curve: every n up to 200, else 200 log-spaced ones, plus every ``spec.n``.
+def _curve_budgets(m: int, spec: Spec, budgets: tuple[int, ...]) -> np.ndarray:
+    """Budgets of a group's curve: every n up to 200, else 200 log-spaced ones, plus the group's ``budgets``.
 
     The band's cost grows with the number of budgets, and 200 log-spaced points draw a smooth curve. Every
-    ``spec.n`` fits: :func:`_analyze_iv` refused groups too small for them.
+    budget fits: :func:`_analyze_iv` refused groups too small for them.
     """
     from boontrack.resampling import default_budgets
 
-    budgets = default_budgets(m, estimator=spec.estimator, method=spec.ci_method)
-    return np.union1d(budgets, np.array(spec.n, dtype=np.int64))
+    curve = default_budgets(m, estimator=spec.estimator, method=spec.ci_method)
+    return np.union1d(curve, np.array(budgets, dtype=np.int64))
+
+
+def _left_out_warning(runs: int, spec: Spec, left_out: tuple[int, ...]) -> str:
+    """Why default budgets were left out of a group, and how to get them."""
+    names = ", ".join(f"Boo_{k}" for k in left_out)
+    extra = " (BCa with U needs n + 1)" if _bca_with_u(spec) else ""
+    return (
+        f"{names} left out: {runs} runs are too few{extra}, and Boo_n beyond the number of runs would be an "
+        "extrapolation; add runs for it"
+    )
 
 
 def _rng(spec: Spec, *stream: int) -> np.random.Generator:
@@ -273,6 +305,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
+    budgets, left_out = spec.budgets_for(val.size)
     common = dict(
         estimator=spec.estimator,
         maximize=spec.maximize,
@@ -282,13 +315,14 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
     )
     with _collected_warnings() as caught:
         # One resampling of the group gives every interval: the band over the curve's budgets, Boo_n at each
-        # spec.n (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
+        # reported budget (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
         # resampled once instead of once per number.
-        band = boo_n_curve_ci(val, test, n=_curve_budgets(val.size, spec), rng=_rng(spec, _GROUP, index), **common)
-        boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in spec.n}
+        curve_budgets = _curve_budgets(val.size, spec, budgets)
+        band = boo_n_curve_ci(val, test, n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
+        boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in budgets}
         mean = IntervalEstimate.from_bootstrap(band.at(1))
-        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(spec.n), maximize=spec.maximize))
-        diagnostics = diagnose(val, test, n=max(spec.n))
+        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.maximize))
+        diagnostics = diagnose(val, test, n=max(budgets))
     mean_duration, duration_warning = _mean_duration(table, label)
     curve = Curve(
         n=np.asarray(band.n, dtype=np.int64),
@@ -298,12 +332,15 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         time=None if mean_duration is None else np.asarray(band.n, dtype=np.float64) * mean_duration,
     )
     gaussian = GaussianEstimate(
-        boo_n={int(k): float(v) for k, v in zip(spec.n, gaussian_values)},
+        boo_n={int(k): float(v) for k, v in zip(budgets, gaussian_values)},
         normal=bool(diagnostics.normal),
         normality_statistic=float(diagnostics.normality_statistic),
         normality_critical_5pct=float(diagnostics.normality_critical_5pct),
+        unreliable=gaussian_doubts(dict(zip(budgets, map(float, gaussian_values))), diagnostics),
     )
     messages = [*diagnostics.warnings, *caught]
+    if left_out:
+        messages.append(_left_out_warning(int(val.size), spec, left_out))
     if duration_warning:
         messages.append(duration_warning)
     summary = GroupSummary(
@@ -317,8 +354,41 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         diagnostics=diagnostics,
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
+        left_out_budgets=left_out,
     )
     return summary, band
+
+
+def gaussian_doubts(estimates: Mapping[int, float], diagnostics: Diagnostics) -> dict[int, str]:
+    """Why each Gaussian Boo_n estimate is not a result to report (budgets without doubt are left out).
+
+    The Gaussian estimate (eq. 6) assumes normal test scores, and it extrapolates from the mean and s.d.
+    without looking at the runs themselves. It is flagged when
+
+    - Anderson-Darling rejects normality at 5 % (a weak check: at 10-30 runs it lets most skewed samples
+      through, so a pass is no evidence that the estimate is safe);
+    - it lies outside [0, 1] while every test score does (a score bounded like an accuracy cannot exceed it);
+    - it lies more than one standard deviation beyond the observed extremes of the test scores.
+
+    Boo_1 is never flagged: it is the mean of the test scores.
+    """
+    d = diagnostics
+    bounded = 0.0 <= d.min and d.max <= 1.0
+    spread = d.sd if math.isfinite(d.sd) else 0.0
+    doubts = {}
+    for k, value in estimates.items():
+        if k == 1:  # Gaussian Boo_1 is the mean, which assumes nothing
+            continue
+        reasons = [] if d.normal else ["normality rejected (Anderson-Darling, 5 %)"]
+        if bounded and not 0.0 <= value <= 1.0:
+            reasons.append(f"{value:.4g} is outside [0, 1], the range of a score whose runs all lie in it")
+        elif not d.min - spread <= value <= d.max + spread:
+            reasons.append(
+                f"{value:.4g} is more than one s.d. beyond the observed scores [{d.min:.4g}, {d.max:.4g}]"
+            )
+        if reasons:
+            doubts[k] = "; ".join(reasons)
+    return doubts
 
 
 def _mean_duration(table: RunTable, label: str) -> tuple[float | None, str | None]:
@@ -417,26 +487,39 @@ def _compare_groups(
 def _compare_pair(
     table: RunTable, spec: Spec, bands: Mapping[str, CurveBand], a: int, b: int
 ) -> tuple[bool, Comparison, dict[int, IntervalEstimate], tuple[str, ...]]:
-    """Group a against group b: differences in Boo_n at every n and in the mean, and the tests."""
+    """Group a against group b: differences in Boo_n at every budget both report and in the mean, and the tests."""
     label_a, label_b = table.groups[a], table.groups[b]
+    runs = {label: len(table.group_runs(label)) for label in (label_a, label_b)}
+    reported = {label: spec.budgets_for(count)[0] for label, count in runs.items()}
+    # (position in spec.budgets, budget): the position names the random stream of a paired difference
+    budgets = [(j, k) for j, k in enumerate(spec.budgets) if k in reported[label_a] and k in reported[label_b]]
     aligned = _paired_arrays(table, label_a, label_b)
     with _collected_warnings() as messages:
         if aligned is None:
-            comparison, differences = _independent_comparison(table, spec, bands[label_a], bands[label_b], a, b)
+            comparison, differences = _independent_comparison(
+                table, spec, bands[label_a], bands[label_b], a, b, budgets
+            )
         else:
-            comparison, differences = _paired_comparison(spec, aligned, table.test_column is not None, a, b)
+            comparison, differences = _paired_comparison(spec, aligned, table.test_column is not None, a, b, budgets)
+    left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
+    if left_out:
+        smaller = min(runs, key=runs.get)
+        messages.append(
+            f"{', '.join(f'ΔBoo_{k}' for k in left_out)} left out: group {smaller!r} has {runs[smaller]} runs, "
+            "too few for it"
+        )
     boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
     return aligned is not None, comparison, boo_differences, tuple(messages)
 
 
-def _independent_comparison(table, spec, band_a, band_b, a, b):
+def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     """Runs not paired by seed: the two groups' own (independent) resamples are resamples of the difference."""
     from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
 
-    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for k in spec.n}
+    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for _, k in budgets}
     (_, a_scores), (_, b_scores) = table.arrays(table.groups[a]), table.arrays(table.groups[b])
     comparison = Comparison(
-        boo_n_difference=differences[max(spec.n)],
+        boo_n_difference=differences[max(differences)],
         mean_difference=independent_difference(band_a.at(1), band_b.at(1)),
         welch=welch_test(a_scores, b_scores),
         mann_whitney=mann_whitney(a_scores, b_scores),
@@ -445,7 +528,7 @@ def _independent_comparison(table, spec, band_a, band_b, a, b):
     return comparison, differences
 
 
-def _paired_comparison(spec, aligned, has_test, a, b):
+def _paired_comparison(spec, aligned, has_test, a, b, budgets):
     """Runs paired by seed: the pairs are resampled together, so the comparison draws its own resamples."""
     from boontrack.compare import boo_n_difference_ci, compare_approaches
 
@@ -459,7 +542,7 @@ def _paired_comparison(spec, aligned, has_test, a, b):
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
     )
-    largest = max(spec.n)
+    largest = max(k for _, k in budgets)
     comparison = compare_approaches(a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options)
     differences = {
         int(k): comparison.boo_n_difference
@@ -467,7 +550,7 @@ def _paired_comparison(spec, aligned, has_test, a, b):
         else boo_n_difference_ci(
             a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
         )
-        for j, k in enumerate(spec.n)
+        for j, k in budgets
     }
     return comparison, differences
 
@@ -525,6 +608,7 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
         curve["time"] = g.curve.time
     gaussian = {
         "boo_n": {str(k): v for k, v in g.gaussian.boo_n.items()},
+        "unreliable": {str(k): why for k, why in g.gaussian.unreliable.items()},
         "normal": g.gaussian.normal,
         "normality_statistic": g.gaussian.normality_statistic,
         "normality_critical_5pct": g.gaussian.normality_critical_5pct,
@@ -540,6 +624,7 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
             "diagnostics": g.diagnostics,
             "mean_duration_s": g.mean_duration_s,
             "warnings": g.warnings,
+            "left_out_budgets": g.left_out_budgets,
         }
     )
 

@@ -153,7 +153,7 @@ class Source(abc.ABC):
 
         Sources that cannot be written back to (files) raise :class:`InputError`.
         """
-        raise InputError(f"{self.describe()} cannot be written back to; use --out DIR instead")
+        raise InputError(f"{self.describe()} cannot be written back to; write the summary to a directory with `out`")
 
 
 class Backend(abc.ABC):

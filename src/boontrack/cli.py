@@ -13,20 +13,23 @@ Commands defined elsewhere are listed in :data:`LAZY_COMMANDS` (name -> ``"modul
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import re
 import sys
 import traceback
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from boontrack import __version__
 from boontrack._redact import redact
-from boontrack.exceptions import BackendError
-from boontrack.pipeline import DEFAULT_PREFIX, PICK_SPELLINGS, make_spec
-from boontrack.spec import CI_METHODS, COMPARE_MODES, CORRECTIONS, ESTIMATORS
+from boontrack.exceptions import BackendError, InputError
+from boontrack.pipeline import DEFAULT_PREFIX, OPTION_NAMES, PICK_SPELLINGS, make_spec
+from boontrack.spec import CI_METHODS, COMPARE_MODES, CORRECTIONS, DEFAULT_BUDGETS, ESTIMATORS
 
 __all__ = ["LAZY_COMMANDS", "main"]
 
@@ -91,7 +94,9 @@ def main(ctx: click.Context, verbose: bool) -> None:
     warnings.showwarning = _show_warning
 
 
-def _parse_budgets(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, ...]:
+def _parse_budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None  # not given: the default budgets, each where a group has enough runs
     try:
         budgets = tuple(int(part) for part in value.split(","))
     except ValueError:
@@ -118,11 +123,10 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option(
     "--n",
     "n",
-    default=",".join(map(str, _SPEC_DEFAULTS["n"])),
-    show_default=True,
     callback=_parse_budgets,
     metavar="N[,N...]",
-    help="Budgets: numbers of runs drawn.",
+    help=f"Budgets: numbers of runs drawn. [default: {','.join(map(str, DEFAULT_BUDGETS))}, each where a group "
+    "has at least n runs; given, every group must have enough runs]",
 )
 @click.option("--estimator", type=click.Choice(ESTIMATORS), default=_SPEC_DEFAULTS["estimator"], show_default=True)
 @click.option("--minimize", is_flag=True, help="Lower validation scores are better.")
@@ -138,7 +142,7 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
 @click.option(
     "--pick",
-    type=click.Choice(tuple(PICK_SPELLINGS)),
+    type=click.Choice(tuple(PICK_SPELLINGS)),  # best-val-step, and best_val_step as Python spells it
     default=_SPEC_DEFAULTS["pick"],
     show_default=True,
     help="Tracker metric value: the last logged, or val at its best step with test at that step.",
@@ -184,20 +188,45 @@ def summarize(
     from boontrack.reports import format_table, to_json
 
     spec_options["group_by"] = spec_options["group_by"] or None  # no --group-by: the default grouping
-    spec = make_spec(**spec_options)
-    options = source_options(parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, options=extra_options)
-    runs = open_source(source, **options)
-    sink = open_sink(runs, spec, out=out, write_back=write_back)
-    result = run_job(
-        runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
-    )
+    with _option_vocabulary():
+        spec = make_spec(**spec_options)
+        options = source_options(
+            parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, options=extra_options
+        )
+        runs = open_source(source, **options)
+        sink = open_sink(runs, spec, out=out, write_back=write_back)
+        result = run_job(
+            runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
+        )
     text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
     click.echo(text, nl=not text.endswith("\n"))
     if result.error:
         raise BackendError(result.error)
     if sink is not None:
         done = "up to date, nothing written" if result.status == "unchanged" else "written"
-        click.echo(f"{result.location}: {done}", err=True)
+        click.echo(f"Summary {done}: {result.location}", err=True)
+
+
+#: A parameter name quoted in a message, as the Python API and the config file call it: `tracking_uri`.
+_QUOTED_NAME = re.compile(r"`(\w+)`")
+
+
+@contextlib.contextmanager
+def _option_vocabulary() -> Iterator[None]:
+    """Re-raise an InputError with the parameter names it quotes as ``summarize``'s options (`out` -> --out).
+
+    Messages from the library name Python parameters, which are also the config file's keys; a name that is
+    not an option of the command (a backend's own option, a core function's parameter) stays as it is.
+    """
+    try:
+        yield
+    except InputError as exc:
+        options = {p.name: p.opts[0] for p in summarize.params if isinstance(p, click.Option)}
+        options.update({field: options[name] for field, name in OPTION_NAMES.items() if name in options})
+        text = _QUOTED_NAME.sub(lambda m: options.get(m.group(1), m.group(0)), str(exc))
+        if text == str(exc):
+            raise
+        raise type(exc)(text) from exc
 
 
 @main.command()

@@ -48,8 +48,8 @@ __all__ = [
 ]
 
 DEFAULT_PREFIX = "boon/"
-#: Command-line spelling of ``--pick`` -> Spec spelling.
-PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step"}
+#: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
+PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
@@ -65,8 +65,9 @@ class JobResult:
         ``"unchanged"``: the sink already held this fingerprint, nothing was computed or written.
         ``"updated"``: computed and written. ``"computed"``: computed, no sink given.
         ``"write-failed"``: computed, but writing to the sink failed (see ``error``).
-        ``"failed"``: the runs could not be read (only from :func:`summarize_after_sweep`; elsewhere that
-        raises :class:`~boontrack.exceptions.BackendError`).
+        ``"failed"``: the runs could not be read or summarized (only from :func:`summarize_after_sweep`;
+        elsewhere that raises :class:`~boontrack.exceptions.BackendError` or
+        :class:`~boontrack.exceptions.InputError`).
     summary
         The analysis; None when unchanged (unless ``summarize_unchanged=True``).
     fingerprint
@@ -93,7 +94,7 @@ def make_spec(
     *,
     val: str,
     test: str | None = None,
-    n: Sequence[int] = (1, 5, 10),
+    n: Sequence[int] | None = None,
     estimator: str = "V",
     minimize: bool = False,
     group_by: Sequence[str] | None = None,
@@ -112,7 +113,8 @@ def make_spec(
 
     The keywords are the ``boontrack summarize`` options (dashes as underscores) and the keys of a
     ``[[jobs]]`` table. :meth:`Spec.check <boontrack.spec.Spec.check>` validates every value, and a bad one
-    raises :class:`InputError` naming the option as the user wrote it.
+    raises :class:`InputError` naming the option as the user wrote it. ``n=None`` (not given): the default
+    budgets, each where a group has enough runs (see :meth:`Spec.budgets_for`).
     """
     spec = Spec(
         val=val,
@@ -133,11 +135,11 @@ def make_spec(
         seed=seed,
         pick=PICK_SPELLINGS.get(pick, pick),
     )
-    return spec.check(names=_OPTION_NAMES)
+    return spec.check(names=OPTION_NAMES)
 
 
-#: Spec fields whose command-line and config name differs.
-_OPTION_NAMES = {
+#: Spec fields whose command-line and config name differs (spec field -> option name).
+OPTION_NAMES = {
     "maximize": "minimize",
     "confidence_level": "confidence",
     "n_resamples": "resamples",
@@ -298,28 +300,34 @@ def run_job(
     return JobResult("updated", summary, fp, sink.location())  # after the write: it may name a new run
 
 
-def budgets(n: int | Sequence[int]) -> tuple[int, ...]:
-    """``Spec.n`` from one budget or several, as the callbacks take them (validated by the analysis)."""
+def budgets(n: int | Sequence[int] | None) -> tuple[int, ...] | None:
+    """``Spec.n`` from one budget, several, or None (the default budgets), as the callbacks take them."""
+    if n is None:
+        return None
     return tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
 
 
 def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = False) -> JobResult:
     """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs.
 
-    The sweep is over when this runs, so a tracker that cannot be read or written must not crash the user's
-    script: the failure is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and returned (status
-    ``"failed"`` or ``"write-failed"``), unless ``raise_on_error`` is True. Bad arguments or data
-    (:class:`~boontrack.exceptions.InputError`) always raise: they are mistakes in the call, not outages.
+    The sweep is over when this runs, so nothing that goes wrong from here on crashes the user's script: a
+    tracker that cannot be read or written (:class:`~boontrack.exceptions.BackendError`) and anything about
+    the data (:class:`~boontrack.exceptions.InputError`: no runs, a missing metric, too few runs for the
+    budgets asked) is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and returned (status
+    ``"failed"`` or ``"write-failed"``, the reason in ``error``), unless ``raise_on_error`` is True. An invalid
+    spec is a mistake in the call, found before anything is read: it always raises :class:`InputError`.
     """
-    sink = open_sink(source, spec, write_back=True)
+    spec.check()
+    sink = None
     try:
+        sink = open_sink(source, spec, write_back=True)  # may look the sweep up in the tracker
         return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
-    except BackendError as exc:
+    except (BackendError, InputError) as exc:
         if raise_on_error:
             raise
         message = redact(f"summarizing {source.describe()} failed: {exc}")
         warnings.warn(message, WriteBackWarning, stacklevel=3)
-        return JobResult("failed", None, "", sink.location(), message)
+        return JobResult("failed", None, "", sink.location() if sink is not None else "", message)
 
 
 def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str) -> None:

@@ -105,7 +105,7 @@ def plot_distributions(summary: Summary) -> Figure:
     """
     if summary.table is None:
         raise InputError("this summary carries no runs (summary.table is None): cannot plot the distributions")
-    n = max(summary.spec.n)
+    n = max(summary.common_budgets)
     figure = _new_figure()
     ax = figure.add_subplot()
     colors = _colors(len(summary.groups))

@@ -7,7 +7,7 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
     source = "runs/cifar.csv"             # as on the command line: a file, or SCHEME:LOCATION
     val = "Best Precision_valid"          # required
     test = "Best Precision_test"
-    n = [1, 5, 10]
+    n = [1, 5, 10]                        # optional: without it 1, 5, 10, each where a group has the runs
     out = "summaries/cifar"               # a directory, and/or
     write_back = true                     # the tracker the runs came from
 
@@ -15,7 +15,10 @@ The other keys are the ``boontrack summarize`` options with underscores (``estim
 ``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence``,
 ``resamples``, ``ci_method``, ``seed``, ``pick``, ``prefix``) and the source options (``parent``,
 ``tracking_uri``, ``sweep``, ``group``, and ``options = {KEY = VALUE}`` for other backends). Relative file
-paths (in ``source`` and ``out``) are relative to the config file's directory.
+paths (in ``source`` and ``out``) are relative to the config file's directory. ``pick`` is spelled
+``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the default budgets 1, 5 and 10
+it has enough runs for (the others are named in its warnings); with ``n``, a group too small for it fails the
+job.
 
 The whole file is checked before any job runs. Each job then runs through :func:`boontrack.pipeline.run_job`
 under a lock on its destination, so two copies started at once wait for each other instead of interleaving.

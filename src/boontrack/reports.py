@@ -5,8 +5,9 @@ Metric names
 :func:`flat_metrics` names every scalar under a prefix (default ``boon/``). ``<metric>`` is the test metric
 name (the validation metric when there is no test metric), without a ``metrics.`` prefix. With one group the
 group segment ``/<group>`` is left out; with several it is the group label made safe for tracker metric names
-(characters other than letters, digits, ``_ - . :`` and space become ``_``). ``<n>`` is each budget of
-``Spec.n``. Non-finite values (e.g. an undefined correlation) are left out.
+(characters other than letters, digits, ``_ - . :`` and space become ``_``). ``<n>`` is each budget the group
+reports: every ``Spec.n`` when given, else each default budget (1, 5, 10) the group has runs for; a comparison
+reports the budgets both its groups report. Non-finite values (e.g. an undefined correlation) are left out.
 
 | name | value |
 |---|---|
@@ -17,7 +18,8 @@ group segment ``/<group>`` is left out; with several it is the group label made 
 | `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval |
 | `boon/<metric>[/<group>]/mean` | mean test score (= Boo_1) |
 | `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high` | its bootstrap confidence interval |
-| `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6) |
+| `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6), when not flagged unreliable |
+| `boon/<metric>[/<group>]/gaussian_unreliable/boo_<n>` | the same estimate when flagged: normality rejected, outside [0, 1] for a score whose runs all lie in it, or more than one s.d. beyond the observed scores |
 | `boon/<metric>[/<group>]/normal` | 1 if Anderson-Darling does not reject normality at 5 %, else 0 |
 | `boon/<metric>[/<group>]/sd`, `.../median`, `.../min`, `.../max` | distribution of the test scores |
 | `boon/<metric>[/<group>]/spearman_val_test` | validation-test Spearman correlation (with a test metric) |
@@ -46,7 +48,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,6 +82,12 @@ _UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")
 _DESCRIPTION_GROUPS = 4
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
 _REPORT_DROPPED = 20
+_GAUSSIAN_NOTE = (
+    "The Gaussian Boo_n (eq. 6) assumes normally distributed scores; it is shown only when normality is not "
+    "rejected and the estimate stays within the scores' possible and observed range (see the diagnostics). Even "
+    "then, with few runs the normality test passes most skewed samples, on which the estimate is biased: the "
+    "non-parametric Boo_n is the number to report."
+)
 _HOW_TO_READ = (
     "**How to read Boo_n.** Boo_n is the expected test score of the run you would pick — the best by validation "
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
@@ -138,7 +146,7 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
             put_interval(f"{path}/boo_{n}", interval)
         put_interval(f"{path}/mean", g.mean)
         for n, value in g.gaussian.boo_n.items():
-            put(f"{path}/gaussian/boo_{n}", value)
+            put(f"{path}/{'gaussian_unreliable' if n in g.gaussian.unreliable else 'gaussian'}/boo_{n}", value)
         put(f"{path}/normal", g.gaussian.normal)
         d = g.diagnostics
         for stat in ("sd", "median", "min", "max"):
@@ -204,6 +212,23 @@ def _interval(i: IntervalEstimate) -> str:
     return f"{_num(i.estimate)} [{_num(i.ci_low)}, {_num(i.ci_high)}]"
 
 
+#: A cell of a budget that a group (or a comparison) does not report: it has too few runs for it.
+_TOO_FEW = "— (too few runs)"
+
+
+def _interval_at(intervals: Mapping[int, IntervalEstimate], n: int, missing: str = _TOO_FEW) -> str:
+    return _interval(intervals[n]) if n in intervals else missing
+
+
+def _shown_budgets(summary: Summary) -> list[int]:
+    """The budgets any group reports, in the spec's order: the columns of the tables."""
+    return [n for n in summary.spec.budgets if any(n in g.boo_n for g in summary.groups)]
+
+
+def _scores(summary: Summary) -> str:
+    return "test scores" if summary.has_test else "validation scores"
+
+
 def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     header = list(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -220,13 +245,18 @@ def _overview(summary: Summary) -> str:
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric `{spec.val}` ({direction})"
         + (f", test metric `{spec.test}`" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {spec.n_resamples} bootstrap resamples ({spec.ci_method}), "
-        f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}."
+        f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
+        + (
+            f"Budgets n = {', '.join(map(str, spec.n))}."
+            if spec.n is not None
+            else f"Default budgets n = {', '.join(map(str, spec.budgets))}, each where a group has at least n runs."
+        )
     )
 
 
 def _comparison_lines(summary: Summary) -> list[str]:
     spec = summary.spec
-    budgets = list(spec.n)
+    budgets = [n for n in spec.budgets if any(n in c.boo_n_difference for c in summary.comparisons)]
     header = ["group", "vs", "paired", *(f"ΔBoo_{n}" for n in budgets), "Δmean"]
     header += ["Welch p (adj.)", "Mann-Whitney p (adj.)", "P(group > vs)", "Wilcoxon p (adj.)"]
     rows = []
@@ -239,7 +269,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
                 c.group,
                 c.baseline,
                 "yes" if c.paired else "no",
-                *(_interval(c.boo_n_difference[n]) for n in budgets),
+                *(_interval_at(c.boo_n_difference, n) for n in budgets),
                 _interval(c.mean_difference),
                 f"{_pvalue(c.welch.pvalue)} ({_pvalue(c.welch.pvalue_adjusted)})",
                 f"{_pvalue(c.mann_whitney.pvalue)} ({_pvalue(c.mann_whitney.pvalue_adjusted)})",
@@ -251,7 +281,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
     return [
         "## Comparisons",
         "",
-        f"Differences are group minus `vs` on the test scores, with {spec.confidence_level * 100:g} % bootstrap "
+        f"Differences are group minus `vs` on the {_scores(summary)}, with {spec.confidence_level * 100:g} % bootstrap "
         f"intervals; p-values are raw and, in parentheses, adjusted by {correction} over the "
         f"{len(summary.comparisons)} comparison{'s' if len(summary.comparisons) != 1 else ''}.",
         "",
@@ -262,23 +292,27 @@ def _comparison_lines(summary: Summary) -> list[str]:
     ]
 
 
-def _group_lines(g: GroupSummary) -> list[str]:
+def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     d = g.diagnostics
     verdict = (
-        "consistent with a normal distribution"
+        "normality not rejected (a weak check with few runs: skewed scores often pass)"
         if g.gaussian.normal
-        else "not normal: prefer the non-parametric Boo_n"
+        else "normality rejected: the Gaussian estimate does not apply"
     )
     spearman = "n/a" if d.spearman_val_test is None else f"{d.spearman_val_test:.3f}"
     lines = [
         f"### {g.label}",
         "",
         f"- runs: {g.runs} kept, {len(g.dropped)} dropped; {d.ties} tied validation scores",
-        f"- test scores: mean {_num(d.mean)}, s.d. {_num(d.sd)}, median {_num(d.median)}, IQR {_num(d.iqr)}, "
+        f"- {scores}: mean {_num(d.mean)}, s.d. {_num(d.sd)}, median {_num(d.median)}, IQR {_num(d.iqr)}, "
         f"min {_num(d.min)}, max {_num(d.max)}",
         f"- validation-test Spearman ρ: {spearman}",
         f"- Anderson-Darling: statistic {d.normality_statistic:.3f} vs. 5 % critical value "
         f"{d.normality_critical_5pct:.3f} — {verdict}",
+    ]
+    lines += [
+        f"- Gaussian Boo_{n} = {_num(g.gaussian.boo_n[n])} is not reported: {why}"
+        for n, why in g.gaussian.unreliable.items()
     ]
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
@@ -298,10 +332,16 @@ def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
     return [*lines, ""]
 
 
+def _gaussian_cell(g: GroupSummary, n: int) -> str:
+    if n not in g.gaussian.boo_n:
+        return _TOO_FEW
+    return "unreliable (see diagnostics)" if n in g.gaussian.unreliable else _num(g.gaussian.boo_n[n])
+
+
 def to_markdown(summary: Summary) -> str:
     """A readable report: Boo_n with intervals per group, Gaussian estimate, diagnostics, dropped runs, comparisons."""
     spec = summary.spec
-    budgets = list(spec.n)
+    budgets = _shown_budgets(summary)
     lines = [f"# boontrack summary: {summary.metric}", ""]
     if summary.source:
         lines += [f"Source: {summary.source}", ""]
@@ -309,22 +349,22 @@ def to_markdown(summary: Summary) -> str:
     # Gaussian Boo_1 is the mean: only larger budgets are shown.
     gaussian_budgets = [n for n in budgets if n > 1]
     header = ["group", "runs", *(f"Boo_{n}" for n in budgets), "mean"]
-    header += [*(f"Gaussian Boo_{n}" for n in gaussian_budgets), "normal?"]
+    header += [*(f"Gaussian Boo_{n}" for n in gaussian_budgets), "normality rejected?"]
     rows = [
         [
             g.label,
             g.runs,
-            *(_interval(g.boo_n[n]) for n in budgets),
+            *(_interval_at(g.boo_n, n) for n in budgets),
             _interval(g.mean),
-            *(_num(g.gaussian.boo_n[n]) for n in gaussian_budgets),
-            "yes" if g.gaussian.normal else "no",
+            *(_gaussian_cell(g, n) for n in gaussian_budgets),
+            "no" if g.gaussian.normal else "yes",
         ]
         for g in summary.groups
     ]
-    lines += ["## Boo_n per group", "", *_md_table(header, rows), ""]
+    lines += ["## Boo_n per group", "", *_md_table(header, rows), "", _GAUSSIAN_NOTE, ""]
     lines += ["## Diagnostics", ""]
     for g in summary.groups:
-        lines += _group_lines(g)
+        lines += _group_lines(g, _scores(summary))
     ungrouped = [d for d in summary.dropped if d.group not in {g.label for g in summary.groups}]
     if ungrouped:
         lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
@@ -338,14 +378,14 @@ def to_markdown(summary: Summary) -> str:
 def format_table(summary: Summary) -> str:
     """A compact plain-text table for the terminal: one line per group, then one per comparison."""
     spec = summary.spec
-    budgets = list(spec.n)
+    budgets = _shown_budgets(summary)
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean", "normal"]
     rows = [
         [
             g.label,
             str(g.runs),
             str(len(g.dropped)),
-            *(_interval(g.boo_n[n]) for n in budgets),
+            *(_interval_at(g.boo_n, n, "too few runs") for n in budgets),
             _interval(g.mean),
             "yes" if g.gaussian.normal else "no",
         ]
@@ -357,7 +397,7 @@ def format_table(summary: Summary) -> str:
         *_aligned([header, *rows]),
     ]
     if summary.comparisons:
-        largest = max(budgets)
+        largest = max(summary.common_budgets)
         header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"Mann-Whitney p adj. ({spec.correction})"]
         header.append("P(group > vs)")
         rows = [
@@ -372,6 +412,12 @@ def format_table(summary: Summary) -> str:
             for c in summary.comparisons
         ]
         lines += ["", *_aligned([header, *rows])]
+    left_out = [g for g in summary.groups if g.left_out_budgets]
+    if left_out:
+        listed = "; ".join(
+            f"{g.label}: {', '.join(f'Boo_{k}' for k in g.left_out_budgets)} ({g.runs} runs)" for g in left_out
+        )
+        lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
     warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
@@ -386,14 +432,14 @@ def _aligned(rows: list[list[str]]) -> list[str]:
 def _description(summary: Summary) -> str:
     """3-6 lines of Markdown for the aggregate run's description."""
     spec = summary.spec
-    n = max(spec.n)
     lines = [
         f"**boontrack** summary of `{summary.metric}`: {summary.runs} runs in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}, {len(summary.dropped)} dropped; estimator "
         f"{spec.estimator}, {spec.confidence_level * 100:g} % bootstrap intervals.",
     ]
     lines += [
-        f"- {g.label}: Boo_{n} = {_interval(g.boo_n[n])}, mean {_interval(g.mean)} ({g.runs} runs)"
+        f"- {g.label}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
+        f"({g.runs} runs)"
         for g in summary.groups[:_DESCRIPTION_GROUPS]
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:

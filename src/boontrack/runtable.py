@@ -13,6 +13,7 @@ duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DroppedRun", "RunTable"]
 
-#: Columns of :attr:`RunTable.runs` computed by boontrack; original columns of the same name are replaced.
+#: Columns of :attr:`RunTable.runs` computed by boontrack; original columns of the same name are replaced
+#: (``seed`` only when a seed column is given: otherwise the frame's own ``seed`` column, if any, is kept).
 CANONICAL_COLUMNS = ("run_id", "group", "val", "test", "seed", "duration_s")
 #: Statuses (lower case) of runs that completed; any other status excludes the run.
 FINISHED_STATUSES = frozenset({"finished", "complete", "completed"})
@@ -39,6 +41,8 @@ MISSING_LABEL = "(missing)"
 #: Text cells read as "no value" in a metric column (CSV files often write these).
 _MISSING_TEXT = frozenset({"", "nan", "none", "null", "na", "n/a"})
 _MAX_LISTED_COLUMNS = 12
+#: The id of a run without one: its row position (see ``_run_ids``).
+_POSITIONAL_ID = re.compile(r"row (0|[1-9][0-9]*)")
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,11 @@ class RunTable:
     Build one with :meth:`from_frame`. Attributes:
 
     runs
-        The kept runs: columns ``run_id`` (str), ``group`` (str), ``val``, ``test`` (float, finite; ``test``
-        equals ``val`` when the spec has no test metric), ``seed`` (object, None without a seed column),
-        ``duration_s`` (float, NaN when unknown), then the frame's other columns.
+        The kept runs in run-id order (the canonical order: the same runs give the same resamples whatever the
+        order of the rows they came in; runs identified by their row position, "row 17", in row order): columns ``run_id`` (str), ``group`` (str), ``val``, ``test`` (float,
+        finite; ``test`` equals ``val`` when the spec has no test metric), ``seed`` (object; with a seed
+        column only, else the frame's own ``seed`` column if it has one), ``duration_s`` (float, NaN when
+        unknown), then the frame's other columns.
     dropped
         Excluded runs as :class:`DroppedRun`, in input order.
     groups
@@ -83,7 +89,13 @@ class RunTable:
     ) -> None:
         self._all_runs = all_runs
         kept = all_runs["dropped_reason"] == ""
-        self.runs: pd.DataFrame = all_runs.loc[kept].drop(columns="dropped_reason").reset_index(drop=True)
+        # Run ids of kept runs are unique (duplicates are dropped), so this order has no ties.
+        self.runs: pd.DataFrame = (
+            all_runs.loc[kept]
+            .drop(columns="dropped_reason")
+            .sort_values("run_id", key=lambda ids: ids.map(_run_order), kind="stable")
+            .reset_index(drop=True)
+        )
         self.dropped: tuple[DroppedRun, ...] = tuple(
             DroppedRun(run_id, reason, group)
             for run_id, reason, group in all_runs.loc[~kept, ["run_id", "dropped_reason", "group"]].itertuples(
@@ -158,17 +170,11 @@ class RunTable:
             group_by = tuple(_resolve(columns, name, "param") for name in spec.group_by)
         labels, order_keys = _group_labels(frame, group_by)
 
-        canonical = pd.DataFrame(
-            {
-                "run_id": run_ids,
-                "group": labels,
-                "val": val,
-                "test": test,
-                "seed": frame[seed_column].astype(object) if seed_column else pd.Series([None] * len(frame)),
-                "duration_s": duration,
-            }
-        )
-        extras = frame.drop(columns=[c for c in CANONICAL_COLUMNS if c in columns])
+        canonical = pd.DataFrame({"run_id": run_ids, "group": labels, "val": val, "test": test})
+        if seed_column:
+            canonical["seed"] = frame[seed_column].astype(object)
+        canonical["duration_s"] = duration
+        extras = frame.drop(columns=[c for c in CANONICAL_COLUMNS if c in canonical.columns and c in columns])
         all_runs = pd.concat([canonical, extras, pd.DataFrame({"dropped_reason": reasons})], axis=1)
 
         kept_labels = pd.unique(labels[kept])
@@ -184,7 +190,7 @@ class RunTable:
         )
 
     def group_runs(self, group: str) -> pd.DataFrame:
-        """The kept runs of ``group``, in input order."""
+        """The kept runs of ``group``, in run-id order."""
         if group not in self.groups:
             raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
         return self.runs.loc[self.runs["group"] == group]
@@ -226,6 +232,15 @@ def _run_ids(frame: pd.DataFrame) -> np.ndarray:
     ids = frame["run_id"]
     present = ids.notna().to_numpy()
     return np.where(present, ids.astype(object).map(str).to_numpy(), positions).astype(object)
+
+
+def _run_order(run_id: str) -> tuple[int, int | str]:
+    """Sort key of a run id: the ids given by row position ("row 17") in row order, before all others by text.
+
+    Distinct ids have distinct keys ("row 07" is text), so the order has no ties.
+    """
+    position = _POSITIONAL_ID.fullmatch(run_id)
+    return (0, int(position.group(1))) if position else (1, run_id)
 
 
 def _numeric_column(frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str) -> np.ndarray:

@@ -139,6 +139,6 @@ class FileBackend(Backend):
 
     def open_source(self, location: str, **options: Any) -> FileSource:
         if options:
-            given = ", ".join("--" + key.replace("_", "-") for key in sorted(options))
+            given = ", ".join(f"`{key}`" for key in sorted(options))
             raise InputError(f"file sources take no source options; got {given}")
         return FileSource(location)

@@ -12,13 +12,15 @@ from typing import Any, Literal
 
 from boontrack.exceptions import InputError
 
-__all__ = ["CI_METHODS", "COMPARE_MODES", "CORRECTIONS", "ESTIMATORS", "PICKS", "Spec"]
+__all__ = ["CI_METHODS", "COMPARE_MODES", "CORRECTIONS", "DEFAULT_BUDGETS", "ESTIMATORS", "PICKS", "Spec"]
 
 ESTIMATORS = ("V", "U", "W")
 COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
 CI_METHODS = ("percentile", "bca", "smoothed")
 PICKS = ("last", "best_val_step")
+#: The budgets reported when none are asked for, each where a group has enough runs for it.
+DEFAULT_BUDGETS = (1, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -28,11 +30,16 @@ class Spec:
     The column names (``val``, ``test``, ``group_by``, ``seed_column``) are resolved against the run frame as:
     the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
     ``tags.<name>``) for ``group_by``/``seed_column``.
+
+    Budgets: ``n`` given, every group must have enough runs for every budget (else :class:`InputError`).
+    ``n=None`` (the default) reports :data:`DEFAULT_BUDGETS` per group, each where the group has enough runs,
+    and says in the group's warnings which were left out (see :meth:`budgets_for`).
     """
 
     val: str
     test: str | None = None
-    n: tuple[int, ...] = (1, 5, 10)
+    #: Budgets of Boo_n; None: :data:`DEFAULT_BUDGETS`, each where a group has enough runs for it.
+    n: tuple[int, ...] | None = None
     estimator: Literal["V", "U", "W"] = "V"
     maximize: bool = True
     #: None: group by every ``params.*`` column except the seed when a seed column is known, else one group.
@@ -55,6 +62,33 @@ class Spec:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @property
+    def budgets(self) -> tuple[int, ...]:
+        """The budgets asked for: ``n``, else :data:`DEFAULT_BUDGETS`."""
+        return DEFAULT_BUDGETS if self.n is None else self.n
+
+    def largest_supported(self, runs: int) -> int:
+        """The largest budget a group of ``runs`` runs supports: ``runs``, or ``runs - 1`` for U with BCa.
+
+        Boo_n beyond the number of runs would be an extrapolation (V, W) or is undefined (U); BCa's jackknife
+        evaluates the estimator on ``runs - 1`` runs, which U cannot extrapolate to n either.
+        """
+        return runs - 1 if self.estimator == "U" and self.ci_method == "bca" else runs
+
+    def budgets_for(self, runs: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(reported, left out) budgets for a group of ``runs`` runs.
+
+        With ``n`` given every budget is reported (the analysis refuses groups too small for them); with
+        ``n=None`` the default budgets beyond :meth:`largest_supported` are left out.
+        """
+        if self.n is not None:
+            return self.n, ()
+        largest = self.largest_supported(runs)
+        return (
+            tuple(k for k in DEFAULT_BUDGETS if k <= largest),
+            tuple(k for k in DEFAULT_BUDGETS if k > largest),
+        )
 
     @property
     def metric(self) -> str:
@@ -96,6 +130,8 @@ def _choice(choices: tuple[Any, ...]):
 
 
 def _budgets(value: Any) -> str | None:
+    if value is None:
+        return None
     if not (isinstance(value, tuple) and value and all(_is_int(k) and k >= 1 for k in value)):
         return "must be a list of integers >= 1"
     return "repeats a budget" if len(set(value)) < len(value) else None

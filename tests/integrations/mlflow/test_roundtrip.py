@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 
 from boontrack.backends import SUMMARY_ROLE_TAG
+from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.integrations.mlflow import summarize_sweep
 from boontrack.mlflow import sweep  # the short alias module
 
@@ -154,3 +156,88 @@ def test_sweep_context_manager_opens_parent_and_summarizes(sqlite_uri):
         while mlflow.active_run():
             mlflow.end_run()
         mlflow.set_tracking_uri(previous)
+
+
+def test_a_sweep_of_eight_seeds_reports_the_budgets_it_has_runs_for(sqlite_uri):
+    """The README's sweep with 8 seeds and no n: Boo_1 and Boo_5, and Boo_10 named as left out."""
+    previous = mlflow.get_tracking_uri()
+    name = new_sweep(sqlite_uri).experiment_name + "-eight"
+    scores = [0.61, 0.74, 0.66, 0.70, 0.58, 0.79, 0.63, 0.69]
+    try:
+        with sweep(val="val_acc", experiment=name, tracking_uri=sqlite_uri, **FAST) as handle:
+            for seed, score in enumerate(scores):
+                with mlflow.start_run(nested=True):
+                    mlflow.log_param("seed", seed)
+                    mlflow.log_metric("val_acc", score)
+    finally:
+        while mlflow.active_run():
+            mlflow.end_run()
+        mlflow.set_tracking_uri(previous)
+    assert handle.result.status == "updated", handle.result.error
+    (group,) = handle.result.summary.groups
+    assert sorted(group.boo_n) == [1, 5] and group.left_out_budgets == (10,)
+    assert group.boo_n[5].estimate == pytest.approx(boo_n_v(np.array(scores), np.array(scores), 5), abs=1e-12)
+    (summary,) = summary_runs(mlflow.MlflowClient(sqlite_uri), handle.experiment_id)
+    assert "boon/val_acc/boo_5" in summary.data.metrics and "boon/val_acc/boo_10" not in summary.data.metrics
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"val": "val_acc", "n": (1, 10)}, r"too few runs for n = 10: group 'all' has 3 runs.*smaller `n`"),
+        ({"val": "val_loss"}, r"no column 'val_loss' .*available columns: .*metrics.val_acc"),
+    ],
+)
+def test_data_problems_warn_and_fail_the_result_instead_of_raising(sqlite_uri, options, message):
+    sweep_ = mixed_sweep(sqlite_uri, finished=3)
+    with pytest.warns(WriteBackWarning, match=message):
+        result = summarize_sweep(sweep_.parent_id, tracking_uri=sqlite_uri, **options, **FAST)
+    assert (result.status, result.summary, result.ok) == ("failed", None, False)
+    assert re.search(message, result.error) and "--" not in result.error
+    with pytest.raises(InputError, match=message):
+        summarize_sweep(sweep_.parent_id, tracking_uri=sqlite_uri, raise_on_error=True, **options, **FAST)
+    assert summary_runs(sweep_.client, sweep_.experiment_id) == []
+
+
+def test_a_sweep_without_runs_warns_and_fails_the_result(sqlite_uri):
+    sweep_ = new_sweep(sqlite_uri)
+    with pytest.warns(WriteBackWarning, match="no runs"):
+        result = summarize_sweep(sweep_.parent_id, val="val_acc", tracking_uri=sqlite_uri, **FAST)
+    assert result.status == "failed"
+
+
+def test_an_invalid_spec_is_a_mistake_in_the_call_and_raises(sqlite_uri):
+    sweep_ = mixed_sweep(sqlite_uri, finished=3)
+    with pytest.raises(InputError, match="^estimator must be one of V, U, W, got 'X'$"):
+        summarize_sweep(sweep_.parent_id, val="val_acc", estimator="X", tracking_uri=sqlite_uri)
+
+
+def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_numbers(sqlite_uri, tmp_path):
+    """Same runs, same seed: the same summary whether read from MLflow or from a CSV in another row order."""
+    from boontrack.analysis import Spec
+    from boontrack.backends import MetricRequest, open_source
+    from boontrack.pipeline import run_job
+
+    sweep_ = new_sweep(sqlite_uri)
+    rng = np.random.default_rng(11)
+    for model, base in (("cnn", 0.80), ("mlp", 0.78)):
+        for seed in range(7):
+            val = float(np.round(base + 0.03 * rng.standard_normal(), 3))  # rounded: ties in validation
+            sweep_.add_child(val=[val], test=[val + 0.01 * rng.standard_normal()], params={"model": model, "seed": seed})
+    tracked = open_source(f"mlflow:{sweep_.experiment_name}", parent=sweep_.parent_id, tracking_uri=sqlite_uri)
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 5), n_resamples=300)
+    export = tmp_path / "export.csv"
+    frame = tracked.read(MetricRequest(val="val_acc", test="test_acc"))
+    frame.sample(frac=1.0, random_state=5).to_csv(export, index=False)  # an export lists runs in its own order
+
+    from_mlflow, from_csv = (run_job(source, spec).summary.to_dict() for source in (tracked, open_source(str(export))))
+    assert from_mlflow["comparisons"][0]["paired"]
+    del from_mlflow["source"], from_csv["source"]
+    assert json.dumps(from_mlflow) == json.dumps(from_csv)
+
+
+def test_an_unknown_parent_run_warns_and_fails_the_result(sqlite_uri):
+    sweep_ = new_sweep(sqlite_uri)
+    with pytest.warns(WriteBackWarning, match="no MLflow run with id 'f00'"):
+        result = summarize_sweep("f00", val="val_acc", experiment=sweep_.experiment_id, tracking_uri=sqlite_uri)
+    assert (result.status, result.location) == ("failed", "")

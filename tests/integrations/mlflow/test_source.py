@@ -118,7 +118,7 @@ def test_best_val_step_splits_truncated_history_requests(mlflow_server, monkeypa
         ("no-such-experiment", {}, "no MLflow experiment named or with id 'no-such-experiment'"),
         ("987654", {}, "no MLflow experiment named or with id '987654'"),
         ("", {}, "needs an experiment"),
-        ("x", {"colour": "red"}, "unknown option(s) for mlflow sources: colour"),
+        ("x", {"colour": "red"}, "unknown option(s) for mlflow sources: `colour` (known: `parent`, `tracking_uri`)"),
     ],
 )
 def test_bad_selection_is_an_input_error(sqlite_uri, location, options, message):

@@ -95,8 +95,10 @@ def test_bad_locations_and_options():
             open_source(location)
     with pytest.raises(InputError, match="unknown option"):
         _source(colour="red")
-    with pytest.raises(InputError, match="JSON"):
+    with pytest.raises(InputError, match="^wandb: `filters` must be a JSON object"):  # the option's name, no flag
         _source(filters="{state")
+    with pytest.raises(InputError, match=r"^wandb: `filters` must be a JSON object, got '\[1\]'$"):
+        _source(filters="[1]")
     with pytest.raises(InputError, match="timeout"):
         _source(timeout="-1")
 
@@ -208,6 +210,35 @@ def test_post_sweep_callback_warns_instead_of_raising(fresh_log):
     with pytest.raises(BackendError):
         summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", timeout=20, raise_on_error=True)
     assert time.monotonic() - started < 40
+
+
+def test_post_sweep_callback_adapts_the_default_budgets_to_small_groups(fresh_log):
+    from boontrack.wandb import summarize_sweep
+
+    # 5 cnn and 6 mlp runs (one failed run dropped): Boo_1 and Boo_5 each, Boo_10 left out
+    result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", group_by=("model",),
+                             n_resamples=99)  # fmt: skip
+    assert result.status == "updated", result.error
+    for group in result.summary.groups:
+        assert sorted(group.boo_n) == [1, 5] and group.left_out_budgets == (10,)
+    assert sorted(result.summary.comparisons[0].boo_n_difference) == [1, 5]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n": (1, 10), "group_by": ("model",)}, r"too few runs for n = 10: group 'cnn' has 5, 'mlp' has 6 runs.*smaller `n`"),
+        ({"test": "test_loss"}, "all 12 runs were dropped: 11 missing metric 'test_loss'"),
+    ],
+)
+def test_post_sweep_callback_warns_about_the_data_instead_of_raising(fresh_log, options, message):
+    from boontrack.wandb import summarize_sweep
+
+    with pytest.warns(WriteBackWarning, match=message):
+        result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", n_resamples=99, **options)
+    assert (result.status, result.summary) == ("failed", None) and "--" not in result.error
+    with pytest.raises(InputError, match=message):
+        summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", n_resamples=99, raise_on_error=True, **options)
 
 
 def test_429_with_retry_after_is_retried(fresh_log):

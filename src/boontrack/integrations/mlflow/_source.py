@@ -34,7 +34,8 @@ class MlflowBackend(Backend):
         options = {k.replace("-", "_"): v for k, v in options.items() if v is not None}
         unknown = sorted(set(options) - {"parent", "tracking_uri"})
         if unknown:
-            raise InputError(f"unknown option(s) for mlflow sources: {', '.join(unknown)} (known: parent, tracking-uri)")
+            given = ", ".join(f"`{name}`" for name in unknown)
+            raise InputError(f"unknown option(s) for mlflow sources: {given} (known: `parent`, `tracking_uri`)")
         return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
 
 

@@ -19,7 +19,7 @@ def summarize_sweep(
     *,
     val: str,
     test: str | None = None,
-    n: int | Sequence[int] = (1, 5, 10),
+    n: int | Sequence[int] | None = None,
     tracking_uri: str | None = None,
     experiment: str | None = None,
     raise_on_error: bool = False,
@@ -39,14 +39,18 @@ def summarize_sweep(
     val, test
         Metric names of the validation and (optional) test scores.
     n
-        Budgets for Boo_n.
+        Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many runs (the
+        others are left out and named in the summary's warnings); given, every group must have enough runs
+        for every budget.
     tracking_uri
         Default: ``MLFLOW_TRACKING_URI``, else MLflow's default.
     experiment
         Name or id of the parent's experiment; found from the parent when omitted.
     raise_on_error
-        False (default): a failure while writing back warns :class:`~boontrack.exceptions.WriteBackWarning`
-        and the result says so. True: it raises :class:`~boontrack.exceptions.BackendError`.
+        False (default): nothing raises into the finished sweep: runs that cannot be read or summarized (no
+        runs, a missing metric, too few runs for the ``n`` given, a tracker failure) or a failed write-back
+        warn :class:`~boontrack.exceptions.WriteBackWarning` and the result says so. True: they raise
+        :class:`~boontrack.exceptions.InputError` or :class:`~boontrack.exceptions.BackendError`.
     **spec_options
         Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
         ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
@@ -54,15 +58,16 @@ def summarize_sweep(
     Returns
     -------
     JobResult
-        Status (``"updated"``, ``"unchanged"`` or ``"write-failed"``), the summary, the fingerprint, where the
-        summary goes, and the write error if any.
+        Status (``"updated"``, ``"unchanged"``, ``"write-failed"`` or ``"failed"``), the summary, the
+        fingerprint, where the summary goes, and the error if any.
 
     Raises
     ------
     InputError
-        Unknown experiment or parent run, a deleted parent, bad spec options, no usable runs.
+        Invalid spec options (a mistake in the call); with ``raise_on_error=True`` also unknown experiment or
+        parent run, a deleted parent, no usable runs, too few runs.
     BackendError
-        The runs could not be read (server down, errors); nothing is written.
+        With ``raise_on_error=True``: the runs could not be read or the summary not written.
     """
     from boontrack.analysis import Spec
     from boontrack.pipeline import budgets, summarize_after_sweep
@@ -86,7 +91,7 @@ def sweep(
     *,
     val: str,
     test: str | None = None,
-    n: int | Sequence[int] = (1, 5, 10),
+    n: int | Sequence[int] | None = None,
     experiment: str | None = None,
     run_name: str | None = None,
     tracking_uri: str | None = None,

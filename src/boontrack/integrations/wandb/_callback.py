@@ -27,7 +27,7 @@ def summarize_sweep(
     *,
     val: str,
     test: str | None = None,
-    n: int | Sequence[int] = (1, 5, 10),
+    n: int | Sequence[int] | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     raise_on_error: bool = False,
     **spec_options: Any,
@@ -47,14 +47,18 @@ def summarize_sweep(
     val, test
         Summary metric names of the validation and (optional) test scores.
     n
-        Budgets for Boo_n.
+        Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many runs (the
+        others are left out and named in the summary's warnings); given, every group must have enough runs
+        for every budget.
     timeout
         Seconds to wait for each W&B API call, retries included.
     raise_on_error
-        False (default): a failure to reach W&B or to write back warns
-        :class:`~boontrack.exceptions.WriteBackWarning` and the result says so (status ``"write-failed"``).
-        True: it raises :class:`~boontrack.exceptions.BackendError`. Bad arguments or data always raise
-        :class:`~boontrack.exceptions.InputError`.
+        False (default): nothing raises into the finished sweep: a failure to reach W&B or to write back, and
+        runs that cannot be summarized (no runs, a missing metric, too few runs for the ``n`` given), warn
+        :class:`~boontrack.exceptions.WriteBackWarning` and the result says so (status ``"failed"`` or
+        ``"write-failed"``). True: they raise :class:`~boontrack.exceptions.InputError` or
+        :class:`~boontrack.exceptions.BackendError`. A malformed ``sweep_path`` or invalid spec options always
+        raise :class:`~boontrack.exceptions.InputError`.
     **spec_options
         Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
         ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
