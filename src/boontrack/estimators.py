@@ -246,7 +246,7 @@ def boo_n(
     --------
     >>> from boontrack import boo_n
     >>> boo_n([0.70, 0.72, 0.71, 0.69], [0.68, 0.71, 0.70, 0.69], n=2)
-    0.6975
+    0.7
     """
     v, t, budgets, scalar, estimator, maximize = _boo_n_iv(val, test, n, estimator, maximize)
     blocks = rank_blocks(v, maximize=maximize)
