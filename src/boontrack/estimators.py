@@ -543,12 +543,12 @@ def _lattice_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, s
     total = np.zeros(budgets.size)
     start, size = lattice.lo, 1024
     while start - lattice.lo < _DISCRETE_MAX_POINTS:
-        x = start + np.arange(min(size, lattice.high - start + 1.0), dtype=np.float64)
+        x = start + np.arange(min(size, lattice.high - start + 1.0, lattice.lo + _DISCRETE_MAX_POINTS - start))
         cdf, sf = lattice.chunk(x)
         total += -np.expm1(n * _log_cdf(cdf, sf)[None, :]).sum(axis=1)
         if lattice.done(x[-1], float(sf[-1]), float(n.max())):
             return lattice.lo + total, None
-        start, size = start + size, min(2 * size, _DISCRETE_CHUNK)
+        start, size = start + x.size, min(2 * size, _DISCRETE_CHUNK)
     return lattice.lo + total, (
         f"the sum over the support stopped after {start - lattice.lo:,.0f} points, at x = {start - 1:g}, where "
         f"the maximum still exceeds x with probability up to {min(float(n.max() * dist.sf(start - 1)), 1.0):.3g}"
@@ -557,6 +557,14 @@ def _lattice_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, s
 
 def _continuous_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
     return _expected_max_by_quantiles(dist.ppf, dist.isf, budgets)
+
+
+def _describe(dist: Any) -> str:
+    """``norm(0.8, scale=0.01)``: the distribution as it was built, for messages."""
+    if _is_sample(dist):
+        return f"rv_discrete(values=<{len(getattr(dist, 'xk', None) or dist.dist.xk)} points>)"
+    arguments = [repr(a) for a in dist.args] + [f"{k}={v!r}" for k, v in dist.kwds.items()]
+    return f"{dist.dist.name}({', '.join(arguments)})"
 
 
 def _is_sample(dist: Any) -> bool:
@@ -639,7 +647,7 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     unique, inverse = np.unique(budgets, return_inverse=True)
     values, unreached = method(dist, unique)
     if unreached is not None:
-        warnings.warn(f"expected_max_of({dist!r}): {unreached}", AccuracyWarning, stacklevel=2)
+        warnings.warn(f"expected_max_of({_describe(dist)}): {unreached}", AccuracyWarning, stacklevel=2)
     low, high = dist.support()
     result = np.clip(values, float(low), float(high))[inverse]
     return float(result[0]) if scalar else result
