@@ -381,7 +381,7 @@ def _tanh_sinh_nodes(level: int) -> np.ndarray:
     return (k if level == 0 else k[k % 2 == 1]) * h
 
 
-def _quantile_of_max(ppf, isf, t: np.ndarray, n: np.ndarray) -> np.ndarray:
+def _tanh_sinh_terms(ppf, isf, t: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Q(w^(1/n)) dw/dt at the nodes ``t`` (columns) for the budgets ``n`` (rows), with w = 1 / (1 + e^-s).
 
     s = pi sinh(t). Both ends are exact: log w = -log1p(e^-s) and, at the top, the tail probability
@@ -433,7 +433,7 @@ def _expected_max_by_quantiles(ppf, isf, budgets: np.ndarray) -> tuple[np.ndarra
     with np.errstate(invalid="ignore", over="ignore"):
         for level in range(_TANH_SINH_MAX_LEVEL + 1):
             h = 2.0**-level
-            terms = _quantile_of_max(ppf, isf, _tanh_sinh_nodes(level), n[open_])
+            terms = _tanh_sinh_terms(ppf, isf, _tanh_sinh_nodes(level), n[open_])
             sums[open_] += terms.sum(axis=1)
             sizes[open_] += np.abs(terms).sum(axis=1)
             estimate = h * sums[open_]
@@ -450,7 +450,7 @@ def _expected_max_by_quantiles(ppf, isf, budgets: np.ndarray) -> tuple[np.ndarra
         f"quadrature did not reach a relative accuracy of {_EXPECTED_MAX_RTOL:g} for n = {int(budgets[worst])}"
         f"{'' if open_.size == 1 else f' and {open_.size - 1} other budget(s)'} (last change "
         f"{changes[worst]:.3g}, value {values[worst]:.12g}); the maximum may have no finite mean (a heavy upper "
-        "tail) or the quantile function may jump"
+        "tail) or a density that jumps inside the support (a kink in the quantile function)"
     )
 
 
@@ -568,25 +568,24 @@ def _continuous_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray
 
 def _describe(dist: Any) -> str:
     """``norm(0.8, scale=0.01)``: the distribution as it was built, for messages."""
-    if _is_sample(dist):
-        return f"rv_discrete(values=<{len(getattr(dist, 'xk', None) or dist.dist.xk)} points>)"
-    arguments = [repr(a) for a in dist.args] + [f"{k}={v!r}" for k, v in dist.kwds.items()]
-    return f"{dist.dist.name}({', '.join(arguments)})"
-
-
-def _is_sample(dist: Any) -> bool:
-    """``scipy.stats.rv_discrete(values=...)`` (an ``rv_sample``), frozen or not: a finite support xk, pk."""
-    return hasattr(dist, "xk") or hasattr(getattr(dist, "dist", None), "xk")
+    base = getattr(dist, "dist", dist)
+    if hasattr(base, "xk"):
+        return f"rv_discrete(values=<{base.xk.size} points>)"
+    arguments = [repr(a) for a in getattr(dist, "args", ())]
+    arguments += [f"{k}={v!r}" for k, v in getattr(dist, "kwds", {}).items()]
+    return f"{base.name or type(base).__name__}({', '.join(arguments)})"
 
 
 def _expected_max_of_iv(dist: Any, n: Any):
     from scipy import stats  # deferred: boo_n never needs scipy.stats
 
-    if _is_sample(dist) and isinstance(getattr(dist, "dist", dist), stats.rv_discrete):
+    base = getattr(dist, "dist", dist)  # a frozen distribution's family; dist itself otherwise
+    frozen = base is not dist
+    if isinstance(base, stats.rv_discrete) and hasattr(base, "xk"):  # rv_discrete(values=...), frozen or not
         method = _sample_expected_max
-    elif isinstance(getattr(dist, "dist", None), stats.rv_discrete) and not isinstance(dist, stats.rv_discrete):
+    elif frozen and isinstance(base, stats.rv_discrete):
         method = _lattice_expected_max
-    elif isinstance(getattr(dist, "dist", None), stats.rv_continuous) and not isinstance(dist, stats.rv_continuous):
+    elif frozen and isinstance(base, stats.rv_continuous):
         method = _continuous_expected_max
     else:
         raise ValueError(
@@ -608,8 +607,10 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
 
     by tanh-sinh quadrature, with the top of the support reached through ``dist.isf`` of the tail
     probability :math:`1 - w^{1/n}` computed without cancellation. The maximum is uniform in w, so there is no
-    peak to miss at any n, and an infinite density at either end of the support is no difficulty. The result
-    is accurate to about 1e-12 relative to the distribution's scale, for n up to 2^63 - 1.
+    peak to miss at any n, and an infinite density at either end of the support is no difficulty. The
+    quadrature refines until two levels agree to 1e-12 of E|max|; the finer level it returns is then accurate
+    to rounding (within a few 1e-16 relative of mpmath for the normal, beta, exponential and Student
+    distributions, n from 1 to 10^6), for any n up to 2^63 - 1.
 
     Discrete case, eq. 4, summed by parts as :math:`x_1 + \sum_i (x_{i+1} - x_i)(1 - F(x_i)^n)`: exactly over
     the finite support of ``scipy.stats.rv_discrete(values=...)``, and over the integer lattice of a frozen
@@ -638,8 +639,8 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     -----
     AccuracyWarning
         The quadrature did not converge (the maximum has no finite mean, as for a Cauchy distribution, or the
-        quantile function jumps), or a discrete support too long to sum was cut short; the value returned is
-        the best estimate.
+        density jumps inside the support, which makes the quantile function kink: a histogram, a mixture with
+        gaps), or a discrete support too long to sum was cut short; the value returned is the best estimate.
 
     Examples
     --------
