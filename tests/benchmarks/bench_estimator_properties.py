@@ -206,7 +206,7 @@ def main() -> None:
             g = found["Gaussian"][: args.ad_samples] - truth[None, :]
             passed = g[normal].mean(axis=0) if normal.any() else np.full(len(BUDGETS), np.nan)
             verdicts[name].append(
-                f"| {name} | {m} | {100 * normal.mean():.0f} % | "
+                f"| {name} | {m} | {100 * normal.mean():.1f} % | "
                 + " / ".join(milli(x) for x in found["Gaussian"].mean(axis=0) - truth)
                 + " | "
                 + " / ".join(milli(x) for x in passed)
