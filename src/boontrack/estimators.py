@@ -572,6 +572,7 @@ def _lattice_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, s
 
 
 def _continuous_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Eq. 2 for a frozen continuous scipy distribution, through its quantile functions."""
     return _expected_max_by_quantiles(dist.ppf, dist.isf, budgets)
 
 
