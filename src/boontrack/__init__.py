@@ -14,6 +14,7 @@ import importlib
 from typing import Any
 
 from boontrack.exceptions import (
+    AccuracyWarning,
     BackendError,
     BoontrackWarning,
     ConstantScoresWarning,
@@ -51,6 +52,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AccuracyWarning",
     "BackendError",
     "BoontrackWarning",
     "ConstantScoresWarning",

@@ -34,10 +34,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from scipy import integrate, special, stats
 
 from boontrack._validation import as_budgets, as_choice, as_flag, as_scores, as_val_test
-from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning
+from boontrack.exceptions import AccuracyWarning, ConstantScoresWarning, ExtrapolationWarning
 from boontrack.spec import ESTIMATORS
 
 __all__ = ["Estimator", "boo_n", "boo_n_gaussian", "expected_max", "expected_max_of"]
@@ -248,7 +247,7 @@ def boo_n(
     --------
     >>> from boontrack import boo_n
     >>> boo_n([0.70, 0.72, 0.71, 0.69], [0.68, 0.71, 0.70, 0.69], n=2)
-    0.6975
+    0.7
     """
     v, t, budgets, scalar, estimator, maximize = _boo_n_iv(val, test, n, estimator, maximize)
     blocks = rank_blocks(v, maximize=maximize)
@@ -288,23 +287,15 @@ def expected_max(
 
 
 @lru_cache(maxsize=4096)
-def _expected_max_std_normal(n: int) -> float:
-    """E[max of n iid N(0, 1)] by quadrature of n z phi(z) Phi(z)^(n-1) (Bajgar et al. 2018, eq. 8-9).
+def _expected_max_std_normal(n: int) -> tuple[float, str | None]:
+    """E[max of n iid N(0, 1)] (Bajgar et al. 2018, eq. 2; 1.162964 for n = 5, 1.538753 for n = 10).
 
-    The integrand is evaluated in log space (``log_ndtr``) so that large n neither overflows nor loses the
-    narrow peak; the interval covers every z where the density of the maximum exceeds exp(-60).
+    With the quadrature's note when it missed its accuracy (not seen for any n up to 2^63).
     """
-    if n == 1:
-        return 0.0
+    from scipy import special  # deferred: boo_n alone never needs scipy
 
-    def density(z):
-        return np.exp(math.log(n) + stats.norm.logpdf(z) + (n - 1) * special.log_ndtr(z))
-
-    # The maximum's mode is near Phi^-1(1 - 1/n) and its spread is below 1: +-12 holds all the mass.
-    mode = float(-special.ndtri(1.0 / n))
-    lo, hi = mode - 12.0, mode + 12.0
-    value, _ = integrate.quad(lambda z: z * density(z), lo, hi, points=[mode], limit=200, epsabs=1e-13)
-    return float(value)
+    values, unreached = _expected_max_by_quantiles(special.ndtri, lambda p: -special.ndtri(p), np.array([n]))
+    return float(values[0]), unreached
 
 
 def _boo_n_gaussian_iv(val: Any, test: Any, n: Any, maximize: Any):
@@ -324,8 +315,17 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
 
     with the sample mean, the sample standard deviation (``ddof=1``) and Pearson's correlation. With
     ``test=None``, ``rho = 1``. For ``maximize=False`` the best run has the lowest validation score, so the
-    correlation enters with the opposite sign. The estimate is only as good as the Gaussian model: check it
-    with :func:`boontrack.diagnose` (Anderson–Darling).
+    correlation enters with the opposite sign.
+
+    The estimate is only as good as the Gaussian model, and it is not the safe choice at small m. On skewed
+    scores its bias is as large as its standard deviation and does not shrink as m grows (Monte Carlo,
+    ``tests/benchmarks/bench_estimator_properties.py``; scores of s.d. 0.02, m = 10 to 50 runs, n = 5 and 10):
+    +3.7e-3 to +15e-3 when a few runs lie far below the rest (left-skewed, as validation scores with failed
+    runs), where its RMSE is 1.8 to 39 times that of the U estimator; -1e-3 to -13e-3 when a few lie far
+    above (right-skewed). The Anderson–Darling verdict of :func:`boontrack.diagnose` does not guard against
+    this at small m: it calls 42 to 78 % of such samples normal at m = 10, and 9 to 53 % at m = 20. Prefer
+    :func:`boo_n` unless the scores are known to be close to normal, where the Gaussian estimate gains little
+    (its RMSE is 0.9 to 1.0 times the best of V, U and W).
 
     Parameters
     ----------
@@ -356,76 +356,316 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     else:
         rho = 1.0 if test is None else float(np.corrcoef(v, t)[0, 1])
     sign = 1.0 if maximize else -1.0
-    c = np.array([_expected_max_std_normal(int(k)) for k in budgets])
+    constants = [_expected_max_std_normal(int(k)) for k in budgets]
+    for _, unreached in constants:
+        if unreached is not None:  # never silent, however unlikely
+            warnings.warn(f"E[max of n N(0, 1)]: {unreached}", AccuracyWarning, stacklevel=2)
+    c = np.array([value for value, _ in constants])
     result = t.mean() + sign * rho * t.std(ddof=1) * c
     return float(result[0]) if scalar else result
 
 
+#: Tanh-sinh nodes reach |t| <= asinh(700 / pi): there w and 1 - w are still >= e^-700, normal floats.
+_TANH_SINH_T_MAX = math.asinh(700.0 / math.pi)
+#: Finest tanh-sinh level, step 2^-10 (about 12,600 nodes); quantile functions of scipy's distributions
+#: converge by level 4 to 7.
+_TANH_SINH_MAX_LEVEL = 10
+#: dw/dt below which a node's quantile may be unreliable and is skipped when scipy returns inf or nan for it.
+_NEGLIGIBLE_WEIGHT = 1e-100
+#: Target accuracy of an expected maximum, relative to the integral of |Q(w^(1/n))| (rounding is ~1e-15 of it).
+_EXPECTED_MAX_RTOL = 1e-12
+#: Discrete supports are summed until the probability left out is below 2^-60 ~ 8.7e-19 ...
+_DISCRETE_TAIL = 2.0**-60
+#: ... or until this many support points, beyond which the sum is cut short with a warning ...
+_DISCRETE_MAX_POINTS = 2**24
+#: ... in chunks of up to this many points (2 MiB an array).
+_DISCRETE_CHUNK = 2**18
+
+
+def _tanh_sinh_nodes(level: int) -> np.ndarray:
+    """Nodes t of tanh-sinh level ``level`` that earlier levels lack (step 2^-level, |t| <= T_MAX)."""
+    h = 2.0**-level
+    top = math.floor(_TANH_SINH_T_MAX / h)
+    k = np.arange(-top, top + 1)
+    return (k if level == 0 else k[k % 2 == 1]) * h
+
+
+def _tanh_sinh_terms(ppf, isf, t: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Q(w^(1/n)) dw/dt at the nodes ``t`` (columns) for the budgets ``n`` (rows), with w = 1 / (1 + e^-s).
+
+    s = pi sinh(t). Both ends are exact: log w = -log1p(e^-s) and, at the top, the tail probability
+    1 - u = -expm1(log(w) / n) goes to ``isf``, so u = w^(1/n) is never rounded to 1 before the quantile is
+    taken. A node whose 1 - u underflows to 0 (u = 1 in floating point, weight below 1e-300) is left out.
+    """
+    s = math.pi * np.sinh(t)
+    dw_dt = math.pi * np.cosh(t) / (4.0 * np.cosh(s / 2.0) ** 2)
+    log_u = -np.log1p(np.exp(-s))[None, :] / n[:, None]
+    tail = -np.expm1(log_u)
+    upper = log_u >= -math.log(2.0)
+    kept = tail > 0
+    q = np.zeros_like(log_u)
+    q[upper & kept] = isf(tail[upper & kept])
+    q[~upper] = ppf(np.exp(log_u[~upper]))
+    # Where dw/dt < 1e-100 the tail probability is below ~1e-100, and some of scipy's quantile functions give
+    # inf or nan there (t's ppf(1e-300) is +inf): such a node adds nothing. Elsewhere a non-finite quantile
+    # propagates, and the quadrature reports that it did not converge.
+    q[~np.isfinite(q) & (dw_dt < _NEGLIGIBLE_WEIGHT)[None, :]] = 0.0
+    return q * dw_dt
+
+
+def _expected_max_by_quantiles(ppf, isf, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """E[max of n draws] = integral_0^1 Q(w^(1/n)) dw for each budget, by tanh-sinh quadrature.
+
+    Eq. 2 with x = Q(u) and then w = u^n, the CDF of the maximum: the maximum is uniform in w, so the integrand
+    has no peak however large n is, and the mass near the top of the support is resolved by the quantile
+    function itself (an infinite density there is a flat Q). What remains are the ends w -> 0 and w -> 1, where
+    Q may be infinite or have infinite slope; the double-exponential substitution w = 1 / (1 + exp(-pi sinh t))
+    converges exponentially in the number of nodes for such end-point singularities.
+
+    Each level halves the step and adds the new nodes; a budget is done when two successive levels agree to
+    ``_EXPECTED_MAX_RTOL`` of the integral of |Q| (the error of the finer level is then far smaller, as each
+    level roughly doubles the correct digits).
+
+    Returns
+    -------
+    values
+        One per budget.
+    unreached
+        None, or a sentence saying which budgets missed the target accuracy and by how much.
+    """
+    n = budgets.astype(np.float64)
+    sums = np.zeros(n.size)  # sum over the nodes so far of Q dw/dt, per budget
+    sizes = np.zeros(n.size)  # the same with |Q|: the scale the accuracy is relative to
+    values = np.full(n.size, np.nan)
+    changes = np.full(n.size, np.inf)
+    open_ = np.arange(n.size)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for level in range(_TANH_SINH_MAX_LEVEL + 1):
+            h = 2.0**-level
+            terms = _tanh_sinh_terms(ppf, isf, _tanh_sinh_nodes(level), n[open_])
+            sums[open_] += terms.sum(axis=1)
+            sizes[open_] += np.abs(terms).sum(axis=1)
+            estimate = h * sums[open_]
+            if level >= 3:
+                changes[open_] = np.abs(estimate - values[open_])
+            values[open_] = estimate
+            done = np.isfinite(sizes[open_]) & (changes[open_] <= _EXPECTED_MAX_RTOL * h * sizes[open_])
+            open_ = open_[~done]
+            if not open_.size:
+                return values, None
+    relative = changes[open_] / (2.0**-_TANH_SINH_MAX_LEVEL * sizes[open_])
+    worst = open_[np.nanargmax(relative)] if np.isfinite(relative).any() else open_[0]
+    return values, (
+        f"quadrature did not reach a relative accuracy of {_EXPECTED_MAX_RTOL:g} for n = {int(budgets[worst])}"
+        f"{'' if open_.size == 1 else f' and {open_.size - 1} other budget(s)'} (last change "
+        f"{changes[worst]:.3g}, value {values[worst]:.12g}); the maximum may have no finite mean (a heavy upper "
+        "tail) or a density that jumps inside the support (a kink in the quantile function)"
+    )
+
+
+def _sample_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Exact eq. 4 over the finite support of ``rv_discrete(values=...)``, frozen (with its ``loc``) or not.
+
+    Summed by parts, ``x_1 + sum_i (x_{i+1} - x_i) (1 - F(x_i)^n)``: every term is non-negative.
+    """
+    sample = dist if hasattr(dist, "xk") else dist.dist
+    loc = 0.0 if sample is dist else float(dist.kwds.get("loc", dist.args[0] if dist.args else 0.0))
+    x = np.asarray(sample.xk, dtype=np.float64) + loc
+    pk = np.asarray(sample.pk, dtype=np.float64)
+    # scipy accepts probabilities that sum to 1 only within a tolerance: normalise, so that F ends at 1.
+    sf = np.cumsum(pk[:0:-1])[::-1] / pk.sum()  # P(X > x_i) for i < K, summed from the top for precision
+    cdf = np.cumsum(pk[:-1]) / pk.sum()
+    exceed = -np.expm1(budgets.astype(np.float64)[:, None] * _log_cdf(cdf, sf)[None, :])  # P(max > x_i)
+    return x[0] + exceed @ np.diff(x), None
+
+
+def _last_lattice_point(holds, start: float) -> float:
+    """The largest lattice point x with ``holds(x)``, for ``holds`` true far below and false far above.
+
+    Steps out from ``start`` (a lattice point) doubling, then bisects: about 2 log2(distance) scalar calls.
+    The search goes no further than ``_DISCRETE_MAX_POINTS`` from ``start``.
+    """
+    going_up = holds(start)
+    sign = 1.0 if going_up else -1.0
+    reached, width = 0.0, 1.0  # holds(start + sign * reached) == going_up
+    while holds(start + sign * width) == going_up and width <= _DISCRETE_MAX_POINTS:
+        reached, width = width, 2.0 * width
+    ends = (start + sign * reached, start + sign * width)  # holds is going_up at the first, not at the second
+    true, false = ends if going_up else ends[::-1]
+    while false - true > 1.0:  # holds(true) and not holds(false)
+        middle = true + math.floor((false - true) / 2.0)
+        true, false = (middle, false) if holds(middle) else (true, middle)
+    return true
+
+
+def _log_cdf(cdf: np.ndarray, sf: np.ndarray) -> np.ndarray:
+    """log F from whichever of F and 1 - F is the smaller, so that F^n keeps its precision at large n."""
+    with np.errstate(divide="ignore"):
+        return np.where(sf < 0.5, np.log1p(-np.clip(sf, 0.0, 0.5)), np.log(cdf))
+
+
+class _LatticeCdf:
+    """F and 1 - F on consecutive chunks of a scipy discrete distribution's integer lattice, from ``lo`` up.
+
+    Where scipy has the distribution's own ``cdf`` and ``sf`` (binom, poisson, ...: incomplete beta and gamma
+    functions, accurate in both tails; their pmf is not, ~1e-9 relative for poisson(1e6)), those are used, and
+    ``lo`` is where F(x - 1)^n falls below 2^-60 for the smallest budget. Otherwise (betabinom, zipf, ...)
+    scipy's own cdf is its pmf summed from the bottom of the support, one sum per point; here the pmf is summed
+    once, chunk after chunk, which gives the same numbers in linear rather than quadratic time.
+    """
+
+    def __init__(self, dist: Any, smallest_budget: float):
+        from scipy import stats
+
+        self.dist = dist
+        self.closed_form = type(dist.dist)._cdf is not stats.rv_discrete._cdf
+        self.low, self.high = (float(end) for end in dist.support())
+        self.below = 0.0  # running F at the end of the previous chunk (summed pmf)
+        if not self.closed_form:
+            self.lo = self.low
+            return
+
+        def negligible_below(x: float) -> bool:  # F(x - 1)^n < 2^-60
+            point = np.array([x - 1.0])
+            return smallest_budget * float(_log_cdf(dist.cdf(point), dist.sf(point))[0]) < math.log(_DISCRETE_TAIL)
+
+        self.lo = max(self.low, _last_lattice_point(negligible_below, float(dist.ppf(0.5))))
+
+    def chunk(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """F(x) and 1 - F(x) at the next consecutive lattice points ``x``."""
+        if self.closed_form:
+            return self.dist.cdf(x), self.dist.sf(x)
+        cdf = self.below + np.cumsum(self.dist.pmf(x))
+        self.below = float(cdf[-1])
+        return cdf, 1.0 - cdf
+
+    def done(self, x: float, sf: float, largest_budget: float) -> bool:
+        """Whether the lattice points above x add less than 2^-60 to every budget's sum (or nothing at all)."""
+        if x >= self.high:
+            return True
+        # A summed pmf cannot resolve 1 - F below its rounding: stop there, as scipy's own sf would.
+        return largest_budget * sf < _DISCRETE_TAIL or (not self.closed_form and sf < 4.0 * np.finfo(float).eps)
+
+
+def _lattice_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Eq. 4 over the integer lattice of a frozen scipy discrete distribution, summed by parts.
+
+    ``E[max] = lo + sum_{x >= lo} P(max > x)``, P(max > x) = 1 - F(x)^n, from ``lo`` (:class:`_LatticeCdf`;
+    the neglected F(x)^n below it are under 2^-60 and fall off further) up to where n P(X > x) falls below
+    2^-60, in chunks that grow to ``_DISCRETE_CHUNK`` points: vectorised, in bounded memory.
+    """
+    n = budgets.astype(np.float64)[:, None]
+    lattice = _LatticeCdf(dist, float(n.min()))
+    total = np.zeros(budgets.size)
+    start, size = lattice.lo, 1024
+    while start - lattice.lo < _DISCRETE_MAX_POINTS:
+        x = start + np.arange(min(size, lattice.high - start + 1.0, lattice.lo + _DISCRETE_MAX_POINTS - start))
+        cdf, sf = lattice.chunk(x)
+        total += -np.expm1(n * _log_cdf(cdf, sf)[None, :]).sum(axis=1)
+        if lattice.done(x[-1], float(sf[-1]), float(n.max())):
+            return lattice.lo + total, None
+        start, size = start + x.size, min(2 * size, _DISCRETE_CHUNK)
+    return lattice.lo + total, (
+        f"the sum over the support stopped after {start - lattice.lo:,.0f} points, at x = {start - 1:g}, where "
+        f"the maximum still exceeds x with probability up to {min(float(n.max() * dist.sf(start - 1)), 1.0):.3g}"
+    )
+
+
+def _continuous_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:
+    """Eq. 2 for a frozen continuous scipy distribution, through its quantile functions."""
+    return _expected_max_by_quantiles(dist.ppf, dist.isf, budgets)
+
+
+def _describe(dist: Any) -> str:
+    """``norm(0.8, scale=0.01)``: the distribution as it was built, for messages."""
+    base = getattr(dist, "dist", dist)
+    if hasattr(base, "xk"):
+        return f"rv_discrete(values=<{base.xk.size} points>)"
+    arguments = [repr(a) for a in getattr(dist, "args", ())]
+    arguments += [f"{k}={v!r}" for k, v in getattr(dist, "kwds", {}).items()]
+    return f"{base.name or type(base).__name__}({', '.join(arguments)})"
+
+
 def _expected_max_of_iv(dist: Any, n: Any):
-    if not isinstance(getattr(dist, "dist", None), (stats.rv_continuous, stats.rv_discrete)):
+    from scipy import stats  # deferred: boo_n never needs scipy.stats
+
+    base = getattr(dist, "dist", dist)  # a frozen distribution's family; dist itself otherwise
+    frozen = base is not dist
+    if isinstance(base, stats.rv_discrete) and hasattr(base, "xk"):  # rv_discrete(values=...), frozen or not
+        method = _sample_expected_max
+    elif frozen and isinstance(base, stats.rv_discrete):
+        method = _lattice_expected_max
+    elif frozen and isinstance(base, stats.rv_continuous):
+        method = _continuous_expected_max
+    else:
         raise ValueError(
-            f"`dist` must be a frozen scipy.stats distribution such as scipy.stats.norm(0, 1), got {dist!r}"
+            "`dist` must be a frozen scipy.stats distribution such as scipy.stats.norm(0, 1) or "
+            f"scipy.stats.binom(100, 0.7), or a scipy.stats.rv_discrete(values=...), got {dist!r}"
         )
     budgets, scalar = as_budgets(n)
-    return budgets, scalar, isinstance(dist.dist, stats.rv_discrete)
+    return method, budgets, scalar
 
 
 def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     r"""Boo_n of a distribution: the expected maximum of n iid draws.
 
-    Continuous case, Bajgar et al. (2018), eq. 2:
+    Continuous case, Bajgar et al. (2018), eq. 2, written over the quantile function Q and then over
+    :math:`w = u^n`, the CDF of the maximum:
 
-    .. math:: \overline{\mathrm{Boo}}_n = \int x\, n f(x) F^{n-1}(x)\,dx ,
+    .. math:: \overline{\mathrm{Boo}}_n = \int x\, n f(x) F^{n-1}(x)\,dx
+              = \int_0^1 Q(u)\, n u^{n-1}\,du = \int_0^1 Q\left(w^{1/n}\right) dw ,
 
-    by quadrature with the density of the maximum evaluated in log space, split at the maximum's median so the
-    peak is never missed however large n is.
+    by tanh-sinh quadrature, with the top of the support reached through ``dist.isf`` of the tail
+    probability :math:`1 - w^{1/n}` computed without cancellation. The maximum is uniform in w, so there is no
+    peak to miss at any n, and an infinite density at either end of the support is no difficulty. The
+    quadrature refines until two levels agree to 1e-12 of E|max|; the finer level it returns is then accurate
+    to rounding (within a few 1e-16 relative of mpmath for the normal, beta, exponential and Student
+    distributions, n from 1 to 10^6), for any n up to 2^63 - 1.
 
-    Discrete case, eq. 4, summed as ``x_lo + sum_{x >= x_lo} (1 - F(x)^n)`` over the (integer) support,
-    truncated where the remaining tail is below 1e-16.
+    Discrete case, eq. 4, summed by parts as :math:`x_1 + \sum_i (x_{i+1} - x_i)(1 - F(x_i)^n)`: exactly over
+    the finite support of ``scipy.stats.rv_discrete(values=...)``, and over the integer lattice of a frozen
+    scipy discrete distribution (``binom``, ``poisson``, ...) from where F exceeds 2^-60 to where
+    n P(X > x) falls below it, in one vectorised sum.
 
     Parameters
     ----------
-    dist : scipy.stats frozen distribution
-        E.g. ``scipy.stats.norm(0.8, 0.01)`` or ``scipy.stats.binom(100, 0.7)``.
+    dist : scipy.stats frozen distribution or scipy.stats.rv_discrete(values=...)
+        E.g. ``scipy.stats.norm(0.8, 0.01)``, ``scipy.stats.beta(0.5, 0.5)``, ``scipy.stats.binom(100, 0.7)`` or
+        ``scipy.stats.rv_discrete(values=([0.70, 0.72, 0.75], [0.2, 0.5, 0.3]))``. A continuous distribution
+        needs its ``ppf`` and ``isf``; scipy's own have them in closed form or by special functions.
     n : int or sequence of int
 
     Returns
     -------
     float or numpy.ndarray
+        Always within the support of ``dist``.
+
+    Raises
+    ------
+    ValueError
+        ``dist`` is not one of the above, or ``n`` is not an integer >= 1.
+
+    Warns
+    -----
+    AccuracyWarning
+        The quadrature did not converge (the maximum has no finite mean, as for a Cauchy distribution, or the
+        density jumps inside the support, which makes the quantile function kink: a histogram, a mixture with
+        gaps), or a discrete support too long to sum was cut short; the value returned is the best estimate.
+
+    Examples
+    --------
+    >>> import scipy.stats
+    >>> from boontrack import expected_max_of
+    >>> round(expected_max_of(scipy.stats.norm(0, 1), 5), 6)
+    1.162964
+    >>> expected_max_of(scipy.stats.rv_discrete(values=([0, 1], [0.5, 0.5])), 2)
+    0.75
     """
-    budgets, scalar, discrete = _expected_max_of_iv(dist, n)
-    one = _discrete_expected_max if discrete else _continuous_expected_max
-    result = np.array([one(dist, int(k)) for k in budgets])
-    return float(result[0]) if scalar else result
-
-
-def _continuous_expected_max(dist: Any, n: int) -> float:
-    def x_times_density_of_max(x: float) -> float:
-        log_density = math.log(n) + dist.logpdf(x) + (n - 1) * dist.logcdf(x)
-        return x * math.exp(log_density) if np.isfinite(log_density) else 0.0
-
-    # Median of the maximum: F(x) = 2^(-1/n), taken from the upper tail to keep precision for large n.
-    median = float(dist.isf(-math.expm1(-math.log(2.0) / n)))
+    method, budgets, scalar = _expected_max_of_iv(dist, n)
+    unique, inverse = np.unique(budgets, return_inverse=True)
+    values, unreached = method(dist, unique)
+    if unreached is not None:
+        warnings.warn(f"expected_max_of({_describe(dist)}): {unreached}", AccuracyWarning, stacklevel=2)
     low, high = dist.support()
-    total = 0.0
-    for a, b in ((low, median), (median, high)):
-        part, _ = integrate.quad(x_times_density_of_max, a, b, limit=200, epsabs=1e-13, epsrel=1e-12)
-        total += part
-    return float(total)
-
-
-def _discrete_expected_max(dist: Any, n: int) -> float:
-    tail = 1e-16 / n
-    lo = float(dist.ppf(tail))
-    # scipy's isf gives nan or inf for tails this small on unbounded supports (poisson, geom): start lower and
-    # double the distance from the bulk until n * P(X > hi) is below the tail.
-    with np.errstate(all="ignore"):
-        hi = float(dist.isf(tail))
-    if not np.isfinite(hi):
-        hi = float(dist.isf(1e-12))
-        while n * dist.sf(hi) > 1e-16:
-            hi = lo + 2.0 * (hi - lo)
-    x = np.arange(lo, hi + 1.0)
-    # P(max > x) = 1 - F(x)^n, from log F for precision in the upper tail.
-    exceed = -np.expm1(n * dist.logcdf(x))
-    return float(lo + exceed.sum())
+    result = np.clip(values, float(low), float(high))[inverse]
+    return float(result[0]) if scalar else result

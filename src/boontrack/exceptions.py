@@ -9,6 +9,7 @@ Errors are split by who can fix them: :class:`InputError` is the user's data, co
 from __future__ import annotations
 
 __all__ = [
+    "AccuracyWarning",
     "BackendError",
     "BoontrackWarning",
     "ConstantScoresWarning",
@@ -22,6 +23,10 @@ __all__ = [
 
 class BoontrackWarning(UserWarning):
     """Base class of every warning boontrack emits."""
+
+
+class AccuracyWarning(BoontrackWarning):
+    """A numerical result could not be computed to its target accuracy; the value returned is the best estimate."""
 
 
 class ExtrapolationWarning(BoontrackWarning):
