@@ -168,7 +168,8 @@ SECOND = JOB.replace('"small"', '"second"').replace("summaries/small", "summarie
         (JOB + SECOND + "write_back = 'yes'\n", "job 'second': 'write_back' must be true or false"),
         (JOB + SECOND.replace('out = "summaries/second"', ""), "job 'second': no destination"),
         (JOB + SECOND.replace("summaries/second", ""), "job 'second': 'out' must be a non-empty string"),
-        (JOB + SECOND + "options = { timeout = [1] }\n", "job 'second': 'options' must be a table"),
+        (JOB + SECOND + "options = { timeout = [1] }\n", "job 'second': option 'timeout' must be a string, number"),
+        (JOB + SECOND + "options = 3\n", "job 'second': 'options' must be a table"),
         (JOB + JOB, "jobs 'small' and 'small' have the same name"),
         (JOB + SECOND.replace("summaries/second", "summaries/small"), "jobs 'small' and 'second' have the same out"),
         (JOB + SECOND.replace('name = "second"', ""), "job #2: 'name' is required"),
@@ -184,6 +185,22 @@ def test_an_invalid_config_runs_nothing(workdir, config, message):
     assert result.stdout == "" and result.stderr.count("\n") == 1 and result.stderr.startswith("Error: ")
     assert re.search(message, result.stderr), result.stderr
     assert not (workdir / "summaries").exists()  # the valid first job did not run
+
+
+def test_a_secret_option_is_never_echoed(workdir):
+    secret = "s3cr3t-Value-42"
+    (workdir / "boontrack.toml").write_text(JOB + f'options = {{ api_key = "{secret}", timeout = [1] }}\n')
+    result = reaggregate(workdir / "boontrack.toml", "--force")
+    assert result.exit_code == 2 and "option 'timeout'" in result.stderr
+    assert secret not in result.output + result.stderr
+
+
+def test_a_binary_config_is_refused_naming_the_file(tmp_path):
+    config = tmp_path / "boontrack.toml"
+    config.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    result = reaggregate(config)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: config {config} is not UTF-8 text (byte 0); a TOML file is expected\n"
 
 
 def test_a_missing_config(tmp_path):

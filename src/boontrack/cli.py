@@ -74,7 +74,7 @@ def _one_line(exc: BaseException, *, expected: bool) -> str:
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
     """Warnings as one line on stderr (never on stdout, which may carry JSON)."""
-    click.echo(f"Warning: {' '.join(str(message).split())}", err=True)
+    click.echo(f"Warning: {redact(' '.join(str(message).split()))}", err=True)
 
 
 @click.group(cls=_BoontrackGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -286,7 +286,7 @@ def run_job(
     if unchanged and not summarize_unchanged:
         return JobResult("unchanged", None, fp, location)
 
-    summary = analyze(table, spec, progress=progress, source=source.describe())
+    summary = analyze(table, spec, progress=progress, source=redact(source.describe()))
     if sink is None:
         return JobResult("computed", summary, fp, location)
     if unchanged:

@@ -83,6 +83,8 @@ def load_config(path: str | Path) -> tuple[Job, ...]:
             document = tomllib.load(handle)
     except OSError as exc:
         raise InputError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config {path} is not UTF-8 text (byte {exc.start}); a TOML file is expected") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config {path} is not valid TOML: {exc}") from None
     unknown = sorted(set(document) - {"jobs"})
@@ -119,8 +121,11 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
     if "out" not in table and not table.get("write_back"):
         raise fail('no destination: give out = "DIR" and/or write_back = true')
     options = table.get("options", {})
-    if not isinstance(options, dict) or not all(isinstance(v, (str, int, float, bool)) for v in options.values()):
-        raise fail(f"'options' must be a table of plain values, got {options!r}")
+    if not isinstance(options, dict):
+        raise fail(f"'options' must be a table (options = {{KEY = VALUE}}), got a {type(options).__name__}")
+    for key, value in options.items():  # values may be secrets: name the key and the type only
+        if not isinstance(value, (str, int, float, bool)):
+            raise fail(f"option {key!r} must be a string, number or boolean, got a {type(value).__name__}")
 
     spec_fields = {key: table[key] for key in _SPEC_KEYS & set(table)}
     if isinstance(spec_fields.get("n"), int):
