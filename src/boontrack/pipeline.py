@@ -59,6 +59,8 @@ PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step"}
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
+#: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``.
+_TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,11 @@ def source_options(
     ``options`` holds a third-party backend's own options (``--option KEY=VALUE``); dashes in keys become
     underscores. The backend validates them.
     """
+    if tracking_uri is not None and not _TRACKING_URI.fullmatch(tracking_uri):
+        raise InputError(
+            f"tracking_uri {redact(tracking_uri)!r} is not a URI "
+            "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH or databricks)"
+        )
     named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group}
     chosen = {key: value for key, value in named.items() if value is not None}
     for key, value in (options or {}).items():
@@ -269,10 +276,12 @@ def run_job(
         The source could not be read. Nothing is written.
     """
     from boontrack.analysis import analyze
+    from boontrack.reports import group_names
     from boontrack.runtable import RunTable
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
     table = RunTable.from_frame(source.read(request), spec)
+    group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix)
     location = sink.location() if sink is not None else ""
 

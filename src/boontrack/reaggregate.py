@@ -18,7 +18,11 @@ The other keys are the ``boontrack summarize`` options with underscores (``estim
 paths (in ``source`` and ``out``) are relative to the config file's directory.
 
 The whole file is checked before any job runs. Each job then runs through :func:`boontrack.pipeline.run_job`
-under a lock on its destination, so two copies started at once wait for each other instead of interleaving.
+under a lock on its destination, so two copies started at once on one host wait for each other instead of
+computing twice. The lock is an optimisation, not what keeps results whole: ``flock`` does not reach other
+hosts (Kubernetes pods on other nodes; NFS may or may not pass it on), and writers that overlap anyway still
+end with one complete summary, because :class:`~boontrack.pipeline.DirectorySink` publishes each summary,
+fingerprint included, in one swap and the last swap stays.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import inspect
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -35,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from boontrack._redact import redact
 from boontrack.backends import available_backends, open_source
-from boontrack.exceptions import InputError
+from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
     DEFAULT_PREFIX,
     SOURCE_OPTIONS,
@@ -193,7 +198,9 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
         if not acquired:
             return _LOCKED
         sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
-        result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
+        with warnings.catch_warnings():  # a failed write is the job's log line, not a second message
+            warnings.simplefilter("ignore", WriteBackWarning)
+            result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
     if result.error:
         return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"
