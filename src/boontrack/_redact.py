@@ -39,34 +39,49 @@ SECRET_VARIABLES = (
 #: such as flags, would blank out ordinary words).
 _MIN_OTHER_SECRET = 8
 
-_SECRET_NAME = r"[\w.-]*(?:passw(?:or)?d|pwd|secret|token|auth|credential|api[_.-]?key|[_.-]key\b)[\w.-]*"
-_URL_USERINFO = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)\S*@")
+# Every pattern runs in linear time on any text: no unbounded repetition that could be retried from many places.
+_SECRET_WORD = r"passw(?:or)?d|pwd|secret|token|auth|credential|api[_.-]?key|[_.-]key\b"
+_SECRET_NAME = re.compile(_SECRET_WORD, re.IGNORECASE)
+_URL = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30}://)(?P<rest>\S*)")
 _HTTP_CREDENTIALS = re.compile(r"\b(?P<scheme>basic|bearer)(?P<space>\s+)[A-Za-z0-9+/=._~-]+", re.IGNORECASE)
+#: From the secret word of a key name (the rest of the name is kept as it is) to the end of its value.
 _KEY_VALUE = re.compile(
-    rf"""(?<![\w.-])(?P<key>(?P<q>['"]?){_SECRET_NAME}(?P=q)\s*[:=]\s*(?:(?:basic|bearer)\s+)?)
-        (?:"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|[^\s,;&)}}\]>]+)""",
+    rf"""(?P<key>(?:{_SECRET_WORD})[\w.-]{{0,40}}['"]?[ \t]{{0,40}}[:=][ \t]{{0,40}}(?:(?:basic|bearer)\s+)?)
+        (?P<value>"(?:[^"\\]|\\.)*"?|'(?:[^'\\]|\\.)*'?|[^\s,;&)}}\]>]+)""",
     re.IGNORECASE | re.VERBOSE,
 )
 _KEY_SHAPED = re.compile(r"(?<![\w-])[\w-]{40,}(?![\w-])")
-_RANDOM_PART = re.compile(r"[0-9a-fA-F]{32}|(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{16,}")
+_HEX_PART = re.compile(r"[0-9a-fA-F]{32}")
+_ALPHANUMERIC_PART = re.compile(r"[A-Za-z0-9]{16,}")
 _JSON_WEB_TOKEN = re.compile(r"\beyJ[\w-]*\.[\w-]+\.[\w-]*")
-_SECRET_VARIABLE_NAME = re.compile(_SECRET_NAME, re.IGNORECASE)
 
 
 def redact(text: str) -> str:
     """``text`` with every credential it holds replaced by ``***`` (see the module docstring for what is masked)."""
     for secret in _environment_secrets():
         text = text.replace(secret, MASK)
-    text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+    text = _URL.sub(_mask_userinfo, text)
     text = _HTTP_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['space']}{MASK}", text)
     text = _KEY_VALUE.sub(_mask_value, text)
-    text = _KEY_SHAPED.sub(lambda m: MASK if _RANDOM_PART.search(m[0]) else m[0], text)
+    text = _KEY_SHAPED.sub(lambda m: MASK if _looks_random(m[0]) else m[0], text)
     return _JSON_WEB_TOKEN.sub(MASK, text)
 
 
+def _looks_random(word: str) -> bool:
+    """32 hex digits, or 16 letters and digits with a digit among them (linear time, whatever ``word`` is)."""
+    if _HEX_PART.search(word):
+        return True
+    return any(any(c.isdigit() for c in part) for part in _ALPHANUMERIC_PART.findall(word))
+
+
+def _mask_userinfo(match: re.Match[str]) -> str:
+    """``scheme://***@host...``: the user information is everything before the last ``@`` of the URL."""
+    _, at, host = match["rest"].rpartition("@")
+    return f"{match['scheme']}{MASK}@{host}" if at else match[0]
+
+
 def _mask_value(match: re.Match[str]) -> str:
-    value = match[0][len(match["key"]) :]
-    quote = value[0] if value[0] in "'\"" else ""
+    quote = match["value"][0] if match["value"][0] in "'\"" else ""
     return f"{match['key']}{quote}{MASK}{quote}"
 
 
@@ -77,6 +92,6 @@ def _environment_secrets() -> list[str]:
     secrets |= {
         value
         for name, value in os.environ.items()
-        if len(value) >= _MIN_OTHER_SECRET and _SECRET_VARIABLE_NAME.fullmatch(name)
+        if len(value) >= _MIN_OTHER_SECRET and _SECRET_NAME.search(name)
     }
     return sorted(secrets, key=len, reverse=True)

@@ -624,7 +624,7 @@ def _libc() -> Any:
 
 def _writer_alive(pid: str | None, host: str | None, directory: Path, grace_s: float) -> bool:
     """Whether the process that named ``directory`` may still be writing it."""
-    if pid is not None and host == _HOST_ID:
+    if pid is not None and host == _HOST_ID and os.name == "posix":  # elsewhere signal 0 is not a probe
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
