@@ -380,10 +380,10 @@ class DirectorySink(Sink):
     The destination is at every moment the previous complete summary or the new one, each with its own
     fingerprint (``.boontrack-fingerprint``), whatever happens to the process. ``write`` builds the new content
     in a hidden sibling directory (``.<name>.staging-<pid>-<host>-<random>``); ``write_fingerprint`` adds the
-    fingerprint there and swaps the two directories in one atomic exchange (``renameat2``, Linux). Where the
-    file system cannot exchange (NFS, macOS), the old directory is renamed aside (``.<name>.previous-...``) and
-    the new one renamed into place; a crash between the two renames leaves no destination until the next
-    :class:`DirectorySink` on that path (any later run) renames the previous one back.
+    fingerprint there and swaps the two directories in one atomic exchange (``renameat2``, Linux). Where
+    there is no such exchange (other systems; file systems such as NFS), the old directory is renamed aside
+    (``.<name>.previous-...``) and the new one renamed into place; a crash between these two renames leaves no
+    destination until the next :class:`DirectorySink` on that path (any later run) renames the previous one back.
 
     Every sink on a path first cleans up what crashed writers left beside it: a leftover whose writer is gone
     (same host: its process has exited; another host: untouched for :attr:`FOREIGN_GRACE_S` seconds) is
