@@ -402,6 +402,25 @@ def test_leftovers_from_another_host_are_cleaned_only_once_abandoned(tmp_path):
     assert not staging.exists()
 
 
+def test_a_leftover_that_cannot_be_deleted_is_warned_about_and_the_run_goes_on(tmp_path, monkeypatch):
+    staging = tmp_path / f".out.staging-999999999-{'0' * 8}-{'b' * 12}"  # from a host whose writer is gone
+    staging.mkdir()
+    (staging / DirectorySink.MANIFEST_FILE).write_text('{"files": []}')
+    old = time.time() - DirectorySink.FOREIGN_GRACE_S - 60
+    os.utime(staging, (old, old))
+
+    def refuse(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "unlink", refuse)
+    with pytest.warns(WriteBackWarning, match="could not delete leftover .*Permission denied"):
+        sink = DirectorySink(tmp_path / "out")
+    monkeypatch.undo()
+    sink.write(_outputs())
+    sink.write_fingerprint("fp")
+    assert sink.read_fingerprint() == "fp"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exchange", [True, False], ids=["atomic-exchange", "two-renames"])
 def test_two_processes_writing_at_once_end_with_one_complete_summary(tmp_path, exchange):

@@ -504,7 +504,7 @@ class DirectorySink(Sink):
         )
         try:
             names = os.listdir(self.path.parent)
-        except FileNotFoundError:
+        except OSError:  # no parent yet, or not readable: nothing this sink can recover
             return []
         found = []
         for name in sorted(names):
@@ -517,15 +517,17 @@ class DirectorySink(Sink):
     def _recover(self) -> None:
         """Finish what a crashed writer left: restore the previous summary if the destination is missing, then
         delete the leftovers (only files their manifests list)."""
-        leftovers = self._leftovers()
-        for directory, kind in leftovers:
+        for directory, kind in self._leftovers():
             if kind == "previous" and not self.path.exists():
                 try:
                     os.rename(directory, self.path)
                     continue
                 except OSError:  # another process restored or published meanwhile
                     pass
-            self._remove_written(directory)
+            try:
+                self._remove_written(directory)
+            except OSError as exc:  # cleaning up is no reason to fail this run; a later one tries again
+                warnings.warn(f"could not delete leftover {directory}: {_describe(exc)}", WriteBackWarning, stacklevel=3)
 
     def _render(self, outputs: SummaryOutputs) -> dict[str, bytes]:
         own = {
