@@ -284,6 +284,29 @@ def test_unknown_baseline_and_invalid_spec_options():
         analyze(table, Spec(val="val_acc", maximize="yes"))
 
 
+def test_a_spec_other_than_the_tables_is_refused():
+    frame = seeded_frame({"a": (0.8, None), "b": (0.7, None)})
+    table = RunTable.from_frame(frame, Spec(val="val_acc", test="test_acc", seed_column="seed"))
+    with pytest.raises(InputError, match=r"^spec.val is 'test_acc' but the table was built with column 'metrics.val_acc'"):
+        analyze(table, Spec(val="test_acc", test="val_acc", seed_column="seed"))
+    with pytest.raises(InputError, match=r"^spec.test is None but the table was built with column 'metrics.test_acc'"):
+        analyze(table, Spec(val="val_acc", seed_column="seed"))
+    with pytest.raises(InputError, match=r"^spec.group_by is 'seed' but the table was built with column 'params.model'"):
+        analyze(table, Spec(val="val_acc", test="test_acc", seed_column="seed", group_by=("seed",)))
+
+
+@pytest.mark.parametrize("table", [pd.DataFrame({"val_acc": [0.1]}), {"val_acc": [0.1]}, None])
+def test_analyze_refuses_a_table_that_is_not_a_run_table(table):
+    with pytest.raises(ValueError, match=r"^table must be a RunTable \(build one with RunTable.from_frame"):
+        analyze(table, Spec(val="val_acc"))
+
+
+def test_analyze_refuses_a_spec_that_is_not_a_spec():
+    table = RunTable.from_frame(seeded_frame({"a": (0.8, None)}), Spec(val="val_acc", seed_column="seed"))
+    with pytest.raises(ValueError, match="^spec must be a boontrack Spec, got dict$"):
+        analyze(table, {"val": "val_acc"})
+
+
 def test_groups_with_constant_scores_leave_their_tests_undefined_not_failed():
     frame = pd.DataFrame(
         {

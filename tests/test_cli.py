@@ -251,6 +251,8 @@ def _table_with(tmp_path: Path, **columns) -> Path:
         ("write back to a file", "cannot be written back to; write the summary to a directory with --out$"),
         ("tracker option on a file", "file sources take no source options; got --parent"),
         ("foreign files in out", "holds files boontrack did not write"),
+        ("not a uri", "tracking_uri 'not a uri' is not a URI"),
+        ("repeated column", "column 'acc' appears 2 times"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, case, message):
@@ -272,6 +274,10 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, case, messag
         extra = ["--write-back"]
     elif case == "tracker option on a file":
         extra = ["--parent", "abc"]
+    elif case == "not a uri":
+        extra = ["--tracking-uri", "not a uri"]
+    elif case == "repeated column":
+        path.write_text("run_id,acc,acc\nr1,0.1,0.2\n")
     elif case == "foreign files in out":
         out.mkdir()
         (out / "notes.txt").write_text("mine")
@@ -294,9 +300,40 @@ def test_exit_codes_and_tracebacks_in_a_real_process(tmp_path):
     assert quiet.stderr.startswith("Error: no column 'nope'") and "Traceback" not in quiet.stderr
     assert quiet.stdout == ""
     verbose = run_boontrack("--verbose", "summarize", str(path), "--val", "nope")
-    assert verbose.returncode == 1 and "Traceback" in verbose.stderr and "InputError" in verbose.stderr
+    assert verbose.returncode == 2  # bad input is exit 2 with or without --verbose, which adds the traceback
+    assert verbose.stderr.startswith("Traceback") and "InputError" in verbose.stderr
+    assert verbose.stderr.splitlines()[-1] == quiet.stderr.strip()
     usage = run_boontrack("summarize", str(path), "--val", "acc", "--n", "1,x")
-    assert usage.returncode == 2 and "comma-separated integers" in usage.stderr
+    assert usage.returncode == 2 and usage.stderr.count("\n") == 1
+    assert usage.stderr.startswith("Error: Invalid value for '--n': expected comma-separated integers")
+    assert usage.stderr.rstrip().endswith("summarize --help')")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["summarize"], ["summarize", "x.csv", "--nope"], ["nope"], ["summarize", "x.csv", "--val", "a", "--n", "0"]],
+)
+def test_usage_errors_are_one_line_exit_2(args):
+    result = invoke(*args)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: "), result.stderr
+
+
+def test_help_is_unchanged():
+    result = invoke("summarize", "--help")
+    assert result.exit_code == 0 and result.stdout.startswith("Usage: ") and "--tracking-uri" in result.stdout
+
+
+def test_a_secret_a_backend_leaves_in_its_error_is_not_printed(monkeypatch):
+    from boontrack.exceptions import BackendError
+
+    def careless(spec, **options):
+        raise BackendError(f"cannot reach {options['tracking_uri']}; sent Authorization: Basic YWxpY2U6cHdAeA==")
+
+    monkeypatch.setattr("boontrack.backends.open_source", careless)
+    result = invoke("summarize", "mlflow:sweep", "--val", "acc", "--tracking-uri", "http://alice:pw@x@127.0.0.1:5000")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: cannot reach http://***@127.0.0.1:5000; sent Authorization: Basic ***\n"
 
 
 def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path, monkeypatch):
@@ -311,7 +348,7 @@ def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path
                     "--out", str(out), "--format", "json")  # fmt: skip
     assert result.exit_code == 1
     assert json.loads(result.stdout)["runs"] == 12
-    assert f"Error: writing the summary to {out} failed: OSError: [Errno 28] No space left on device" in result.stderr
+    assert result.stderr == f"Error: writing the summary to {out} failed: OSError: [Errno 28] No space left on device\n"
     assert DirectorySink(out).read_fingerprint() is None
 
 

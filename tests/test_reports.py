@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -10,13 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.analysis import Spec, analyze
+from boontrack.analysis import Spec, Summary, analyze
 from boontrack.estimators import boo_n
-from boontrack.exceptions import InputError
 from boontrack.reports import (
     curve_table,
     flat_metrics,
     format_table,
+    group_names,
     metric_names,
     render_outputs,
     to_json,
@@ -128,12 +129,56 @@ def kept_of(frame: pd.DataFrame, lr: str, dropout: str) -> pd.DataFrame:
     return rows.dropna(subset=["metrics.val_acc"])
 
 
-def test_group_labels_that_collide_in_metric_names_are_an_error():
-    frame = pd.DataFrame({"g": ["a,b"] * 6 + ["a;b"] * 6, "acc": np.linspace(0, 1, 12)})
+def _summary_of_groups(labels) -> Summary:
+    frame = pd.DataFrame({"g": [label for label in labels for _ in range(4)], "acc": np.linspace(0, 1, 4 * len(labels))})
     spec = Spec(val="acc", group_by=("g",), n=(1, 2), n_resamples=RESAMPLES)
-    summary = analyze(RunTable.from_frame(frame, spec), spec)
-    with pytest.raises(InputError, match=r"groups 'a,b' and 'a;b' both become 'a_b'"):
-        flat_metrics(summary)
+    return analyze(RunTable.from_frame(frame, spec), spec)
+
+
+def _sha8(label: str) -> str:
+    return hashlib.sha256(label.encode()).hexdigest()[:8]
+
+
+def test_labels_that_would_share_a_name_get_distinct_names():
+    names = group_names(["a,b", "a;b", "a_b", "模型一", "模型二", "plain"])
+    assert names == {
+        "a_b": "a_b",  # already safe: kept
+        "a,b": f"a_b_{_sha8('a,b')}",
+        "a;b": f"a_b_{_sha8('a;b')}",
+        "模型一": f"____{_sha8('模型一')}",
+        "模型二": f"____{_sha8('模型二')}",
+        "plain": "plain",
+    }
+
+
+@pytest.mark.parametrize("labels", [[".", ".."], ["x" * 5000, "x" * 4999], ["", " "], ["a/b", "a\\b"]])
+def test_every_label_becomes_a_usable_distinct_metric_name(labels):
+    metrics = flat_metrics(_summary_of_groups(labels))
+    segments = {name.split("/")[2] for name in metrics if name.count("/") >= 3}
+    assert len(segments) == len(labels)
+    for name in metrics:
+        assert MLFLOW_NAME.match(name) and len(name) <= 250, name
+        assert not any(part.strip(". ") == "" for part in name.split("/")[:-1] if part != ""), name
+
+
+HOSTILE = "x\n# H\n<script>alert(1)</script> *b* [l](http://e) | `c` \x1b[31m"
+
+
+def test_labels_are_escaped_wherever_they_are_rendered():
+    summary = _summary_of_groups([HOSTILE, "plain"])
+    report = to_markdown(summary)
+    assert not any(line.startswith("# H") or line.startswith("#  H") for line in report.splitlines())
+    assert "<script>" not in report and "\x1b" not in report and "[l](http" not in report
+    assert "&lt;script&gt;" in report and "\\*b\\*" in report
+    tables = [block.splitlines() for block in report.split("\n\n") if block.startswith("|")]
+    for lines in tables:  # the label stays inside its cell: every row has the header's cell borders
+        assert len({len(re.findall(r"(?<!\\)\|", line)) for line in lines}) == 1, lines
+    assert sum(line.startswith("| x") for lines in tables for line in lines) == 2  # Boo_n and comparison tables
+    description = render_outputs(summary, plots=False).description
+    assert "<script>" not in description and "\n# H" not in description and "\x1b" not in description
+    table = format_table(summary)
+    assert "\x1b" not in table and not any(line.startswith(("# H", "<script>")) for line in table.splitlines())
+    assert "x\\n# H\\n<script>" in table  # shown literally on one line
 
 
 def test_json_round_trip(sweep):

@@ -273,6 +273,12 @@ def test_empty_table_and_non_frame_are_refused():
         RunTable.from_frame({"acc": [1.0]}, Spec(val="acc"))
 
 
+def test_repeated_column_names_are_refused_naming_the_column():
+    frame = pd.DataFrame([[0.5, 0.1, "x"], [0.6, 0.2, "y"]], columns=["acc", "acc", "model"])
+    with pytest.raises(InputError, match="^column 'acc' appears 2 times; columns must have distinct names$"):
+        RunTable.from_frame(frame, Spec(val="model"))
+
+
 def test_unknown_group_in_arrays():
     table = RunTable.from_frame(run_frame(acc=[0.1]), Spec(val="acc"))
     with pytest.raises(InputError, match="no group 'x'; groups are: all"):

@@ -124,3 +124,19 @@ def test_unknown_extension_lists_the_known_ones(tmp_path, name):
 def test_file_sources_refuse_tracker_options(tmp_path):
     with pytest.raises(InputError, match="got `parent`, `tracking_uri`$"):
         open_source(str(tmp_path / "runs.csv"), parent="abc", tracking_uri="http://x")
+
+
+@pytest.mark.parametrize("name", ["runs.csv", "runs.tsv", "runs.csv.gz", "runs.parquet"])
+def test_a_repeated_column_name_is_refused_naming_it(tmp_path, name):
+    path = tmp_path / name
+    if name.endswith(".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table([[0.5, 0.6], [0.1, 0.2]], names=["acc", "acc"]), path)
+    else:
+        sep = "\t" if ".tsv" in name else ","
+        text = sep.join(["run_id", "acc", "acc"]) + "\n" + sep.join(["a", "0.5", "0.1"]) + "\n"
+        path.write_bytes(gzip.compress(text.encode()) if name.endswith(".gz") else text.encode())
+    with pytest.raises(InputError, match=f"^cannot read {path}: column 'acc' appears 2 times; give each column"):
+        open_source(str(path)).read(REQUEST)

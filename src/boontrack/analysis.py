@@ -235,12 +235,22 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
 
 
 def _analyze_iv(table: RunTable, spec: Spec) -> None:
-    """InputError for spec options the analysis cannot use and for groups too small for the budgets.
+    """InputError for arguments of the wrong type, a spec other than the table's, spec options the analysis
+    cannot use and groups too small for the budgets.
 
     Budgets given (``spec.n``): every group must have runs for the largest. Default budgets: every group must
     have runs for one of them at least (the others are left out per group, see :meth:`Spec.budgets_for`).
     """
+    from boontrack.runtable import RunTable
+
+    if not isinstance(table, RunTable):
+        raise InputError(
+            f"table must be a RunTable (build one with RunTable.from_frame(frame, spec)), got {type(table).__name__}"
+        )
+    if not isinstance(spec, Spec):
+        raise InputError(f"spec must be a boontrack Spec, got {type(spec).__name__}")
     spec.check()
+    _check_same_spec(table, spec)
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
     needed = max(spec.n) if spec.n is not None else min(spec.budgets)
@@ -260,6 +270,23 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
             + (" (BCa with U needs n + 1 runs)" if _bca_with_u(spec) else "")
             + f". Give a smaller `n` (or leave it out: the default budgets adapt to each group) or add runs{keys}"
         )
+
+
+def _check_same_spec(table: RunTable, spec: Spec) -> None:
+    """InputError unless ``table`` was built with ``spec``'s columns (else one metric is reported as another)."""
+    metric, param = ("metrics.",), ("params.", "tags.")
+    pairs = [("val", table.val_column, spec.val, metric), ("test", table.test_column, spec.test, metric)]
+    pairs.append(("seed_column", table.seed_column, spec.seed_column, param))
+    if spec.group_by is not None:
+        pairs += [("group_by", resolved, name, param) for resolved, name in zip(table.group_by, spec.group_by)]
+        if len(table.group_by) != len(spec.group_by):
+            pairs.append(("group_by", ", ".join(table.group_by), ", ".join(spec.group_by), ()))
+    for option, resolved, name, prefixes in pairs:
+        if resolved != name and (name is None or resolved not in [prefix + name for prefix in prefixes]):
+            raise InputError(
+                f"spec.{option} is {name!r} but the table was built with column {resolved!r}; "
+                "build the table with the same spec (RunTable.from_frame(frame, spec))"
+            )
 
 
 def _bca_with_u(spec: Spec) -> bool:

@@ -27,7 +27,7 @@ import click
 
 from boontrack import __version__
 from boontrack._redact import redact
-from boontrack.exceptions import BackendError, InputError
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.pipeline import DEFAULT_PREFIX, OPTION_NAMES, PICK_SPELLINGS, make_spec
 from boontrack.spec import CI_METHODS, COMPARE_MODES, CORRECTIONS, DEFAULT_BUDGETS, ESTIMATORS
 
@@ -55,29 +55,54 @@ class _BoontrackGroup(click.Group):
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, cmd_name)
 
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        """Click's entry point, with its usage errors on one line (click prints usage, hint and error on four)."""
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.ClickException as exc:
+            click.echo(f"Error: {_usage_line(exc)}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except Exception as exc:
-            if ctx.meta.get(_VERBOSE):
-                raise
+            verbose = bool(ctx.meta.get(_VERBOSE))
+            if verbose:
+                click.echo(redact(traceback.format_exc()), err=True, nl=False)
             code = next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), None)
-            click.echo(f"Error: {_one_line(exc, expected=code is not None)}", err=True)
+            click.echo(f"Error: {_one_line(exc, expected=code is not None, verbose=verbose)}", err=True)
             ctx.exit(code or 1)
 
 
-def _one_line(exc: BaseException, *, expected: bool) -> str:
+def _one_line(exc: BaseException, *, expected: bool, verbose: bool = False) -> str:
     text = redact(" ".join(str(exc).split()))
     if expected:
         return text
-    return f"unexpected {type(exc).__name__}: {text} (run with --verbose for the traceback)"
+    hint = "" if verbose else " (run with --verbose for the traceback)"
+    return f"unexpected {type(exc).__name__}: {text}{hint}"
+
+
+def _usage_line(exc: click.exceptions.ClickException) -> str:
+    """A click error on one line, with the command's help hint for usage errors."""
+    text = redact(" ".join(exc.format_message().split()))
+    context = getattr(exc, "ctx", None)
+    if isinstance(exc, click.exceptions.UsageError) and context is not None:
+        text += f" (see '{context.command_path} --help')"
+    return text
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
     """Warnings as one line on stderr (never on stdout, which may carry JSON)."""
-    click.echo(f"Warning: {' '.join(str(message).split())}", err=True)
+    click.echo(f"Warning: {redact(' '.join(str(message).split()))}", err=True)
 
 
 @click.group(cls=_BoontrackGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -195,9 +220,11 @@ def summarize(
         )
         runs = open_source(source, **options)
         sink = open_sink(runs, spec, out=out, write_back=write_back)
-        result = run_job(
-            runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
-        )
+        with warnings.catch_warnings():  # a failed write is reported once, as the error below
+            warnings.simplefilter("ignore", WriteBackWarning)
+            result = run_job(
+                runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
+            )
     text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
     click.echo(text, nl=not text.endswith("\n"))
     if result.error:
@@ -254,6 +281,6 @@ def reaggregate(ctx: click.Context, config: str, force: bool, lock_timeout: floa
     from boontrack.reaggregate import load_config, run_jobs
 
     jobs = load_config(config)
-    on_error = (lambda: traceback.print_exc(file=sys.stderr)) if ctx.meta.get(_VERBOSE) else None
+    on_error = (lambda: click.echo(redact(traceback.format_exc()), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
     failed = run_jobs(jobs, force=force, lock_timeout=lock_timeout, log=click.echo, on_error=on_error)
     ctx.exit(1 if failed else 0)

@@ -13,11 +13,17 @@ This module imports nothing heavy at import time (the command line imports it on
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import functools
 import hashlib
 import json
 import math
 import os
-import shutil
+import re
+import socket
+import sys
+import time
 import uuid
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,6 +59,8 @@ PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_st
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
+#: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``.
+_TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
 
 
 @dataclass(frozen=True)
@@ -159,6 +167,11 @@ def source_options(
     ``options`` holds a third-party backend's own options (``--option KEY=VALUE``); dashes in keys become
     underscores. The backend validates them.
     """
+    if tracking_uri is not None and not _TRACKING_URI.fullmatch(tracking_uri):
+        raise InputError(
+            f"tracking_uri {redact(tracking_uri)!r} is not a URI "
+            "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH or databricks)"
+        )
     named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group}
     chosen = {key: value for key, value in named.items() if value is not None}
     for key, value in (options or {}).items():
@@ -265,10 +278,12 @@ def run_job(
         The source could not be read. Nothing is written.
     """
     from boontrack.analysis import analyze
+    from boontrack.reports import group_names
     from boontrack.runtable import RunTable
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
     table = RunTable.from_frame(source.read(request), spec)
+    group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix)
     location = sink.location() if sink is not None else ""
 
@@ -282,7 +297,7 @@ def run_job(
     if unchanged and not summarize_unchanged:
         return JobResult("unchanged", None, fp, location)
 
-    summary = analyze(table, spec, progress=progress, source=source.describe())
+    summary = analyze(table, spec, progress=progress, source=redact(source.describe()))
     if sink is None:
         return JobResult("computed", summary, fp, location)
     if unchanged:
@@ -370,17 +385,25 @@ class _SinkGroup(Sink):
 class DirectorySink(Sink):
     """A directory holding one summary: its artifacts, ``metrics.json``, ``curves.json`` and ``description.md``.
 
-    ``write`` builds the new content in a fresh directory beside the destination and renames it into place,
-    so the destination never holds half of one summary and half of another. The fingerprint
-    (``.boontrack-fingerprint``) is written afterwards, atomically. The destination must be new, empty, or
-    a directory this sink wrote (its files are listed in ``.boontrack-manifest.json``): a directory with
-    other files is refused, and only files the sink wrote are ever deleted.
+    The destination is at every moment the previous complete summary or the new one, each with its own
+    fingerprint (``.boontrack-fingerprint``), whatever happens to the process. ``write`` builds the new content
+    in a hidden sibling directory (``.<name>.staging-<pid>-<host>-<random>``); ``write_fingerprint`` adds the
+    fingerprint there and swaps the two directories in one atomic exchange (``renameat2``, Linux). Where
+    there is no such exchange (other systems; file systems such as NFS), the old directory is renamed aside
+    (``.<name>.previous-...``) and the new one renamed into place; a crash between these two renames leaves no
+    destination until the next :class:`DirectorySink` on that path (any later run) renames the previous one back.
+
+    Every sink on a path first cleans up what crashed writers left beside it: a leftover whose writer is gone
+    (same host: its process has exited; another host: untouched for :attr:`FOREIGN_GRACE_S` seconds) is
+    restored when the destination is missing, else deleted. Concurrent writers need no lock: each publishes
+    a complete directory, and the last one to publish stays.
+
+    The destination must be new, empty, or a directory this sink wrote (its files are listed in
+    ``.boontrack-manifest.json``): a directory with other files is refused, and only files listed in a
+    manifest are ever deleted.
 
     ``metrics.json`` maps metric names to values (null for non-finite ones); ``curves.json`` is a list of
     ``{"key", "n", "values"}`` objects, one per curve.
-
-    A process killed during ``write`` may leave a hidden ``.<name>.staging-*`` or ``.<name>.previous-*``
-    directory beside the destination; boontrack never reads them, and they can be deleted.
     """
 
     FINGERPRINT_FILE = ".boontrack-fingerprint"
@@ -388,10 +411,14 @@ class DirectorySink(Sink):
     METRICS_FILE = "metrics.json"
     CURVES_FILE = "curves.json"
     DESCRIPTION_FILE = "description.md"
+    #: Seconds after which a leftover written from another host counts as abandoned (its process cannot be
+    #: checked from here); far longer than the milliseconds a swap takes.
+    FOREIGN_GRACE_S = 3600.0
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).absolute()
-        self._written_token: str | None = None
+        self._staged: Path | None = None
+        self._recover()
         self._check_owned()
 
     def location(self) -> str:
@@ -404,33 +431,111 @@ class DirectorySink(Sink):
             return None
 
     def write(self, outputs: SummaryOutputs) -> None:
+        """Build the new content beside the destination; :meth:`write_fingerprint` publishes it."""
         files = self._render(outputs)
         self._check_owned()
-        token = uuid.uuid4().hex
-        staging = self.path.parent / f".{self.path.name}.staging-{token}"
+        self._discard_staged()
+        staging = self._sibling("staging")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(staging)
         try:
+            # The manifest first: every file of a staging directory is listed, so a leftover can be deleted.
+            manifest = {"files": sorted(files)}
+            _write_durably(staging / self.MANIFEST_FILE, json.dumps(manifest, indent=2).encode())
             for relative, data in files.items():
-                target = staging / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-            manifest = {"token": token, "files": sorted(files)}
-            (staging / self.MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-            self._swap_in(staging, token)
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                _write_durably(staging / relative, data)
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            self._remove_written(staging)
             raise
-        self._written_token = token
+        self._staged = staging
 
     def write_fingerprint(self, fingerprint: str) -> None:
-        # Refuse to stamp content another writer put there since our write: the fingerprint must describe it.
-        manifest = self._manifest(self.path)
-        if self._written_token is None or manifest.get("token") != self._written_token:
-            raise RuntimeError(f"{self.path} was replaced by another writer; its fingerprint is left unset")
-        temporary = self.path / f"{self.FINGERPRINT_FILE}.{self._written_token}.tmp"
-        temporary.write_text(fingerprint + "\n", encoding="utf-8")
-        os.replace(temporary, self.path / self.FINGERPRINT_FILE)
+        """Stamp the content of the last :meth:`write` with ``fingerprint`` and swap both into place at once."""
+        if self._staged is None:
+            raise RuntimeError("write_fingerprint() called before write()")
+        staging, self._staged = self._staged, None
+        try:
+            _write_durably(staging / self.FINGERPRINT_FILE, (fingerprint + "\n").encode())
+            _fsync_directory(staging)
+            self._check_owned()
+            self._publish(staging)
+        except BaseException:
+            self._remove_written(staging)
+            raise
+
+    def _publish(self, staging: Path) -> None:
+        """Put ``staging`` at the destination; the content it replaces is deleted (files this sink wrote only)."""
+        try:
+            _exchange(staging, self.path)
+        except FileNotFoundError:  # no destination yet
+            self._rename_into_place(staging, previous=None)
+        except OSError as exc:
+            if exc.errno not in _NO_EXCHANGE:
+                raise
+            previous = self._sibling("previous")
+            try:
+                os.rename(self.path, previous)
+            except FileNotFoundError:
+                previous = None
+            self._rename_into_place(staging, previous)
+        else:
+            self._remove_written(staging)  # it holds the replaced content now
+        _fsync_directory(self.path.parent)
+
+    def _rename_into_place(self, staging: Path, previous: Path | None) -> None:
+        try:
+            os.rename(staging, self.path)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                if previous is not None:
+                    os.rename(previous, self.path)  # put the old summary back before reporting the failure
+                raise
+            # Another writer published between our look and our rename: its complete summary stays, as if it
+            # had published just after us.
+            self._remove_written(staging)
+        if previous is not None:
+            self._remove_written(previous)
+
+    def _discard_staged(self) -> None:
+        if self._staged is not None:
+            self._remove_written(self._staged)
+            self._staged = None
+
+    def _sibling(self, kind: str) -> Path:
+        return self.path.parent / f".{self.path.name}.{kind}-{os.getpid()}-{_HOST_ID}-{uuid.uuid4().hex[:12]}"
+
+    def _leftovers(self) -> list[tuple[Path, str]]:
+        """Staging and previous directories beside the destination whose writer is gone, with their kind."""
+        pattern = re.compile(
+            rf"\.{re.escape(self.path.name)}\.(staging|previous)-(?:(\d+)-([0-9a-f]{{8}})-)?[0-9a-f]{{12,32}}"
+        )
+        try:
+            names = os.listdir(self.path.parent)
+        except OSError:  # no parent yet, or not readable: nothing this sink can recover
+            return []
+        found = []
+        for name in sorted(names):
+            match = pattern.fullmatch(name)
+            candidate = self.path.parent / name
+            if match and candidate.is_dir() and not _writer_alive(match[2], match[3], candidate, self.FOREIGN_GRACE_S):
+                found.append((candidate, match[1]))
+        return found
+
+    def _recover(self) -> None:
+        """Finish what a crashed writer left: restore the previous summary if the destination is missing, then
+        delete the leftovers (only files their manifests list)."""
+        for directory, kind in self._leftovers():
+            if kind == "previous" and not self.path.exists():
+                try:
+                    os.rename(directory, self.path)
+                    continue
+                except OSError:  # another process restored or published meanwhile
+                    pass
+            try:
+                self._remove_written(directory)
+            except OSError as exc:  # cleaning up is no reason to fail this run; a later one tries again
+                warnings.warn(f"could not delete leftover {directory}: {_describe(exc)}", WriteBackWarning, stacklevel=3)
 
     def _render(self, outputs: SummaryOutputs) -> dict[str, bytes]:
         own = {
@@ -460,10 +565,17 @@ class DirectorySink(Sink):
             return
         if not self.path.is_dir():
             raise InputError(f"{self.path} exists and is not a directory")
-        ours = self._owned_files(self.path)
-        foreign = sorted(
-            str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
-        )
+        for _ in range(3):
+            try:
+                ours = self._owned_files(self.path) if self._manifest(self.path) else set()
+                foreign = sorted(
+                    str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
+                )
+                break
+            except FileNotFoundError:  # another writer swapped the directory while we looked: look again
+                continue
+        else:
+            return
         if foreign:
             listed = ", ".join(foreign[:5]) + (f", ... ({len(foreign) - 5} more)" if len(foreign) > 5 else "")
             raise InputError(
@@ -471,45 +583,90 @@ class DirectorySink(Sink):
             )
 
     def _owned_files(self, directory: Path) -> set[Path]:
-        manifest = self._manifest(directory)
-        if not manifest:
-            return set()
-        return {directory / name for name in [*manifest.get("files", []), self.FINGERPRINT_FILE, self.MANIFEST_FILE]}
+        listed = self._manifest(directory).get("files", [])
+        return {directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE]}
 
     def _manifest(self, directory: Path) -> dict[str, Any]:
         try:
-            return json.loads((directory / self.MANIFEST_FILE).read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+            manifest = json.loads((directory / self.MANIFEST_FILE).read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
             return {}
-
-    def _swap_in(self, staging: Path, token: str) -> None:
-        """Rename ``staging`` to the destination; the previous content is moved aside and its files removed."""
-        previous = self.path.parent / f".{self.path.name}.previous-{token}"
-        try:
-            os.rename(self.path, previous)
-        except FileNotFoundError:
-            previous = None
-        try:
-            os.rename(staging, self.path)
-        except OSError:
-            if previous is not None:
-                os.rename(previous, self.path)
-            raise RuntimeError(f"{self.path} was created by another writer during this write") from None
-        if previous is not None:
-            self._remove_written(previous)
+        return manifest if isinstance(manifest, dict) else {}
 
     def _remove_written(self, directory: Path) -> None:
         """Delete the files this sink wrote in ``directory``, and the directory when nothing else is left."""
+        if not directory.exists():
+            return
         for path in sorted(self._owned_files(directory), reverse=True):
             path.unlink(missing_ok=True)
         for sub in sorted((p for p in directory.rglob("*") if p.is_dir()), reverse=True):
             _rmdir_if_empty(sub)
-        if not _rmdir_if_empty(directory):
+        if not _rmdir_if_empty(directory) and directory.exists():
             warnings.warn(
-                f"files appeared in {self.path} during the write; they are kept in {directory}",
+                f"{directory} holds files boontrack did not write; it is left in place",
                 WriteBackWarning,
                 stacklevel=3,
             )
+
+
+#: Short id of this host in the names of staging directories, so that a later run knows whose they are.
+_HOST_ID = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+#: errno values of a file system or kernel that cannot exchange two directories atomically.
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+
+
+def _exchange(first: Path, second: Path) -> None:
+    """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); OSError(EINVAL) where
+    the kernel or file system cannot."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(second))
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _writer_alive(pid: str | None, host: str | None, directory: Path, grace_s: float) -> bool:
+    """Whether the process that named ``directory`` may still be writing it."""
+    if pid is not None and host == _HOST_ID and os.name == "posix":  # elsewhere signal 0 is not a probe
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, under another user
+            return True
+        return True
+    try:
+        return time.time() - directory.stat().st_mtime < grace_s
+    except FileNotFoundError:
+        return False
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make renames and new entries in ``directory`` survive a power cut (a no-op where unsupported)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
 
 
 def _rmdir_if_empty(directory: Path) -> bool:

@@ -21,7 +21,11 @@ it has enough runs for (the others are named in its warnings); with ``n``, a gro
 job.
 
 The whole file is checked before any job runs. Each job then runs through :func:`boontrack.pipeline.run_job`
-under a lock on its destination, so two copies started at once wait for each other instead of interleaving.
+under a lock on its destination, so two copies started at once on one host wait for each other instead of
+computing twice. The lock is an optimisation, not what keeps results whole: ``flock`` does not reach other
+hosts (Kubernetes pods on other nodes; NFS may or may not pass it on), and writers that overlap anyway still
+end with one complete summary, because :class:`~boontrack.pipeline.DirectorySink` publishes each summary,
+fingerprint included, in one swap and the last swap stays.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import inspect
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from boontrack._redact import redact
 from boontrack.backends import available_backends, open_source
-from boontrack.exceptions import InputError
+from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
     DEFAULT_PREFIX,
     SOURCE_OPTIONS,
@@ -86,6 +91,8 @@ def load_config(path: str | Path) -> tuple[Job, ...]:
             document = tomllib.load(handle)
     except OSError as exc:
         raise InputError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config {path} is not UTF-8 text (byte {exc.start}); a TOML file is expected") from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config {path} is not valid TOML: {exc}") from None
     unknown = sorted(set(document) - {"jobs"})
@@ -122,8 +129,11 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
     if "out" not in table and not table.get("write_back"):
         raise fail('no destination: give out = "DIR" and/or write_back = true')
     options = table.get("options", {})
-    if not isinstance(options, dict) or not all(isinstance(v, (str, int, float, bool)) for v in options.values()):
-        raise fail(f"'options' must be a table of plain values, got {options!r}")
+    if not isinstance(options, dict):
+        raise fail(f"'options' must be a table (options = {{KEY = VALUE}}), got a {type(options).__name__}")
+    for key, value in options.items():  # values may be secrets: name the key and the type only
+        if not isinstance(value, (str, int, float, bool)):
+            raise fail(f"option {key!r} must be a string, number or boolean, got a {type(value).__name__}")
 
     spec_fields = {key: table[key] for key in _SPEC_KEYS & set(table)}
     if isinstance(spec_fields.get("n"), int):
@@ -191,7 +201,9 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
         if not acquired:
             return _LOCKED
         sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
-        result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
+        with warnings.catch_warnings():  # a failed write is the job's log line, not a second message
+            warnings.simplefilter("ignore", WriteBackWarning)
+            result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
     if result.error:
         return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"

@@ -4,10 +4,17 @@ Metric names
 ------------
 :func:`flat_metrics` names every scalar under a prefix (default ``boon/``). ``<metric>`` is the test metric
 name (the validation metric when there is no test metric), without a ``metrics.`` prefix. With one group the
-group segment ``/<group>`` is left out; with several it is the group label made safe for tracker metric names
-(characters other than letters, digits, ``_ - . :`` and space become ``_``). ``<n>`` is each budget the group
-reports: every ``Spec.n`` when given, else each default budget (1, 5, 10) the group has runs for; a comparison
-reports the budgets both its groups report. Non-finite values (e.g. an undefined correlation) are left out.
+group segment ``/<group>`` is left out; with several it is the group label made safe for tracker metric names by
+:func:`group_names`: characters other than letters, digits, ``_ - . :`` and space become ``_``; a name that
+would be empty or only dots, or longer than 64 characters, and the changed labels of two that would get the
+same name, end with ``_`` and 8 hex digits of the label's SHA-256 (distinct labels, distinct names). ``<n>`` is
+each budget the group reports: every ``Spec.n`` when given, else each default budget (1, 5, 10) the group has
+runs for; a comparison reports the budgets both its groups report. Non-finite values (e.g. an undefined
+correlation) are left out.
+
+Labels and other text from the runs are escaped wherever they are rendered: Markdown and HTML in
+``report.md`` and the description, control characters (newlines, terminal escapes) everywhere as ``\n``,
+``\x1b``, ...
 
 | name | value |
 |---|---|
@@ -42,6 +49,8 @@ empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run
 
 from __future__ import annotations
 
+import hashlib
+import html
 import importlib.util
 import io
 import json
@@ -67,6 +76,7 @@ __all__ = [
     "curve_table",
     "flat_metrics",
     "format_table",
+    "group_names",
     "metric_names",
     "render_outputs",
     "safe_name",
@@ -78,6 +88,11 @@ DEFAULT_PREFIX = "boon/"
 #: Characters trackers accept in metric names besides letters and digits (MLflow's rule; "/" nests).
 _UNSAFE_IN_METRIC = re.compile(r"[^A-Za-z0-9_\-. :/]")
 _UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")
+#: Longest metric-name segment (MLflow takes names up to 250 characters; a comparison's name holds two groups).
+MAX_NAME = 64
+#: Markdown punctuation that could start emphasis, code, links, tables or strike-through; "_" only where it
+#: is not inside a word (where GitHub Markdown ignores it).
+_MARKDOWN_SPECIAL = re.compile(r"[`*\[\]|~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 #: Groups listed in the short description; the rest are counted.
 _DESCRIPTION_GROUPS = 4
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
@@ -96,27 +111,61 @@ _HOW_TO_READ = (
 )
 
 
-def safe_name(text: str, *, allow_slash: bool = False) -> str:
-    """``text`` with characters trackers refuse in metric names replaced by ``_`` (``/`` only if allowed)."""
-    return (_UNSAFE_IN_METRIC if allow_slash else _UNSAFE_IN_LABEL).sub("_", text)
+def safe_name(text: str, *, allow_slash: bool = False, hashed: bool = False) -> str:
+    """``text`` as a metric-name segment every tracker accepts (a path of segments with ``allow_slash``).
+
+    Characters other than letters, digits, ``_ - . :`` and space (and ``/`` when allowed) become ``_``. When a
+    segment would be empty or only dots, when the name would be longer than :data:`MAX_NAME`, or when
+    ``hashed`` is asked (see :func:`group_names`), the name is cut and ends with ``_`` and the first
+    8 hex digits of the SHA-256 of ``text``, so that it stays distinct from the names of other texts.
+    """
+    cleaned = (_UNSAFE_IN_METRIC if allow_slash else _UNSAFE_IN_LABEL).sub("_", text)
+    segments = cleaned.split("/") if allow_slash else [cleaned]
+    unusable = [not segment.strip(". ") for segment in segments]
+    if not (hashed or any(unusable) or len(cleaned) > MAX_NAME):
+        return cleaned
+    cleaned = "/".join("_" if bad else segment for segment, bad in zip(segments, unusable))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{cleaned[: MAX_NAME - len(digest) - 1]}_{digest}"
+
+
+def group_names(labels: Sequence[str]) -> dict[str, str]:
+    """Label -> metric-name segment (:func:`safe_name`), distinct for distinct labels.
+
+    A label that is already safe keeps its name; labels changed by cleaning that would share a name with
+    another label get the hash suffix. InputError in the (2**-32) case that names still collide.
+    """
+    plain = {label: safe_name(label) for label in labels}
+    shared = Counter(plain.values())
+    names = {label: safe_name(label, hashed=shared[name] > 1 and name != label) for label, name in plain.items()}
+    owners: dict[str, str] = {}
+    for label, name in names.items():
+        if name in owners:
+            raise InputError(
+                f"groups {owners[name]!r} and {label!r} both become {name!r} in metric names; "
+                "rename them or group by other columns"
+            )
+        owners[name] = label
+    return names
 
 
 def _group_segments(summary: Summary) -> dict[str, str]:
-    """Label -> metric-name segment ("" with one group); InputError when two labels map to one segment."""
+    """Label -> metric-name segment with its leading "/" ("" with one group)."""
     if len(summary.groups) == 1:
         return {summary.groups[0].label: ""}
-    segments: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for g in summary.groups:
-        segment = safe_name(g.label)
-        if segment in seen:
-            raise InputError(
-                f"groups {seen[segment]!r} and {g.label!r} both become {segment!r} in metric names; "
-                "rename them or group by other columns"
-            )
-        seen[segment] = g.label
-        segments[g.label] = "/" + segment
-    return segments
+    return {label: "/" + name for label, name in group_names([g.label for g in summary.groups]).items()}
+
+
+def _printable(text: str) -> str:
+    """``text`` on one line, control characters (newlines, terminal escapes) shown as ``\\n``, ``\\x1b``, ..."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def _md(text: Any) -> str:
+    """Text from the runs (a label, a run id, a column name) as literal Markdown: no heading, link, emphasis,
+    table cell break or HTML can come out of it."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", _printable(text).replace("\\", "\\\\"))
+    return html.escape(escaped, quote=False)
 
 
 def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str, float]:
@@ -156,7 +205,7 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
             put(f"{path}/runs", g.runs)
             put(f"{path}/dropped", len(g.dropped))
     for c in summary.comparisons:
-        path = f"{base}{segments[c.group]}/vs_{safe_name(c.baseline)}"
+        path = f"{base}{segments[c.group]}/vs_{segments[c.baseline][1:]}"
         for n, interval in c.boo_n_difference.items():
             put_interval(f"{path}/boo_{n}", interval)
         put_interval(f"{path}/mean", c.mean_difference)
@@ -232,18 +281,19 @@ def _scores(summary: Summary) -> str:
 def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     header = list(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows]
+    # Cells are numbers or text escaped by _md; _printable keeps any other cell on its table row.
+    lines += ["| " + " | ".join(_printable(cell) for cell in row) + " |" for row in rows]
     return lines
 
 
 def _overview(summary: Summary) -> str:
     spec = summary.spec
-    grouping = f", grouped by {', '.join(summary.group_by)}" if summary.group_by else ""
+    grouping = f", grouped by {', '.join(map(_md, summary.group_by))}" if summary.group_by else ""
     direction = "higher is better" if spec.maximize else "lower is better"
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
-        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric `{spec.val}` ({direction})"
-        + (f", test metric `{spec.test}`" if spec.test else " (no separate test metric)")
+        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {_md(spec.val)} ({direction})"
+        + (f", test metric {_md(spec.test)}" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {spec.n_resamples} bootstrap resamples ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
         + (
@@ -266,8 +316,8 @@ def _comparison_lines(summary: Summary) -> list[str]:
         )
         rows.append(
             [
-                c.group,
-                c.baseline,
+                _md(c.group),
+                _md(c.baseline),
                 "yes" if c.paired else "no",
                 *(_interval_at(c.boo_n_difference, n) for n in budgets),
                 _interval(c.mean_difference),
@@ -287,7 +337,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "",
         *_md_table(header, rows),
         "",
-        *(f"- warning ({c.group} vs {c.baseline}): {w}" for c in summary.comparisons for w in c.warnings),
+        *(f"- warning ({_md(c.group)} vs {_md(c.baseline)}): {_md(w)}" for c in summary.comparisons for w in c.warnings),
         "",
     ]
 
@@ -301,7 +351,7 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     )
     spearman = "n/a" if d.spearman_val_test is None else f"{d.spearman_val_test:.3f}"
     lines = [
-        f"### {g.label}",
+        f"### {_md(g.label)}",
         "",
         f"- runs: {g.runs} kept, {len(g.dropped)} dropped; {d.ties} tied validation scores",
         f"- {scores}: mean {_num(d.mean)}, s.d. {_num(d.sd)}, median {_num(d.median)}, IQR {_num(d.iqr)}, "
@@ -316,7 +366,7 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     ]
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
-    lines += [f"- warning: {w}" for w in g.warnings]
+    lines += [f"- warning: {_md(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
 
 
@@ -325,8 +375,9 @@ def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
     if not dropped:
         return []
     counts = Counter(d.reason for d in dropped).most_common()
-    lines = ["Dropped: " + "; ".join(f"{count} × {reason}" for reason, count in counts) + ".", ""]
-    lines += _md_table(["dropped run", "reason"], [(d.run_id, d.reason) for d in dropped[:_REPORT_DROPPED]])
+    lines = ["Dropped: " + "; ".join(f"{count} × {_md(reason)}" for reason, count in counts) + ".", ""]
+    listed = [(_md(d.run_id), _md(d.reason)) for d in dropped[:_REPORT_DROPPED]]
+    lines += _md_table(["dropped run", "reason"], listed)
     if len(dropped) > _REPORT_DROPPED:
         lines += ["", f"… and {len(dropped) - _REPORT_DROPPED} more (every run is in `runs.csv`)."]
     return [*lines, ""]
@@ -342,9 +393,9 @@ def to_markdown(summary: Summary) -> str:
     """A readable report: Boo_n with intervals per group, Gaussian estimate, diagnostics, dropped runs, comparisons."""
     spec = summary.spec
     budgets = _shown_budgets(summary)
-    lines = [f"# boontrack summary: {summary.metric}", ""]
+    lines = [f"# boontrack summary: {_md(summary.metric)}", ""]
     if summary.source:
-        lines += [f"Source: {summary.source}", ""]
+        lines += [f"Source: {_md(summary.source)}", ""]
     lines += [_overview(summary), "", _HOW_TO_READ.format(level=spec.confidence_level * 100), ""]
     # Gaussian Boo_1 is the mean: only larger budgets are shown.
     gaussian_budgets = [n for n in budgets if n > 1]
@@ -352,7 +403,7 @@ def to_markdown(summary: Summary) -> str:
     header += [*(f"Gaussian Boo_{n}" for n in gaussian_budgets), "normality rejected?"]
     rows = [
         [
-            g.label,
+            _md(g.label),
             g.runs,
             *(_interval_at(g.boo_n, n) for n in budgets),
             _interval(g.mean),
@@ -382,7 +433,7 @@ def format_table(summary: Summary) -> str:
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean", "normal"]
     rows = [
         [
-            g.label,
+            _printable(g.label),
             str(g.runs),
             str(len(g.dropped)),
             *(_interval_at(g.boo_n, n, "too few runs") for n in budgets),
@@ -392,7 +443,7 @@ def format_table(summary: Summary) -> str:
         for g in summary.groups
     ]
     lines = [
-        f"{summary.metric}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
+        f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
         f"{summary.runs} runs, {len(summary.dropped)} dropped",
         *_aligned([header, *rows]),
     ]
@@ -402,8 +453,8 @@ def format_table(summary: Summary) -> str:
         header.append("P(group > vs)")
         rows = [
             [
-                c.group,
-                c.baseline,
+                _printable(c.group),
+                _printable(c.baseline),
                 _interval(c.boo_n_difference[largest]),
                 _interval(c.mean_difference),
                 _pvalue(c.mann_whitney.pvalue_adjusted),
@@ -433,19 +484,19 @@ def _description(summary: Summary) -> str:
     """3-6 lines of Markdown for the aggregate run's description."""
     spec = summary.spec
     lines = [
-        f"**boontrack** summary of `{summary.metric}`: {summary.runs} runs in {len(summary.groups)} "
+        f"**boontrack** summary of {_md(summary.metric)}: {summary.runs} runs in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}, {len(summary.dropped)} dropped; estimator "
         f"{spec.estimator}, {spec.confidence_level * 100:g} % bootstrap intervals.",
     ]
     lines += [
-        f"- {g.label}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
+        f"- {_md(g.label)}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
         f"({g.runs} runs)"
         for g in summary.groups[:_DESCRIPTION_GROUPS]
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
     lines.append(
-        f"Source: {summary.source}."
+        f"Source: {_md(summary.source)}."
         if summary.source
         else "Full report in `report.md`, every number in `summary.json`."
     )

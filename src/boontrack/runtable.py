@@ -122,7 +122,7 @@ class RunTable:
         Raises
         ------
         InputError
-            Unknown column (the message lists the available ones), text in a numeric column (naming the run
+            Unknown or repeated column (the message lists the available ones), text in a numeric column (naming the run
             and the value), no runs, or every run dropped (counted by reason).
         """
         if not isinstance(frame, pd.DataFrame):
@@ -131,6 +131,9 @@ class RunTable:
             raise InputError("the table has no runs")
         frame = frame.reset_index(drop=True)
         columns = [str(c) for c in frame.columns]
+        repeated = next((name for name, count in Counter(columns).items() if count > 1), None)
+        if repeated is not None:
+            raise InputError(f"column {repeated!r} appears {Counter(columns)[repeated]} times; columns must have distinct names")
         frame.columns = columns
 
         val_column = _resolve(columns, spec.val, "metric")

@@ -7,6 +7,7 @@ them (``--val``, ``--group-by``, ...). Files are inputs only: results go to a di
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -25,15 +26,31 @@ _COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
-    import pandas as pd
-
-    return pd.read_csv(path)
+    return _read_delimited(path, sep=",")
 
 
 def _read_tsv(path: Path) -> pd.DataFrame:
+    return _read_delimited(path, sep="\t")
+
+
+def _read_delimited(path: Path, *, sep: str) -> pd.DataFrame:
     import pandas as pd
 
-    return pd.read_csv(path, sep="\t")
+    # pandas renames a repeated header ("acc", "acc.1"): look at the header as written first.
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+    if len(header):
+        _refuse_repeated_columns(header.iloc[0].tolist(), path)
+    return pd.read_csv(path, sep=sep)
+
+
+def _refuse_repeated_columns(names: list[Any], path: Path) -> None:
+    """InputError naming the first column name that ``names`` holds more than once."""
+    counts = Counter(map(str, names))
+    repeated = next((name for name, count in counts.items() if count > 1), None)
+    if repeated is not None:
+        raise InputError(
+            f"cannot read {path}: column {repeated!r} appears {counts[repeated]} times; give each column its own name"
+        )
 
 
 def _read_json_lines(path: Path) -> pd.DataFrame:
@@ -57,6 +74,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     import pandas as pd
 
     import_optional("pyarrow", extra="parquet", needed_for=f"reading {path}")
+    import pyarrow.parquet
+
+    _refuse_repeated_columns(pyarrow.parquet.read_schema(path).names, path)
     return pd.read_parquet(path)
 
 
@@ -129,6 +149,7 @@ class FileSource(Source):
             raise InputError(f"cannot read {self.path} as {self._format}: {_first_line(exc)}") from None
         if frame.empty:
             raise InputError(f"cannot read {self.path}: the file has no rows")
+        _refuse_repeated_columns(list(frame.columns), self.path)
         return frame
 
 

@@ -7,13 +7,12 @@ request. The default lazy listing (and ``api.sweep(...).runs``) costs one more r
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from boontrack._optional import import_optional
-from boontrack._redact import redact as redact_credentials
+from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import BackendError, InputError
 from boontrack.integrations.wandb._frame import best_val_step, build_frame, is_aggregate_run, run_row, wandb_tags
@@ -24,18 +23,11 @@ if TYPE_CHECKING:
 PAGE_SIZE = 500
 #: Seconds to wait for one W&B API call, retries included (wandb retries 429 and 5xx with back-off).
 DEFAULT_TIMEOUT_S = 60.0
-_SECRET = re.compile(r"[\w-]{40,}")  # API keys are 40+ of these characters; never let one reach a message
 
 
 def import_wandb() -> Any:
     """``wandb``, or MissingExtraError with the install hint."""
     return import_optional("wandb", extra="wandb", needed_for="the W&B backend")
-
-
-def redact(text: str) -> str:
-    """``text`` without credentials, including anything shaped like a W&B API key (which may come from
-    ~/.netrc rather than the environment)."""
-    return _SECRET.sub("<redacted>", redact_credentials(text))
 
 
 def _api_failure_types(wandb: Any) -> tuple[type[BaseException], ...]:
