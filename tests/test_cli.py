@@ -251,7 +251,7 @@ def _table_with(tmp_path: Path, **columns) -> Path:
         ("write back to a file", "cannot be written back to; write the summary to a directory with --out$"),
         ("tracker option on a file", "file sources take no source options; got --parent"),
         ("foreign files in out", "holds files boontrack did not write"),
-        ("not a uri", "tracking_uri 'not a uri' is not a URI"),
+        ("not a uri", "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
         ("repeated column", "column 'acc' appears 2 times"),
     ],
 )

@@ -59,7 +59,8 @@ PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_st
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
-#: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``.
+#: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``. (A local directory
+#: given as a path, MLflow's file store, is accepted too: see :func:`source_options`.)
 _TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
 
 
@@ -167,10 +168,10 @@ def source_options(
     ``options`` holds a third-party backend's own options (``--option KEY=VALUE``); dashes in keys become
     underscores. The backend validates them.
     """
-    if tracking_uri is not None and not _TRACKING_URI.fullmatch(tracking_uri):
+    if tracking_uri is not None and not (_TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
         raise InputError(
-            f"tracking_uri {redact(tracking_uri)!r} is not a URI "
-            "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH or databricks)"
+            f"tracking_uri {redact(tracking_uri)!r} is neither a URI nor an existing directory "
+            "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH, ./mlruns or databricks)"
         )
     named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group}
     chosen = {key: value for key, value in named.items() if value is not None}
