@@ -433,13 +433,9 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     if summary.table is not None:
         artifacts["runs.csv"] = _csv_bytes(summary.table.all_runs())
     if plots and importlib.util.find_spec("matplotlib") is not None:
-        from boontrack.plots import figure_png, plot_curves, plot_distributions
+        from boontrack.plots import render_pngs
 
-        artifacts["curves.png"] = figure_png(plot_curves(summary))
-        if all(g.curve.time is not None for g in summary.groups):  # a time axis missing a group would mislead
-            artifacts["curves_time.png"] = figure_png(plot_curves(summary, x="time"))
-        if summary.table is not None:
-            artifacts["distributions.png"] = figure_png(plot_distributions(summary))
+        artifacts.update(render_pngs(summary))
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
     return SummaryOutputs(
         metrics=metrics,
