@@ -162,3 +162,47 @@ def test_render_pngs_draws_the_time_curve_only_when_every_group_has_durations(di
     pngs = render_pngs(short_runs)
     assert set(pngs) == {"curves.png", "curves_time.png", "distributions.png"}
     assert all(data[:8] == b"\x89PNG\r\n\x1a\n" for data in pngs.values())
+
+
+@pytest.fixture
+def runs_csv(tmp_path) -> Path:
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(12)], "model": ["a", "b"] * 6,
+                  "acc": np.linspace(0.5, 0.8, 12), "seconds": np.linspace(10, 20, 12)}).to_csv(path, index=False)
+    return path
+
+
+def _pngs(directory: Path) -> set[str]:
+    return {p.name for p in directory.rglob("*.png")}
+
+
+def test_summarize_writes_plots_unless_told_not_to(runs_csv, tmp_path):
+    from click.testing import CliRunner
+
+    from boontrack import cli
+
+    args = ["summarize", str(runs_csv), "--val", "acc", "--group-by", "model", "--duration", "seconds",
+            "--n", "1,2", "--resamples", "99"]
+    default = CliRunner().invoke(cli.main, [*args, "--out", str(tmp_path / "default")])
+    assert default.exit_code == 0, default.output
+    assert _pngs(tmp_path / "default") == {"curves.png", "curves_time.png", "distributions.png"}
+    without = CliRunner().invoke(cli.main, [*args, "--no-plots", "--out", str(tmp_path / "without")])
+    assert without.exit_code == 0, without.output
+    assert (tmp_path / "without" / "summary.json").is_file() and not _pngs(tmp_path / "without")
+
+
+def test_a_job_with_plots_false_writes_no_png(runs_csv, tmp_path):
+    from boontrack.exceptions import InputError
+    from boontrack.reaggregate import load_config, run_jobs
+
+    job = 'source = "runs.csv"\nval = "acc"\ngroup_by = ["model"]\nn = [1, 2]\nresamples = 99\n'
+    config = tmp_path / "boontrack.toml"
+    config.write_text(f'[[jobs]]\nname = "with"\nout = "with"\n{job}\n'
+                      f'[[jobs]]\nname = "without"\nout = "without"\nplots = false\n{job}')
+    lines: list[str] = []
+    assert run_jobs(load_config(config), log=lines.append) == 0, lines
+    assert _pngs(tmp_path / "with") == {"curves.png", "distributions.png"}
+    assert (tmp_path / "without" / "summary.json").is_file() and not _pngs(tmp_path / "without")
+    config.write_text(f'[[jobs]]\nname = "bad"\nout = "bad"\nplots = "no"\n{job}')
+    with pytest.raises(InputError, match="'plots' must be true or false"):
+        load_config(config)
