@@ -53,6 +53,7 @@ import numpy as np
 
 from boontrack.analysis import Summary
 from boontrack.exceptions import InputError
+from boontrack.runtable import _short_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -213,7 +214,9 @@ def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]
 
 def _overview(summary: Summary) -> str:
     spec = summary.spec
-    grouping = f", grouped by {', '.join(summary.group_by)}" if summary.group_by else ""
+    # The keys as the user named them (``model``, not the resolved ``params.model`` of a W&B config key).
+    keys = spec.group_by or [_short_name(column) for column in summary.group_by]
+    grouping = f", grouped by {', '.join(keys)}" if keys else ""
     direction = "higher is better" if spec.maximize else "lower is better"
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "

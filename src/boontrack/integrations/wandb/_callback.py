@@ -18,7 +18,7 @@ def parse_sweep_path(path: str) -> tuple[str, str, str]:
     if len(parts) == 4 and parts[2] == "sweeps":
         parts = [parts[0], parts[1], parts[3]]
     if len(parts) != 3:
-        raise InputError(f"sweep path must be 'entity/project/sweep_id', got {path!r}")
+        raise InputError(f"sweep_path must be 'entity/project/sweep_id', got {path!r}")
     return parts[0], parts[1], parts[2]
 
 
