@@ -34,8 +34,8 @@ The expected-validation curve of each group is a step series (step = n) named
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
 `curves.csv` (group, n, estimate, ci_low, ci_high, time), `runs.csv` (every input run with `dropped_reason`,
-empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run durations are known for every group) and
-`distributions.png`.
+empty when kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations
+are known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
 """
 
 from __future__ import annotations
@@ -416,7 +416,10 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: bool = True) -> SummaryOutputs:
-    """Everything a sink writes: metrics, one curve series per group, artifacts, description, curve table."""
+    """Everything a sink writes: metrics, one curve series per group, artifacts, description, curve table.
+
+    ``plots=False`` leaves out the PNG plots, which are most of the cost of rendering a summary of few runs.
+    """
     from boontrack.backends import CurveSeries, SummaryOutputs
 
     metrics = flat_metrics(summary, prefix=prefix)

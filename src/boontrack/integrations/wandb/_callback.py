@@ -36,7 +36,8 @@ def summarize_sweep(
 
     The last line of a sweep script, after ``wandb.agent(...)`` returns. The aggregate run (``job_type
     "boontrack"``, id derived from the sweep and the spec) receives the ``boon/...`` summary metrics, the
-    expected-validation curve as a step series over n, a table and line-series chart of all groups, and an
+    expected-validation curve as a step series over n, a table and a chart of all groups' curves with their
+    bootstrap bands (a custom chart preset; W&B's line-series chart where presets cannot be created), and an
     artifact with ``summary.json``, the report and the plots. It is left alone when the runs have not changed;
     the sweep's runs are never modified.
 
