@@ -116,6 +116,14 @@ def short_runs():
     return _analyze(frame, val="acc", group_by=("model",), duration="seconds")
 
 
+@pytest.fixture(scope="module")
+def log_likelihood():
+    """Negative scores (a validation log-likelihood), 12 runs per group."""
+    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(24)], "model": ["a", "b"] * 12,
+                          "ll": -np.linspace(3.0, 0.5, 24)})
+    return _analyze(frame, val="ll", group_by=("model",))
+
+
 def test_x_scale_rule():
     assert x_scale(np.arange(1, 31)) == "linear"  # budgets 1..30: a factor of 30
     assert x_scale(np.arange(1, 32)) == "log"
@@ -141,9 +149,11 @@ def _tick_labels(figure, axis: str) -> list:
 
 
 @pytest.mark.parametrize("name, x", [("digits", "n"), ("sst5_cnn_lr", "n"), ("sst5_cnn_lr", "time"),
-                                     ("short_runs", "time"), ("short_runs", "n"), ("distributions", None)])
+                                     ("short_runs", "time"), ("short_runs", "n"), ("sst5_cnn_lr", None),
+                                     ("log_likelihood", None), ("log_likelihood", "n")])
 def test_tick_labels_are_plain_numbers_that_do_not_overlap(request, name, x):
-    summary = request.getfixturevalue("sst5_cnn_lr" if name == "distributions" else name)
+    """x None: the distributions plot."""
+    summary = request.getfixturevalue(name)
     figure = plot_distributions(summary) if x is None else plot_curves(summary, x=x)
     renderer = figure.canvas.get_renderer()
     for axis in ("x", "y"):
@@ -151,7 +161,8 @@ def test_tick_labels_are_plain_numbers_that_do_not_overlap(request, name, x):
         assert len(labels) >= 3, (axis, [t.get_text() for t in labels])
         for label in labels:
             text = label.get_text().replace(",", "").replace("\N{MINUS SIGN}", "-")
-            float(text)  # a plain number: no 10^k, offset or scientific notation
+            float(text)  # a number: no 10^k or offset notation
+            assert "e" not in text.lower(), text  # nor a scientific one
         boxes = [label.get_window_extent(renderer) for label in labels]
         for a, b in itertools.combinations(boxes, 2):
             assert not a.overlaps(b), (axis, [t.get_text() for t in labels])

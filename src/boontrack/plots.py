@@ -62,10 +62,11 @@ def x_scale(values: ArrayLike) -> Literal["linear", "log"]:
 
 
 def _plain(value: float, _position: object = None) -> str:
-    """A tick label without exponent: 0.3, 5, 250, 10,000."""
-    if value >= 10_000:
+    """A tick label without exponent: 0.3, -2.5, 250, 10,000 (an exponent only below 0.001 in magnitude)."""
+    magnitude = abs(value)
+    if magnitude >= 10_000:
         return f"{value:,.0f}"
-    return f"{value:g}" if value >= 1e-3 or value == 0 else f"{value:.1e}"
+    return f"{value:g}" if magnitude >= 1e-3 or value == 0 else f"{value:.1e}"
 
 
 def _format_axes(ax, *, x: Literal["linear", "log"], integer_x: bool) -> None:
