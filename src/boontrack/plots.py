@@ -39,8 +39,9 @@ _SIZE_IN = (7.5, 4.8)
 _DPI = 120
 #: Fixed margins (fractions of the figure) that fit two title lines, the axis labels and 6-digit tick labels.
 _MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.11, "top": 0.88}
-#: The right margin when the legend stands outside the axes.
-_RIGHT_WITH_OUTER_LEGEND = 0.7
+#: An outer legend's width as a fraction of the figure: its marker and padding, then per character of the
+#: longest label (x-small text on a 7.5-inch figure); the axes keep at least half of the figure.
+_OUTER_LEGEND_BASE, _OUTER_LEGEND_PER_CHAR, _OUTER_LEGEND_MAX = 0.07, 0.0075, 0.45
 #: Steps drawn per empirical CDF at most: more are not visible at this size and cost drawing time.
 _ECDF_STEPS = 500
 #: Training time is shown in the largest unit in which the longest time is still at least 3 of it.
@@ -120,7 +121,10 @@ def _legend(ax, count: int, *, corner: str) -> None:
         # A fixed corner: loc="best" searches every line vertex for the emptiest place, at every draw.
         ax.legend(loc=corner, fontsize="small", frameon=True)
     else:
-        ax.figure.subplots_adjust(right=_RIGHT_WITH_OUTER_LEGEND)
+        # Room for the longest label, computed instead of measured: a layout pass would draw the figure twice.
+        longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
+        width = min(_OUTER_LEGEND_BASE + _OUTER_LEGEND_PER_CHAR * longest, _OUTER_LEGEND_MAX)
+        ax.figure.subplots_adjust(right=1 - width)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
 
 
