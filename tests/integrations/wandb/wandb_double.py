@@ -4,8 +4,9 @@ It is a small ``http.server`` on 127.0.0.1 that answers the GraphQL operations a
 ``wandb`` client sends (checked against wandb 0.31.0, whose ``wandb-core`` sidecar makes every request):
 ``Viewer``, ``GetDefaultEntity``, ``Runs``, ``Run``, ``GetSweep``, ``RunHistoryKeys``/``RunHistory*`` (scan),
 ``UpsertBucket``, ``RunResumeStatus``, ``RewindRun``, ``CreateRunFiles`` and file uploads, the file stream, the artifact
-operations, ``CreateCustomChart`` (the mutation ``wandb.Api().create_custom_chart`` sends) with the
-``customChart(id: "entity/name")`` lookup, and ``/sdk/otel/*`` telemetry. It keeps runs in memory (seeded from real offline run files), applies
+operations, ``CreateCustomChart`` (the mutation ``wandb.Api().create_custom_chart`` sends), the
+``customChart(id: "entity/name")`` lookup that boontrack sends through the client's GraphQL path, and
+``/sdk/otel/*`` telemetry. It keeps runs in memory (seeded from real offline run files), applies
 a subset of the Mongo-style run filters, pages with cursors, and records every request so that tests can check
 what the client sent (request counts, summary metrics, history rows, uploaded files).
 
