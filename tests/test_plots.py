@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import itertools
 import sys
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,7 +17,7 @@ from matplotlib.image import imread  # noqa: E402
 
 from boontrack.analysis import Spec, analyze  # noqa: E402
 from boontrack.exceptions import InputError  # noqa: E402
-from boontrack.plots import figure_png, plot_curves, plot_distributions  # noqa: E402
+from boontrack.plots import figure_png, plot_curves, plot_distributions, render_pngs, x_scale  # noqa: E402
 from boontrack.runtable import RunTable  # noqa: E402
 
 
@@ -81,3 +84,136 @@ def test_missing_matplotlib_gives_the_install_hint(summary, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r'pip install "boontrack\[plots\]"'):
         plot_curves(summary)
+
+
+def _analyze(frame: pd.DataFrame, **spec_options) -> object:
+    spec = Spec(n=(1, 5), n_resamples=99, **spec_options)
+    return analyze(RunTable.from_frame(frame, spec), spec)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    """The README's digits example: 30 runs per model, no durations."""
+    frame = pd.read_csv(Path(__file__).parents[1] / "examples" / "digits_sweep.csv")
+    return _analyze(frame, val="val_acc", test="test_acc", group_by=("model",))
+
+
+@pytest.fixture(scope="module")
+def sst5_cnn_lr(shared_data):
+    """SST-5, CNN vs LR, 50 runs each, with training durations (the README's time plot)."""
+    frame = pd.read_csv(shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv", sep="\t")
+    return _analyze(frame, val="best_validation_accuracy", group_by=("model.encoder.architecture.type",),
+                    duration="training_duration")
+
+
+@pytest.fixture(scope="module")
+def short_runs():
+    """8 runs per group lasting 0.3 to 0.4 s: expected times span 0.3 to 3.2 s, the case that once had
+    overlapping minor-tick labels (3x10^-1 4x10^-1) on a log axis."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(16)], "model": ["a"] * 8 + ["b"] * 8,
+                          "acc": rng.uniform(0.8, 0.9, 16), "seconds": rng.uniform(0.3, 0.4, 16)})
+    return _analyze(frame, val="acc", group_by=("model",), duration="seconds")
+
+
+@pytest.fixture(scope="module")
+def log_likelihood():
+    """Negative scores (a validation log-likelihood), 12 runs per group."""
+    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(24)], "model": ["a", "b"] * 12,
+                          "ll": -np.linspace(3.0, 0.5, 24)})
+    return _analyze(frame, val="ll", group_by=("model",))
+
+
+def test_x_scale_rule():
+    assert x_scale(np.arange(1, 31)) == "linear"  # budgets 1..30: a factor of 30
+    assert x_scale(np.arange(1, 32)) == "log"
+    assert x_scale([0.3, 9.0]) == "linear" and x_scale([0.3, 9.1]) == "log"
+    assert x_scale([]) == "linear" and x_scale([0.0, np.nan, 5.0]) == "linear"
+
+
+def test_each_curve_plot_follows_the_rule(digits, sst5_cnn_lr, short_runs):
+    assert plot_curves(digits).axes[0].get_xscale() == "linear"  # n = 1..30
+    assert plot_curves(sst5_cnn_lr).axes[0].get_xscale() == "log"  # n = 1..50
+    assert plot_curves(sst5_cnn_lr, x="time").axes[0].get_xscale() == "log"  # 1.5 s to 40 min
+    assert plot_curves(short_runs, x="time").axes[0].get_xscale() == "linear"  # 0.3 to 3.2 s
+
+
+def _tick_labels(figure, axis: str) -> list:
+    """The visible, non-empty major and minor tick labels of ``axis`` after drawing."""
+    figure.canvas.draw()
+    ax = figure.axes[0]
+    chosen = ax.xaxis if axis == "x" else ax.yaxis
+    low, high = sorted(ax.get_xlim() if axis == "x" else ax.get_ylim())
+    ticks = chosen.get_major_ticks() + chosen.get_minor_ticks()
+    return [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text() and low <= t.get_loc() <= high]
+
+
+@pytest.mark.parametrize("name, x", [("digits", "n"), ("sst5_cnn_lr", "n"), ("sst5_cnn_lr", "time"),
+                                     ("short_runs", "time"), ("short_runs", "n"), ("sst5_cnn_lr", None),
+                                     ("log_likelihood", None), ("log_likelihood", "n")])
+def test_tick_labels_are_plain_numbers_that_do_not_overlap(request, name, x):
+    """x None: the distributions plot."""
+    summary = request.getfixturevalue(name)
+    figure = plot_distributions(summary) if x is None else plot_curves(summary, x=x)
+    renderer = figure.canvas.get_renderer()
+    for axis in ("x", "y"):
+        labels = _tick_labels(figure, axis)
+        assert len(labels) >= 3, (axis, [t.get_text() for t in labels])
+        for label in labels:
+            text = label.get_text().replace(",", "").replace("\N{MINUS SIGN}", "-")
+            float(text)  # a number: no 10^k or offset notation
+            assert "e" not in text.lower(), text  # nor a scientific one
+        boxes = [label.get_window_extent(renderer) for label in labels]
+        for a, b in itertools.combinations(boxes, 2):
+            assert not a.overlaps(b), (axis, [t.get_text() for t in labels])
+
+
+def test_render_pngs_draws_the_time_curve_only_when_every_group_has_durations(digits, short_runs):
+    assert set(render_pngs(digits)) == {"curves.png", "distributions.png"}
+    pngs = render_pngs(short_runs)
+    assert set(pngs) == {"curves.png", "curves_time.png", "distributions.png"}
+    assert all(data[:8] == b"\x89PNG\r\n\x1a\n" for data in pngs.values())
+
+
+@pytest.fixture
+def runs_csv(tmp_path) -> Path:
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(12)], "model": ["a", "b"] * 6,
+                  "acc": np.linspace(0.5, 0.8, 12), "seconds": np.linspace(10, 20, 12)}).to_csv(path, index=False)
+    return path
+
+
+def _pngs(directory: Path) -> set[str]:
+    return {p.name for p in directory.rglob("*.png")}
+
+
+def test_summarize_writes_plots_unless_told_not_to(runs_csv, tmp_path):
+    from click.testing import CliRunner
+
+    from boontrack import cli
+
+    args = ["summarize", str(runs_csv), "--val", "acc", "--group-by", "model", "--duration", "seconds",
+            "--n", "1,2", "--resamples", "99"]
+    default = CliRunner().invoke(cli.main, [*args, "--out", str(tmp_path / "default")])
+    assert default.exit_code == 0, default.output
+    assert _pngs(tmp_path / "default") == {"curves.png", "curves_time.png", "distributions.png"}
+    without = CliRunner().invoke(cli.main, [*args, "--no-plots", "--out", str(tmp_path / "without")])
+    assert without.exit_code == 0, without.output
+    assert (tmp_path / "without" / "summary.json").is_file() and not _pngs(tmp_path / "without")
+
+
+def test_a_job_with_plots_false_writes_no_png(runs_csv, tmp_path):
+    from boontrack.exceptions import InputError
+    from boontrack.reaggregate import load_config, run_jobs
+
+    job = 'source = "runs.csv"\nval = "acc"\ngroup_by = ["model"]\nn = [1, 2]\nresamples = 99\n'
+    config = tmp_path / "boontrack.toml"
+    config.write_text(f'[[jobs]]\nname = "with"\nout = "with"\n{job}\n'
+                      f'[[jobs]]\nname = "without"\nout = "without"\nplots = false\n{job}')
+    lines: list[str] = []
+    assert run_jobs(load_config(config), log=lines.append) == 0, lines
+    assert _pngs(tmp_path / "with") == {"curves.png", "distributions.png"}
+    assert (tmp_path / "without" / "summary.json").is_file() and not _pngs(tmp_path / "without")
+    config.write_text(f'[[jobs]]\nname = "bad"\nout = "bad"\nplots = "no"\n{job}')
+    with pytest.raises(InputError, match="'plots' must be true or false"):
+        load_config(config)

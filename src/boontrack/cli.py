@@ -176,6 +176,7 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--write-back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
 @click.option("--prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
 @click.option("--force", is_flag=True, help="Write even when the destination is up to date.")
+@click.option("--no-plots", is_flag=True, help="Write no PNG plots (most of the cost of writing a small summary).")
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
 @click.option("--parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
 @click.option("--tracking-uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
@@ -195,6 +196,7 @@ def summarize(
     write_back: bool,
     prefix: str,
     force: bool,
+    no_plots: bool,
     output_format: str,
     parent: str | None,
     tracking_uri: str | None,
@@ -223,7 +225,8 @@ def summarize(
         with warnings.catch_warnings():  # a failed write is reported once, as the error below
             warnings.simplefilter("ignore", WriteBackWarning)
             result = run_job(
-                runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True
+                runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True,
+                plots=not no_plots,
             )
     text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
     click.echo(text, nl=not text.endswith("\n"))

@@ -247,6 +247,7 @@ def run_job(
     force: bool = False,
     summarize_unchanged: bool = False,
     raise_on_write_error: bool = False,
+    plots: bool = True,
 ) -> JobResult:
     """Read the runs of ``source``, analyze them as ``spec`` says and write the result to ``sink``.
 
@@ -266,6 +267,8 @@ def run_job(
         Still compute the summary when the sink is up to date (nothing is written); for interactive use.
     raise_on_write_error
         Raise a failed write instead of warning and reporting it in the result.
+    plots
+        Render the PNG plots among the written artifacts (most of the cost of a write with few runs).
 
     Returns
     -------
@@ -306,7 +309,7 @@ def run_job(
     try:
         if read_error is not None:
             raise read_error
-        _write(sink, summary, fp, prefix=prefix)
+        _write(sink, summary, fp, prefix=prefix, plots=plots)
     except Exception as exc:
         if raise_on_write_error:
             raise
@@ -346,10 +349,10 @@ def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = 
         return JobResult("failed", None, "", sink.location() if sink is not None else "", message)
 
 
-def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str) -> None:
+def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str, plots: bool) -> None:
     from boontrack.reports import render_outputs
 
-    sink.write(render_outputs(summary, prefix=prefix))
+    sink.write(render_outputs(summary, prefix=prefix, plots=plots))
     sink.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
 
 

@@ -3,6 +3,14 @@
 matplotlib is an optional extra (``pip install "boontrack[plots]"``), imported when a plot is made. Figures are
 built as :class:`matplotlib.figure.Figure` objects on the Agg canvas, never through pyplot, so nothing leaks
 into (or depends on) global pyplot state.
+
+Axes: a curve's x axis is logarithmic when the plotted values span more than a factor :data:`LOG_X_SPAN` (30),
+linear otherwise, for budgets and for training time alike (:func:`x_scale`); training time is shown in seconds,
+minutes or hours, whichever keeps the numbers small. Tick labels are plain numbers (no ``10^k`` or offset
+notation), integers on a linear budget axis, and only major ticks are labelled.
+
+Cost: figures have fixed margins (no layout solver), the legend and title fixed places (no search for free
+space), and are drawn once, straight to PNG by the Agg canvas with fast zlib compression.
 """
 
 from __future__ import annotations
@@ -17,23 +25,87 @@ from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
 
     from boontrack.analysis import Summary
 
-__all__ = ["figure_png", "plot_curves", "plot_distributions"]
+__all__ = ["figure_png", "plot_curves", "plot_distributions", "render_pngs", "x_scale"]
 
-#: Above this many budgets, the curve's x axis is logarithmic (as in Dodge et al.'s plots).
-_LOG_X_ABOVE = 30
+#: A curve's x axis is logarithmic when its values span more than this factor (as in Dodge et al.'s plots).
+LOG_X_SPAN = 30
 #: With more groups than this, the legend moves outside the axes.
 _LEGEND_INSIDE_MAX = 6
+_SIZE_IN = (7.5, 4.8)
+_DPI = 120
+#: Fixed margins (fractions of the figure) that fit two title lines, the axis labels and 6-digit tick labels.
+_MARGINS = {"left": 0.1, "right": 0.97, "bottom": 0.11, "top": 0.88}
+#: An outer legend's width as a fraction of the figure: its marker and padding, then per character of the
+#: longest label (x-small text on a 7.5-inch figure); the axes keep at least half of the figure.
+_OUTER_LEGEND_BASE, _OUTER_LEGEND_PER_CHAR, _OUTER_LEGEND_MAX = 0.07, 0.0075, 0.45
+#: Steps drawn per empirical CDF at most: more are not visible at this size and cost drawing time.
+_ECDF_STEPS = 500
+#: Training time is shown in the largest unit in which the longest time is still at least 3 of it.
+_TIME_UNITS = (("hours", 3600.0), ("minutes", 60.0), ("seconds", 1.0))
 
 
-def _new_figure(width: float = 7.5, height: float = 4.8) -> Figure:
-    """An empty figure on the Agg canvas, with the install hint when matplotlib is missing."""
+def x_scale(values: ArrayLike) -> Literal["linear", "log"]:
+    """The scale of a curve's x axis: ``"log"`` when the positive values span more than a factor
+    :data:`LOG_X_SPAN`, else ``"linear"``.
+
+    One rule for every curve plot and for the W&B chart, applied to all the values on the axis (every
+    group's budgets, or their expected training times): budgets 1..N are on a log axis from N = 31 on.
+    """
+    values = np.asarray(values, dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if positive.size == 0:
+        return "linear"
+    return "log" if positive.max() / positive.min() > LOG_X_SPAN else "linear"
+
+
+def _plain(value: float, _position: object = None) -> str:
+    """A tick label without exponent: 0.3, -2.5, 250, 10,000 (an exponent only below 0.001 in magnitude)."""
+    magnitude = abs(value)
+    if magnitude >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:g}" if magnitude >= 1e-3 or value == 0 else f"{value:.1e}"
+
+
+def _format_axes(ax, *, x: Literal["linear", "log"], integer_x: bool) -> None:
+    """Plain, non-overlapping tick labels: major ticks only, integers on a linear budget axis."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
+
+    if x == "log":
+        ax.set_xscale("log")
+        low, high = ax.get_xlim()
+        decades = np.log10(high / low)
+        # Up to 3.5 decades, 1-2-5 ticks (at most ~11 labels, room for each); above, powers of ten are enough.
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3.5 else (1.0,)))
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", steps=[1, 2, 5, 10], integer=integer_x))
+        ax.xaxis.set_major_formatter(FuncFormatter(_plain))
+    y_formatter = ScalarFormatter(useOffset=False)
+    y_formatter.set_scientific(False)
+    ax.yaxis.set_major_formatter(y_formatter)
+
+
+def _time_unit(seconds: np.ndarray) -> tuple[str, float]:
+    """(name, seconds per unit) of the unit training times are shown in."""
+    longest = float(np.nanmax(seconds))
+    return next(((name, size) for name, size in _TIME_UNITS if longest >= 3 * size), _TIME_UNITS[-1])
+
+
+def _new_figure() -> Figure:
+    """An empty figure on the Agg canvas with fixed margins, with the install hint when matplotlib is missing.
+
+    A new figure costs less than clearing and reusing one (measured), so every plot gets its own.
+    """
     figure_module = import_optional("matplotlib.figure", extra="plots", needed_for="drawing plots")
     agg = import_optional("matplotlib.backends.backend_agg", extra="plots", needed_for="drawing plots")
-    figure = figure_module.Figure(figsize=(width, height), layout="constrained")
+    figure = figure_module.Figure(figsize=_SIZE_IN, dpi=_DPI)
     agg.FigureCanvasAgg(figure)
+    figure.subplots_adjust(**_MARGINS)
     return figure
 
 
@@ -44,10 +116,15 @@ def _colors(count: int) -> list:
     return [cmap(i % cmap.N) for i in range(count)]
 
 
-def _legend(ax, count: int) -> None:
+def _legend(ax, count: int, *, corner: str) -> None:
     if count <= _LEGEND_INSIDE_MAX:
-        ax.legend(loc="best", fontsize="small", frameon=True)
+        # A fixed corner: loc="best" searches every line vertex for the emptiest place, at every draw.
+        ax.legend(loc=corner, fontsize="small", frameon=True)
     else:
+        # Room for the longest label, computed instead of measured: a layout pass would draw the figure twice.
+        longest = max((len(label) for label in ax.get_legend_handles_labels()[1]), default=0)
+        width = min(_OUTER_LEGEND_BASE + _OUTER_LEGEND_PER_CHAR * longest, _OUTER_LEGEND_MAX)
+        ax.figure.subplots_adjust(right=1 - width)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
 
 
@@ -68,23 +145,22 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
         missing = [g.label for g in summary.groups if g.curve.time is None]
         raise InputError(f"no run durations for group(s) {', '.join(missing)}: cannot plot against time")
     spec = summary.spec
+    if x == "time":
+        unit, unit_s = _time_unit(np.concatenate([g.curve.time for g in summary.groups]))
     figure = _new_figure()
     ax = figure.add_subplot()
     colors = _colors(len(summary.groups))
     band_alpha = 0.18 if len(summary.groups) <= 4 else 0.08  # overlapping bands of many groups stay readable
     for g, color in zip(summary.groups, colors):
-        xs = g.curve.n if x == "n" else g.curve.time
+        xs = g.curve.n if x == "n" else g.curve.time / unit_s
         ax.fill_between(xs, g.curve.ci_low, g.curve.ci_high, color=color, alpha=band_alpha, linewidth=0)
         ax.plot(xs, g.curve.estimate, color=color, linewidth=1.8, label=f"{g.label} ({g.runs} runs)")
-    if x == "time" or max(int(g.curve.n[-1]) for g in summary.groups) > _LOG_X_ABOVE:
-        from matplotlib.ticker import FuncFormatter
-
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))  # 1, 10, 100, not 10^k
+    xs_all = np.concatenate([g.curve.n if x == "n" else g.curve.time for g in summary.groups])
+    _format_axes(ax, x=x_scale(xs_all), integer_x=x == "n")
     if x == "n":
         ax.set_xlabel("budget n (runs drawn at random; the best by validation is kept)")
     else:
-        ax.set_xlabel("expected training time in seconds for n runs (n x mean run duration)")
+        ax.set_xlabel(f"expected training time in {unit} for n runs (n x mean run duration)")
     ylabel = f"expected {summary.metric}" + (" (test)" if summary.has_test else " (validation)")
     ax.set_ylabel(ylabel)
     ax.set_title(
@@ -92,9 +168,11 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
         + (" against training time" if x == "time" else "")
         + f"\nestimator {spec.estimator}, {spec.confidence_level * 100:g} % bootstrap band",
         fontsize="medium",
+        y=1.0,  # a fixed place: spares the search for tick labels above the axes at every draw
     )
     ax.grid(True, which="major", alpha=0.3)
-    _legend(ax, len(summary.groups))
+    # Curves of a maximized score rise to the right, those of a minimized one fall: the legend goes opposite.
+    _legend(ax, len(summary.groups), corner="lower right" if spec.maximize else "upper right")
     return figure
 
 
@@ -113,8 +191,10 @@ def plot_distributions(summary: Summary) -> Figure:
         _, scores = summary.table.arrays(g.label)
         xs = np.sort(scores)
         ys = np.arange(1, xs.size + 1) / xs.size
-        ax.step(np.concatenate(([xs[0]], xs)), np.concatenate(([0.0], ys)), where="post", color=color,
-                linewidth=1.6, label=f"{g.label} ({g.runs} runs)")
+        # At most _ECDF_STEPS evenly spaced ranks (the first and the last included): invisible at this size.
+        steps = np.unique(np.linspace(0, xs.size - 1, min(xs.size, _ECDF_STEPS)).round().astype(int))
+        ax.step(np.concatenate(([xs[0]], xs[steps])), np.concatenate(([0.0], ys[steps])), where="post",
+                color=color, linewidth=1.6, label=f"{g.label} ({g.runs} runs)")
         for value, marker in ((g.mean.estimate, "o"), (g.boo_n[n].estimate, "^")):
             height = np.searchsorted(xs, value, side="right") / xs.size
             ax.plot([value], [height], marker=marker, color=color, markersize=8, markeredgecolor="black",
@@ -126,14 +206,29 @@ def plot_distributions(summary: Summary) -> Figure:
     ax.set_xlabel(f"{summary.metric} ({kind} score of a run)")
     ax.set_ylabel("fraction of runs with a score ≤ x")
     ax.set_ylim(0, 1.02)
-    ax.set_title(f"Distribution of {summary.metric} per group (empirical CDF)", fontsize="medium")
+    ax.set_title(f"Distribution of {summary.metric} per group (empirical CDF)", fontsize="medium", y=1.0)
     ax.grid(True, alpha=0.3)
-    _legend(ax, len(summary.groups) + 2)
+    _format_axes(ax, x="linear", integer_x=False)
+    _legend(ax, len(summary.groups) + 2, corner="upper left")  # above an empirical CDF, left of its rise
     return figure
 
 
-def figure_png(figure: Figure, *, dpi: int = 120) -> bytes:
-    """The figure as PNG bytes."""
+def figure_png(figure: Figure, *, dpi: int = _DPI) -> bytes:
+    """The figure as PNG bytes, drawn once by its Agg canvas (no layout pass, no bounding-box search)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
+    figure.set_dpi(dpi)
+    # zlib level 1: a few percent larger files than the default 6, encoded several times faster.
+    figure.canvas.print_png(buffer, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
+
+
+def render_pngs(summary: Summary) -> dict[str, bytes]:
+    """Every plot of ``summary`` as PNG bytes: ``curves.png``, ``curves_time.png`` (when every group has run
+    durations: a time axis missing a group would mislead) and ``distributions.png`` (when the summary carries
+    its runs)."""
+    pngs = {"curves.png": figure_png(plot_curves(summary))}
+    if all(g.curve.time is not None for g in summary.groups):
+        pngs["curves_time.png"] = figure_png(plot_curves(summary, x="time"))
+    if summary.table is not None:
+        pngs["distributions.png"] = figure_png(plot_distributions(summary))
+    return pngs

@@ -10,6 +10,7 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
     n = [1, 5, 10]                        # optional: without it 1, 5, 10, each where a group has the runs
     out = "summaries/cifar"               # a directory, and/or
     write_back = true                     # the tracker the runs came from
+    plots = false                         # no PNG plots (default true; they are most of a small job's cost)
 
 The other keys are the ``boontrack summarize`` options with underscores (``estimator``, ``minimize``,
 ``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence``,
@@ -66,7 +67,7 @@ __all__ = ["Job", "load_config", "run_jobs"]
 
 #: Keys of a job that make its spec: the keywords of make_spec, i.e. the ``boontrack summarize`` options.
 _SPEC_KEYS = frozenset(inspect.signature(make_spec).parameters)
-_JOB_KEYS = frozenset(("name", "source", "out", "write_back", "prefix", "options", *SOURCE_OPTIONS))
+_JOB_KEYS = frozenset(("name", "source", "out", "write_back", "plots", "prefix", "options", *SOURCE_OPTIONS))
 _LOCKED = "skipped: locked (another run in progress)"
 
 
@@ -79,6 +80,7 @@ class Job:
     spec: Spec
     out: Path | None = None
     write_back: bool = False
+    plots: bool = True
     prefix: str = DEFAULT_PREFIX
     source_options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -124,8 +126,9 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
     for key in ("source", "out", "prefix", *SOURCE_OPTIONS):
         if key in table and (not isinstance(table[key], str) or not table[key]):
             raise fail(f"{key!r} must be a non-empty string, got {table[key]!r}")
-    if not isinstance(table.get("write_back", False), bool):
-        raise fail(f"'write_back' must be true or false, got {table['write_back']!r}")
+    for key in ("write_back", "plots"):
+        if not isinstance(table.get(key, False), bool):
+            raise fail(f"{key!r} must be true or false, got {table[key]!r}")
     if "out" not in table and not table.get("write_back"):
         raise fail('no destination: give out = "DIR" and/or write_back = true')
     options = table.get("options", {})
@@ -149,6 +152,7 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
         spec=spec,
         out=base / table["out"] if "out" in table else None,
         write_back=table.get("write_back", False),
+        plots=table.get("plots", True),
         prefix=table.get("prefix", DEFAULT_PREFIX),
         source_options=chosen,
     )
@@ -203,7 +207,7 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
         sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
         with warnings.catch_warnings():  # a failed write is the job's log line, not a second message
             warnings.simplefilter("ignore", WriteBackWarning)
-            result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force)
+            result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force, plots=job.plots)
     if result.error:
         return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"

@@ -43,8 +43,8 @@ The expected-validation curve of each group is a step series (step = n) named
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
 `curves.csv` (group, n, estimate, ci_low, ci_high, time), `runs.csv` (every input run with `dropped_reason`,
-empty when kept) and, with matplotlib, `curves.png`, `curves_time.png` (when run durations are known for every group) and
-`distributions.png`.
+empty when kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations
+are known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ import numpy as np
 
 from boontrack.analysis import Summary
 from boontrack.exceptions import InputError
+from boontrack.runtable import _short_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -288,7 +289,9 @@ def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]
 
 def _overview(summary: Summary) -> str:
     spec = summary.spec
-    grouping = f", grouped by {', '.join(map(_md, summary.group_by))}" if summary.group_by else ""
+    # The keys as the user named them (``model``, not the resolved ``params.model`` of a W&B config key).
+    keys = spec.group_by or [_short_name(column) for column in summary.group_by]
+    grouping = f", grouped by {', '.join(map(_md, keys))}" if keys else ""
     direction = "higher is better" if spec.maximize else "lower is better"
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
@@ -510,7 +513,10 @@ def _csv_bytes(frame: pd.DataFrame) -> bytes:
 
 
 def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: bool = True) -> SummaryOutputs:
-    """Everything a sink writes: metrics, one curve series per group, artifacts, description, curve table."""
+    """Everything a sink writes: metrics, one curve series per group, artifacts, description, curve table.
+
+    ``plots=False`` leaves out the PNG plots, which are most of the cost of rendering a summary of few runs.
+    """
     from boontrack.backends import CurveSeries, SummaryOutputs
 
     metrics = flat_metrics(summary, prefix=prefix)
@@ -530,13 +536,9 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     if summary.table is not None:
         artifacts["runs.csv"] = _csv_bytes(summary.table.all_runs())
     if plots and importlib.util.find_spec("matplotlib") is not None:
-        from boontrack.plots import figure_png, plot_curves, plot_distributions
+        from boontrack.plots import render_pngs
 
-        artifacts["curves.png"] = figure_png(plot_curves(summary))
-        if all(g.curve.time is not None for g in summary.groups):  # a time axis missing a group would mislead
-            artifacts["curves_time.png"] = figure_png(plot_curves(summary, x="time"))
-        if summary.table is not None:
-            artifacts["distributions.png"] = figure_png(plot_distributions(summary))
+        artifacts.update(render_pngs(summary))
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
     return SummaryOutputs(
         metrics=metrics,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -136,7 +137,7 @@ def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fre
     # The table with every curve row, the line-series chart, and the summary artifact with its files.
     assert run.summary["boontrack/curves_table"]["nrows"] == len(expected.tables["curves"][1])
     chart = run.config["_wandb"]["visualize"]["boontrack/curves_chart"]
-    assert chart["panel_config"]["panelDefId"] == "wandb/lineseries/v0"
+    assert chart["panel_config"]["panelDefId"] in fresh_log.charts  # the curve preset, with its band
     artifact = next(a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary")
     assert artifact["state"] == "COMMITTED"
     assert fresh_log.artifact_files(artifact["id"]) == dict(expected.artifacts)
@@ -228,7 +229,7 @@ def test_post_sweep_callback_adapts_the_default_budgets_to_small_groups(fresh_lo
     ("options", "message"),
     [
         ({"n": (1, 10), "group_by": ("model",)}, r"too few runs for n = 10: group 'cnn' has 5, 'mlp' has 6 runs.*smaller `n`"),
-        ({"test": "test_loss"}, "all 12 runs were dropped: 11 missing metric 'test_loss'"),
+        ({"test": "test_loss"}, r"no column 'test_loss' \(tried 'test_loss', 'metrics.test_loss'\); available columns: "),
     ],
 )
 def test_post_sweep_callback_warns_about_the_data_instead_of_raising(fresh_log, options, message):
@@ -361,3 +362,68 @@ out = "{tmp_path / 'offline-summary'}"
     assert "sweep: unchanged" in second.stdout + second.stderr
     assert not {"UpsertBucket", "RunResumeStatus", "file_stream"} & set(fresh_log.operations())
     assert API_KEY not in first.stdout + first.stderr + second.stdout + second.stderr
+
+
+def _preset_job(double, project: str):
+    """Three groups of runs in their own project, and a job writing their summary without plots."""
+    from boontrack.pipeline import run_job, summary_key
+
+    for i in range(9):
+        double.add_run(FakeRun(name=f"c{i:07d}", entity=ENTITY, project=project, config={"model": "abc"[i // 3]},
+                               summary={"val_acc": 0.5 + ((7 * i) % 9) / 100}))
+    source = open_source(f"wandb:{ENTITY}/{project}")
+    spec = Spec(val="val_acc", n=(1, 2), group_by=("model",), n_resamples=99)
+    sink = source.sink(summary_key(source.identity(), spec))
+
+    def job():
+        return run_job(source, spec, sink=sink, raise_on_write_error=True, plots=False)
+
+    return job, double.runs, (ENTITY, project, sink.run_id)
+
+
+def test_the_curve_chart_preset_is_registered_once_and_draws_the_band(fresh_log):
+    from boontrack.integrations.wandb._sink import CHART_SPEC_FILE
+
+    job, runs, key = _preset_job(fresh_log, "preset")
+    shipped = (Path(__import__("boontrack").__file__).parent / "integrations" / "wandb" / "assets" / CHART_SPEC_FILE)
+    spec_text = shipped.read_text(encoding="utf-8")
+    fresh_log.charts.clear()
+    first = job()
+    assert first.status == "updated"
+    assert fresh_log.operations().count("CreateCustomChart") == 1
+    (preset_id, preset), = fresh_log.charts.items()
+    assert preset_id.startswith(f"{ENTITY}/boontrack-curve-") and preset["type"] == "vega2"
+    assert json.loads(preset["spec"]) == json.loads(spec_text)  # the asset in the package, as a user imports it
+    panel = runs[key].config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]
+    assert panel["panelDefId"] == preset_id
+    # Every field of the spec is filled by a column of the curve table; the x scale follows the plots' rule.
+    fields = set(re.findall(r"\$\{field:(\w+)\}", spec_text))
+    assert set(panel["fieldSettings"]) == fields
+    assert set(panel["fieldSettings"].values()) <= {"group", "n", "estimate", "ci_low", "ci_high"}
+    assert panel["fieldSettings"]["low"] == "ci_low" and panel["fieldSettings"]["high"] == "ci_high"
+    assert set(panel["stringSettings"]) == set(re.findall(r"\$\{string:(\w+)\}", spec_text))
+    assert panel["stringSettings"]["xscale"] == "linear"  # budgets 1..2
+    table_key = "boontrack/curves_chart_table"
+    logged = runs[key].summary[table_key]
+    assert logged["nrows"] == sum(g.curve.n.size for g in first.summary.groups)  # every point of every curve
+    assert logged["ncols"] == 6  # group, n, estimate, ci_low, ci_high, time
+
+    runs[(ENTITY, "preset", "c0000004")].summary["val_acc"] = 0.99  # a rerun on changed runs
+    fresh_log.reset_log()
+    second = job()
+    assert second.status == "updated" and second.fingerprint != first.fingerprint
+    assert "CustomChart" in fresh_log.operations() and "CreateCustomChart" not in fresh_log.operations()
+    assert list(fresh_log.charts) == [preset_id]
+
+
+def test_a_server_refusing_chart_presets_gets_the_line_chart_and_a_warning(fresh_log):
+    job, runs, key = _preset_job(fresh_log, "nopreset")
+    fresh_log.charts.clear()
+    fresh_log.refused.add("CreateCustomChart")
+    with pytest.warns(WriteBackWarning, match="chart preset"):
+        result = job()
+    assert result.status == "updated" and result.error is None
+    assert runs[key].summary["boontrack/fingerprint"] == result.fingerprint
+    panel = runs[key].config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]
+    assert panel["panelDefId"] == "wandb/lineseries/v0"
+    assert not fresh_log.charts

@@ -171,3 +171,48 @@ def test_bad_locations_and_options(tmp_path):
         _read(tmp_path)
     with pytest.raises(InputError, match="unknown option"):
         open_source(f"wandb-offline:{tmp_path}", colour="red")
+
+
+def test_a_metric_no_run_logged_is_an_error_listing_the_metrics_there_are(offline_runs):
+    from boontrack.analysis import Spec
+    from boontrack.pipeline import run_job
+
+    with pytest.raises(InputError, match="no column 'val_accuracy'") as excinfo:
+        run_job(open_source(f"wandb-offline:{offline_runs[0]}"), Spec(val="val_accuracy"))
+    assert "metrics.val_acc" in str(excinfo.value) and "metrics.test_acc" in str(excinfo.value)
+
+
+def test_a_run_missing_the_metric_is_dropped_with_its_reason(offline_runs):
+    frame = _read(offline_runs[0], MetricRequest(val="best_val_acc"))  # logged by the sweep's runs only
+    assert frame["metrics.best_val_acc"].notna().sum() == 10 and frame["metrics.best_val_acc"].isna().any()
+
+
+def _overview(summary) -> str:
+    from boontrack.reports import to_markdown
+
+    return next(part for part in to_markdown(summary).split("\n\n") if " runs kept, " in part)
+
+
+def test_the_report_names_config_keys_as_the_user_wrote_them(offline_runs):
+    from boontrack.analysis import Spec, analyze
+    from boontrack.pipeline import run_job
+    from boontrack.runtable import RunTable
+
+    spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, group_by=("model",))
+    overview = _overview(run_job(open_source(f"wandb-offline:{offline_runs[0]}", sweep=SWEEP), spec).summary)
+    assert "grouped by model." in overview, overview
+    # The default grouping (every config key but the seed) of a W&B run frame: the config keys, unprefixed.
+    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(6)], "params.model": ["a", "b"] * 3,
+                          "params.seed": [0, 0, 1, 1, 2, 2], "metrics.val_acc": np.linspace(0.5, 0.9, 6)})
+    spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, seed_column="seed")
+    overview = _overview(analyze(RunTable.from_frame(frame, spec), spec))
+    assert "grouped by model." in overview, overview
+
+
+def test_option_errors_name_the_python_parameters(offline_runs):
+    from boontrack.wandb import summarize_sweep
+
+    with pytest.raises(InputError, match="^wandb: `filters` must be a JSON object"):
+        open_source("wandb:team/proj", filters="{state")
+    with pytest.raises(InputError, match="^sweep_path must be"):
+        summarize_sweep("only/two", val="val_acc")

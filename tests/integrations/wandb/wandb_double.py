@@ -4,12 +4,15 @@ It is a small ``http.server`` on 127.0.0.1 that answers the GraphQL operations a
 ``wandb`` client sends (checked against wandb 0.31.0, whose ``wandb-core`` sidecar makes every request):
 ``Viewer``, ``GetDefaultEntity``, ``Runs``, ``Run``, ``GetSweep``, ``RunHistoryKeys``/``RunHistory*`` (scan),
 ``UpsertBucket``, ``RunResumeStatus``, ``RewindRun``, ``CreateRunFiles`` and file uploads, the file stream, the artifact
-operations, and ``/sdk/otel/*`` telemetry. It keeps runs in memory (seeded from real offline run files), applies
+operations, ``CreateCustomChart`` (the mutation ``wandb.Api().create_custom_chart`` sends), the
+``customChart(id: "entity/name")`` lookup that boontrack sends through the client's GraphQL path, and
+``/sdk/otel/*`` telemetry. It keeps runs in memory (seeded from real offline run files), applies
 a subset of the Mongo-style run filters, pages with cursors, and records every request so that tests can check
 what the client sent (request counts, summary metrics, history rows, uploaded files).
 
 It reproduces what the client needs, not the server's semantics: no permissions, no summary merge rules, no
-artifact deduplication. Fault injection: :meth:`WandbDouble.inject` makes the next requests fail with a status
+artifact deduplication; creating a chart preset whose name the entity already has is answered with an error
+(an assumption: the server's answer to a duplicate is not documented). Fault injection: :meth:`WandbDouble.inject` makes the next requests fail with a status
 (and headers such as ``Retry-After``), :attr:`WandbDouble.delay_s` slows every GraphQL answer, and
 :attr:`WandbDouble.refused` answers chosen operations with a GraphQL error (a server without that feature).
 Operations it does not know are answered with an error and listed in :attr:`WandbDouble.unknown`; with
@@ -56,6 +59,10 @@ class FakeRun:
     description: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
     events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class GraphQLError(Exception):
+    """Raised by an operation handler: answered as a GraphQL error (HTTP 200 with ``errors``)."""
 
 
 @dataclass
@@ -134,6 +141,7 @@ class WandbDouble:
         self.faults: list[Fault] = []
         self.delay_s = 0.0
         self.refused: set[str] = set()  # operations answered with a GraphQL error, like a server without them
+        self.charts: dict[str, dict[str, Any]] = {}  # custom chart presets by "entity/name"
         self.lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._counter = 0
@@ -200,7 +208,10 @@ class WandbDouble:
             if os.environ.get("WANDB_DOUBLE_DEBUG"):
                 print("UNKNOWN", op, json.dumps(variables)[:2000], query[:3000], file=sys.stderr)
             return {"errors": [{"message": f"operation {op} is not implemented by the test double"}], "data": None}
-        return {"data": handler(variables, query)}
+        try:
+            return {"data": handler(variables, query)}
+        except GraphQLError as exc:
+            return {"errors": [{"message": str(exc)}], "data": None}
 
     def _viewer(self) -> dict[str, Any]:
         return {
@@ -364,6 +375,18 @@ class WandbDouble:
         step = v["metricValue"]
         run.history = [row for row in run.history if row.get(v["metricName"], 0) < step]
         return {"rewindRun": {"rewoundRun": self._bucket(run)}}
+
+    def _op_CreateCustomChart(self, v, q):
+        chart_id = f"{v['entity']}/{v['chartName']}"
+        if chart_id in self.charts:
+            raise GraphQLError(f"a custom chart named {v['chartName']} already exists in {v['entity']}")
+        self.charts[chart_id] = {"id": chart_id, "name": v["chartName"], "displayName": v["displayName"],
+                                 "type": v["chartType"], "access": v["access"], "spec": v["spec"]}
+        return {"createCustomChart": {"chart": {"id": chart_id}}}
+
+    def _op_CustomChart(self, v, q):
+        chart = self.charts.get(v["id"])
+        return {"customChart": None if chart is None else {k: chart[k] for k in ("id", "name", "type")}}
 
     def _op_OrganizationCoreWeaveOrganizationID(self, v, q):
         return {"entity": {"organization": None}}

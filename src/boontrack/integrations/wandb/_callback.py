@@ -18,7 +18,7 @@ def parse_sweep_path(path: str) -> tuple[str, str, str]:
     if len(parts) == 4 and parts[2] == "sweeps":
         parts = [parts[0], parts[1], parts[3]]
     if len(parts) != 3:
-        raise InputError(f"sweep path must be 'entity/project/sweep_id', got {path!r}")
+        raise InputError(f"sweep_path must be 'entity/project/sweep_id', got {path!r}")
     return parts[0], parts[1], parts[2]
 
 
@@ -36,7 +36,8 @@ def summarize_sweep(
 
     The last line of a sweep script, after ``wandb.agent(...)`` returns. The aggregate run (``job_type
     "boontrack"``, id derived from the sweep and the spec) receives the ``boon/...`` summary metrics, the
-    expected-validation curve as a step series over n, a table and line-series chart of all groups, and an
+    expected-validation curve as a step series over n, a table and a chart of all groups' curves with their
+    bootstrap bands (a custom chart preset; W&B's line-series chart where presets cannot be created), and an
     artifact with ``summary.json``, the report and the plots. It is left alone when the runs have not changed;
     the sweep's runs are never modified.
 

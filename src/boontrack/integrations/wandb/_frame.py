@@ -90,9 +90,7 @@ def run_row(
         metric = _as_metric(value)
         if metric is not None:
             row[f"metrics.{key}"] = metric
-    for name in (request.val, request.test):
-        if name:
-            row.setdefault(f"metrics.{name}", math.nan)
+    # A metric no run has stays absent from the frame, so that the error lists the metrics there are.
     if picked is not None:
         row[f"metrics.{request.val}"] = picked[0]
         if request.test:

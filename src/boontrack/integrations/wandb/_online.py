@@ -80,7 +80,7 @@ def parse_filters(filters: Any) -> dict[str, Any]:
     try:
         parsed = json.loads(filters)
     except json.JSONDecodeError as exc:
-        raise InputError(f"wandb: `filters` must be a JSON object (Mongo-style W&B filters): {exc}") from None
+        raise InputError(f"wandb: `filters` must be a JSON object (Mongo-style W&B run filters): {exc}") from None
     if not isinstance(parsed, dict):
         raise InputError(f"wandb: `filters` must be a JSON object, got {filters!r}")
     return parsed

@@ -6,13 +6,22 @@ read. A new write into an existing aggregate run first rewinds it to its first s
 history holds only the current curve. The fingerprint is stored in the aggregate run's summary last, through
 the public API, after the run has finished; a crash before that leaves no fingerprint and the next call writes
 again.
+
+The curves of all groups are drawn with their bootstrap bands by a custom chart preset whose Vega-Lite spec
+ships with the package (``assets/boon_curve.vega.json``). The preset is registered once per entity under a
+name derived from the spec's content (``boontrack-curve-<hash>``), so a changed spec gets a new preset and
+never overwrites one a user edited. Where presets cannot be created (a server without custom charts, no
+permission), the curves are logged as W&B's built-in line-series chart, without bands, and a
+:class:`~boontrack.exceptions.WriteBackWarning` says so; the write itself goes on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import warnings
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +41,15 @@ STEP_KEY = "boon/n"
 TABLE_KEY = "boontrack/curves_table"
 CHART_KEY = "boontrack/curves_chart"
 ARTIFACT_TYPE = "boontrack-summary"
+#: The chart preset's Vega-Lite spec, in the package (a user can also import it by hand in the W&B UI).
+CHART_SPEC_FILE = "boon_curve.vega.json"
+#: Columns of the curve table that fill the preset's fields.
+CHART_FIELDS = {"x": "n", "y": "estimate", "low": "ci_low", "high": "ci_high", "group": "group"}
+_CUSTOM_CHART = """
+query CustomChart($id: ID!) {
+  customChart(id: $id) { id name type }
+}
+"""
 _REWIND_RUN = """
 mutation RewindRun($runName: String!, $entity: String, $project: String, $metricName: String!, $metricValue: Float!) {
   rewindRun(input: {runName: $runName, entityName: $entity, projectName: $project,
@@ -45,6 +63,16 @@ mutation RewindRun($runName: String!, $entity: String, $project: String, $metric
 def aggregate_run_id(key: str) -> str:
     """The aggregate run's id: deterministic in the (source, spec) key."""
     return f"boon-{key[:16]}"
+
+
+def curve_chart_spec() -> str:
+    """The Vega-Lite spec of the curve chart preset, as shipped in the package."""
+    return resources.files(__package__).joinpath("assets", CHART_SPEC_FILE).read_text(encoding="utf-8")
+
+
+def chart_preset_name(spec: str) -> str:
+    """The preset's name: derived from the spec's content, so each version of the spec is its own preset."""
+    return f"boontrack-curve-{hashlib.sha256(spec.encode()).hexdigest()[:12]}"
 
 
 def curve_rows(outputs: SummaryOutputs) -> list[dict[str, float]]:
@@ -67,10 +95,10 @@ class WandbSink(Sink):
     def _what(self) -> str:
         return f"aggregate run {self.source.path}/{self.run_id}"
 
-    def _public_run(self) -> Any | None:
+    def _public_run(self, api: Any | None = None) -> Any | None:
         """The aggregate run through the public API, or None when it does not exist yet."""
         wandb = import_wandb()
-        api = make_api(self.source.entity, self.source.timeout_s)
+        api = api or make_api(self.source.entity, self.source.timeout_s)
         with translate_errors(self._what(), self.source.timeout_s):
             try:
                 return api.run(f"{self.source.path}/{self.run_id}")
@@ -86,9 +114,11 @@ class WandbSink(Sink):
 
     def write(self, outputs: SummaryOutputs) -> None:
         wandb = import_wandb()
-        existing = self._public_run()
+        api = make_api(self.source.entity, self.source.timeout_s)
+        existing = self._public_run(api)
         if existing is not None and (existing.history_line_count or 0) > 0:
             self._rewind(existing)
+        preset = self._chart_preset(api) if outputs.curves and "curves" in outputs.tables else None
         with translate_errors(self._what(), self.source.timeout_s), tempfile.TemporaryDirectory() as tmp:
             run = wandb.init(
                 entity=self.source.entity,
@@ -114,7 +144,7 @@ class WandbSink(Sink):
                 ),
             )
             try:
-                self._log(wandb, run, outputs, Path(tmp))
+                self._log(wandb, run, outputs, Path(tmp), preset)
             except BaseException:
                 run.finish(exit_code=1)
                 raise
@@ -139,11 +169,56 @@ class WandbSink(Sink):
                 stacklevel=3,
             )
 
-    def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
+    def _chart_preset(self, api: Any) -> str | None:
+        """The id (``entity/name``) of the curve chart preset, registered if the entity lacks it; None (with a
+        warning) when W&B refuses it, so that the curves fall back to the built-in line-series chart."""
+        spec = curve_chart_spec()
+        name = chart_preset_name(spec)
+        preset = f"{self.source.entity}/{name}"
+        try:
+            # The public API has no lookup of a preset; the query goes the way the client sends its own.
+            found = api._service_api.execute_graphql(_CUSTOM_CHART, {"id": preset})
+            if (found or {}).get("customChart") is None:
+                # Panels name a preset "entity/name", which is also what the lookup takes.
+                api.create_custom_chart(
+                    entity=self.source.entity, name=name, display_name="boontrack: expected best score out of n",
+                    spec_type="vega2", access="private", spec=spec,
+                )
+        except Exception as exc:  # noqa: BLE001 - any failure only costs the band in the chart, never the write
+            warnings.warn(
+                f"{self._what()}: W&B could not register the chart preset {preset} ({redact(str(exc).strip())}); "
+                "the curves are logged as a line-series chart without their bands (the band is in curves.png "
+                "and the table)",
+                WriteBackWarning,
+                stacklevel=4,
+            )
+            return None
+        return preset
+
+    def _curve_chart(self, wandb: Any, outputs: SummaryOutputs, table: Any, preset: str | None) -> Any:
+        """The chart of all curves: the preset with the band when there is one, else W&B's line series."""
+        if preset is not None:
+            from boontrack.plots import x_scale
+
+            return wandb.plot_table(preset, table, dict(CHART_FIELDS), string_fields={
+                "title": "Expected score of the best-validation run out of n, with its bootstrap band",
+                "xname": "budget n (runs)",
+                "yname": "expected score",
+                "xscale": x_scale([n for curve in outputs.curves for n in curve.n.tolist()]),
+            })
+        return wandb.plot.line_series(
+            xs=[c.n.tolist() for c in outputs.curves],
+            ys=[c.values.tolist() for c in outputs.curves],
+            keys=[c.key for c in outputs.curves],
+            title="Expected validation performance",
+            xname="n",
+        )
+
+    def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path, preset: str | None) -> None:
         # The run is boontrack's own: whatever the previous write left that this one does not write goes
         # (groups or budgets no longer there, the old fingerprint, which is written again last).
         current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY}
-        current.add(f"{CHART_KEY}_table")  # the table wandb.plot.line_series logs beside its chart
+        current.add(f"{CHART_KEY}_table")  # the table wandb logs beside a chart (the preset or the line series)
         for key in [k for k in run.summary.keys() if k not in current and not k.startswith("_")]:
             del run.summary[key]
         run.define_metric(STEP_KEY)
@@ -151,17 +226,13 @@ class WandbSink(Sink):
             run.define_metric(curve.key, step_metric=STEP_KEY)
         for row in curve_rows(outputs):
             run.log(row)
+        table = None
         if "curves" in outputs.tables:
             columns, rows = outputs.tables["curves"]
-            run.log({TABLE_KEY: wandb.Table(columns=list(columns), data=[list(r) for r in rows])})
+            table = wandb.Table(columns=list(columns), data=[list(r) for r in rows])
+            run.log({TABLE_KEY: table})
         if outputs.curves:
-            run.log({CHART_KEY: wandb.plot.line_series(
-                xs=[c.n.tolist() for c in outputs.curves],
-                ys=[c.values.tolist() for c in outputs.curves],
-                keys=[c.key for c in outputs.curves],
-                title="Expected validation performance",
-                xname="n",
-            )})
+            run.log({CHART_KEY: self._curve_chart(wandb, outputs, table, preset)})
         run.summary.update(dict(outputs.metrics))
         self._log_artifact(wandb, run, outputs, tmp)
 
