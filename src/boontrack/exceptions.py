@@ -12,6 +12,7 @@ __all__ = [
     "BackendError",
     "BoontrackWarning",
     "ConstantScoresWarning",
+    "CoverageWarning",
     "ExtrapolationWarning",
     "FewRunsWarning",
     "InputError",
@@ -30,6 +31,10 @@ class ExtrapolationWarning(BoontrackWarning):
 
 class FewRunsWarning(BoontrackWarning):
     """Too few runs for the requested statistic (bootstrap intervals under-cover below ~10 runs)."""
+
+
+class CoverageWarning(BoontrackWarning):
+    """The estimated actual coverage of an interval, simulated from a smoothed fit of the runs, is below 90 %."""
 
 
 class ConstantScoresWarning(BoontrackWarning):
