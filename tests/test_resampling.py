@@ -350,13 +350,28 @@ def test_constant_scores_collapse_without_nan(method):
 
 
 def test_few_runs_warn():
-    with pytest.warns(FewRunsWarning, match="only 5 runs: bootstrap intervals under-cover below ~10 runs"):
+    with pytest.warns(FewRunsWarning, match=r"^only 5 runs: 95 % intervals covered 83-92 % at 4-6 runs"):
         boo_n_ci([0.1, 0.2, 0.3, 0.4, 0.5], n=2, n_resamples=10, rng=0)
     with pytest.warns(FewRunsWarning):
         mean_ci([0.1, 0.2, 0.3], n_resamples=10, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        boo_n_ci(np.arange(10.0), n=2, n_resamples=10, rng=0)
+        boo_n_ci(np.arange(10.0), n=5, n_resamples=10, rng=0)  # 10 runs, n = m / 2, symmetric scores
+        boo_n_ci(np.arange(8.0), n=2, n_resamples=10, rng=0)
+
+
+def test_few_runs_warning_is_keyed_to_n_over_m_and_to_the_tail():
+    with pytest.warns(FewRunsWarning, match=r"^n = 6 is above m / 2 = 5: intervals there are wide"):
+        boo_n_ci(np.arange(10.0), n=6, n_resamples=10, rng=0)
+    with pytest.warns(FewRunsWarning, match=r"^n = 12 is above m / 2 = 10"):
+        boo_n_curve_ci(np.arange(20.0), n=[1, 12], n_resamples=10, rng=0)
+    # 19 equal scores and one far above: skewness (19 - 1) / sqrt(19) = 4.1 towards better scores
+    tail = np.r_[np.zeros(19), 1.0]
+    with pytest.warns(FewRunsWarning, match=r"^test scores skewed towards better scores \(skewness 4.1\)"):
+        boo_n_ci(np.arange(20.0), tail, n=3, n_resamples=10, rng=0)
+    with warnings.catch_warnings():  # the same tail on the worse side, when lower is better
+        warnings.simplefilter("error")
+        boo_n_ci(np.arange(20.0), tail, n=3, maximize=False, n_resamples=10, rng=0)
 
 
 def test_extrapolation_warns_for_v_and_w():

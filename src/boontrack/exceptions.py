@@ -30,7 +30,7 @@ class ExtrapolationWarning(BoontrackWarning):
 
 
 class FewRunsWarning(BoontrackWarning):
-    """Too few runs for the requested statistic (bootstrap intervals under-cover below ~10 runs)."""
+    """Intervals under-cover or are very wide here: few runs, a budget above m / 2, or a long tail."""
 
 
 class CoverageWarning(BoontrackWarning):
