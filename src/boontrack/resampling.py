@@ -458,18 +458,22 @@ def _studentized_interval(resampled: _Resampled, confidence_level: float) -> tup
     ``est +- q se``, where q is the ``confidence_level`` quantile of the resamples' ``|est* - est| / se*`` and
     se the delta-method standard error on the data. The symmetric form covered 94-95 % where the equal-tailed
     one covered 91-92 % (normal scores, m = 10-20, n = 5-10, 1,000 sweeps each): Boo_n's downward bias
-    and its skewness leave the truth above an equal-tailed interval too often. The ends are cut to the range
-    of the test scores, which holds Boo_n of the data and of every resample: a degenerate resample (se* = 0,
-    every draw with the same test score) makes q unbounded, and the interval is then that range.
+    and its skewness leave the truth above an equal-tailed interval too often. The interval may reach beyond
+    the observed test scores, and must: cutting it to their range cost 2-3 points of coverage at m = 10-20
+    (the truth lies above every observed score in about 4 % of normal sweeps of 10 at n = 5). When more than
+    ``1 - confidence_level`` of the resamples are degenerate (se* = 0: every draw had the same test score)
+    q is unbounded, and the interval is the range of the test scores, which holds every resample's Boo_n.
     """
     return _symmetric_bounds(resampled, np.quantile(np.abs(resampled.studentized), confidence_level, axis=0))
 
 
 def _symmetric_bounds(resampled: _Resampled, quantile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``est +- quantile * se`` per budget, cut to the range of the test scores (an unbounded quantile gives it)."""
-    half = np.minimum(quantile, _UNBOUNDED) * resampled.standard_error
-    low, high = resampled.test_range
-    return np.maximum(resampled.estimate - half, low), np.minimum(resampled.estimate + half, high)
+    """``est +- quantile * se`` per budget; an unbounded quantile gives the range of the test scores."""
+    bounded = quantile < _UNBOUNDED / 2
+    half = np.where(bounded, quantile, 0.0) * resampled.standard_error
+    low = np.where(bounded, resampled.estimate - half, resampled.test_range[0])
+    high = np.where(bounded, resampled.estimate + half, resampled.test_range[1])
+    return low, high
 
 
 def _intervals(resampled: _Resampled, confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:

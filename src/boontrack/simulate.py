@@ -461,10 +461,10 @@ def coverage_check(
         rng=rng,
     )
     result = CoverageCheck(budgets, np.array([c.coverage for c in cells]), **options)
-    low = [f"Boo_{k} {c:.0%}" for k, c, bad in zip(budgets, result.coverage, result.doubtful) if bad]
+    low = [f"Boo_{k} {100 * c:.0f} %" for k, c, bad in zip(budgets, result.coverage, result.doubtful) if bad]
     if low:
         warnings.warn(
-            f"the {level:.0%} intervals are estimated to cover less than {DOUBTFUL_COVERAGE:.0%} "
+            f"the {100 * level:g} % intervals are estimated to cover less than {100 * DOUBTFUL_COVERAGE:g} % "
             f"({', '.join(low)}; simulated from a smoothed fit of the {v.size} runs): the scores may have a "
             "long tail that the runs undersample",
             CoverageWarning,
