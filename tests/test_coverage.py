@@ -47,7 +47,7 @@ def test_self_check_is_quiet_on_normal_scores():
         warnings.simplefilter("error", CoverageWarning)
         check = coverage_check(val[0], test[0], n=[1, 5, 10], rng=0)
     assert (check.coverage >= 0.9).all() and not check.doubtful.any()
-    assert (check.replications, check.n_resamples, check.method) == (200, 499, "studentized")
+    assert (check.replications, check.n_resamples, check.method) == (200, 199, "studentized")
 
 
 def test_self_check_skips_large_sweeps_and_constant_scores():

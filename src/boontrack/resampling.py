@@ -525,7 +525,14 @@ def _simultaneous_band(
 def _few_runs_message(
     m: int, budgets: np.ndarray | None = None, test: np.ndarray | None = None, maximize: bool = True
 ) -> str | None:
-    """Why intervals on these runs may under-cover, from measured coverage (:mod:`boontrack.simulate`), or None.
+    """:func:`_few_runs_messages` in one message, or None."""
+    return "; ".join(_few_runs_messages(m, budgets, test, maximize)) or None
+
+
+def _few_runs_messages(
+    m: int, budgets: np.ndarray | None = None, test: np.ndarray | None = None, maximize: bool = True
+) -> list[str]:
+    """Why intervals on these runs may under-cover, from measured coverage (:mod:`boontrack.simulate`).
 
     Three keys, each with what was measured for nominal 95 % (studentized / percentile, normal scores unless
     said): fewer than 8 runs (83-92 % / 76-83 % at m = 4-6; 93-96 % / 83-88 % at m = 8); a budget above m / 2
@@ -550,7 +557,7 @@ def _few_runs_message(
             f"test scores skewed towards better scores (skewness {skew:.1f}): on such long tails 95 % intervals "
             "covered 84-87 % (studentized; percentile 67-80 %)"
         )
-    return "; ".join(reasons) or None
+    return reasons
 
 
 def _better_side_skewness(test: np.ndarray, maximize: bool) -> float:
@@ -566,9 +573,8 @@ def _better_side_skewness(test: np.ndarray, maximize: bool) -> float:
 def _warn_data(
     val: np.ndarray, test: np.ndarray, stacklevel: int, budgets: np.ndarray | None = None, maximize: bool = True
 ) -> None:
-    few_runs = _few_runs_message(val.size, budgets, test, maximize)
-    if few_runs:
-        warnings.warn(few_runs, FewRunsWarning, stacklevel=stacklevel + 1)
+    for message in _few_runs_messages(val.size, budgets, test, maximize):
+        warnings.warn(message, FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(test) == 0:
         warnings.warn(
             "all test scores are equal: every resample gives the same value and the interval is a point",
@@ -813,7 +819,7 @@ def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_re
         budgets = np.unique(as_budgets(n)[0])
     _warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
-    _warn_data(v, t, stacklevel=3, budgets=budgets, maximize=maximize)
+    _warn_data(v, t, stacklevel=3, maximize=maximize)  # budgets above m / 2: the band flags them
     return v, t, budgets, estimator, maximize, level, n_resamples, method, rng
 
 
