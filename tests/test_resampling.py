@@ -363,8 +363,9 @@ def test_few_runs_warn():
 def test_few_runs_warning_is_keyed_to_n_over_m_and_to_the_tail():
     with pytest.warns(FewRunsWarning, match=r"^n = 6 is above m / 2 = 5: intervals there are wide"):
         boo_n_ci(np.arange(10.0), n=6, n_resamples=10, rng=0)
-    with pytest.warns(FewRunsWarning, match=r"^n = 12 is above m / 2 = 10"):
-        boo_n_curve_ci(np.arange(20.0), n=[1, 12], n_resamples=10, rng=0)
+    with warnings.catch_warnings():  # a band flags those budgets instead (CurveBand.trustworthy)
+        warnings.simplefilter("error")
+        assert boo_n_curve_ci(np.arange(20.0), n=[1, 12], n_resamples=10, rng=0).trustworthy.tolist() == [1, 0]
     # 19 equal scores and one far above: skewness (19 - 1) / sqrt(19) = 4.1 towards better scores
     tail = np.r_[np.zeros(19), 1.0]
     with pytest.warns(FewRunsWarning, match=r"^test scores skewed towards better scores \(skewness 4.1\)"):
@@ -545,12 +546,26 @@ def test_studentized_constant_and_single_run():
     assert single.confidence_interval == resampling.ConfidenceInterval(0.7, 0.7)
 
 
-def test_degenerate_resamples_give_the_range_of_test_scores():
-    """Two runs: a resample drawing one run twice has se* = 0, so |T| is unbounded in a quarter of the
-    resamples per side; the 95 % interval then spans the test scores (Boo_n cannot leave that range)."""
+def test_degenerate_resamples_give_the_plausible_range():
+    """Two runs: a resample drawing one run twice has se* = 0, so |T| is unbounded in half of the resamples;
+    the 95 % interval is then the plausible range: from the worst test score to the best plus the range."""
     with pytest.warns(FewRunsWarning):
         res = boo_n_ci([0.1, 0.2], [0.3, 0.5], n=1, n_resamples=200, rng=0)
-    assert res.confidence_interval == resampling.ConfidenceInterval(0.3, 0.5)
+    assert res.confidence_interval.low == 0.3 and res.confidence_interval.high == pytest.approx(0.7, abs=1e-15)
+    with pytest.warns(FewRunsWarning):  # lower is better: the range extends below the best (lowest) score
+        res = boo_n_ci([0.1, 0.2], [0.3, 0.5], n=1, maximize=False, n_resamples=200, rng=0)
+    assert res.confidence_interval.low == pytest.approx(0.1, abs=1e-15) and res.confidence_interval.high == 0.5
+
+
+def test_runaway_studentized_interval_is_cut_to_the_plausible_range():
+    """19 runs near 0 and one far outlier: resamples without it have a tiny se*, so q is huge."""
+    rng = np.random.default_rng(1)
+    test = np.r_[rng.normal(0.0, 0.01, 19), 1.0]
+    val = test + rng.normal(0.0, 0.01, 20)
+    with pytest.warns(FewRunsWarning, match="skewed"):
+        res = boo_n_ci(val, test, n=5, n_resamples=500, rng=0)
+    assert res.confidence_interval.low == test.min()
+    assert res.confidence_interval.high <= 2 * test.max() - test.min()
 
 
 def test_band_trustworthy_up_to_half_of_m_and_simultaneous_contains_pointwise():
