@@ -112,8 +112,8 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     ax.set_title(
         f"Expected {summary.metric} of the best-validation run out of n"
         + (" against training time" if x == "time" else "")
-        + f"\nestimator {spec.estimator}; {spec.confidence_level * 100:g} % bootstrap bands: pointwise (shaded), "
-        "simultaneous (dotted); dashed where doubtful",
+        + f"\nestimator {spec.estimator}; {spec.confidence_level * 100:g} % bands: pointwise (shaded), "
+        "simultaneous (dotted); dashed: doubtful",
         fontsize="medium",
     )
     ax.grid(True, which="major", alpha=0.3)
