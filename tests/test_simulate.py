@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from boontrack.resampling import boo_n_curve_ci
-from boontrack.simulate import coverage, kernel_fit, population
+from boontrack.simulate import band_coverage, coverage, kernel_fit, population
 
 E_MAX_5, E_MAX_10 = 1.162964, 1.538753  # E[max of n N(0, 1)], Bajgar et al. 2018, Table 4
 
@@ -124,3 +124,18 @@ def test_coverage_shares_resamples_between_studentized_and_percentile():
 def test_bad_arguments(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.filterwarnings("ignore::boontrack.FewRunsWarning")
+def test_band_coverage_is_the_share_of_bands_holding_the_whole_curve():
+    """The engine against the public API: one boo_n_curve_ci per sweep over n = 1..m/2, same resamples."""
+    pop, m, reps, resamples = population("normal", rho=1.0), 10, 30, 99
+    result = band_coverage(pop, m=m, replications=reps, n_resamples=resamples, rng=6)
+    rng = np.random.default_rng(6)
+    val, test = pop.sample(m, replications=reps, rng=rng)
+    truth = pop.boo_n(list(range(1, 6)))
+    bands = [boo_n_curve_ci(val[r], test[r], n=range(1, 6), n_resamples=resamples, rng=rng) for r in range(reps)]
+    assert result.budgets == (1, 2, 3, 4, 5) and result.method == "studentized"
+    assert result.pointwise == np.mean([np.all((b.low <= truth) & (truth <= b.high)) for b in bands])
+    held = [np.all((b.simultaneous_low <= truth) & (truth <= b.simultaneous_high)) for b in bands]
+    assert result.simultaneous == np.mean(held) >= result.pointwise

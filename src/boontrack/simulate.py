@@ -34,7 +34,17 @@ from boontrack._validation import as_budgets, as_choice, as_count, as_probabilit
 from boontrack.estimators import expected_max_of
 from boontrack.spec import CI_METHODS, ESTIMATORS
 
-__all__ = ["CoverageCell", "CoverageCheck", "Population", "coverage", "coverage_check", "kernel_fit", "population"]
+__all__ = [
+    "BandCoverage",
+    "CoverageCell",
+    "CoverageCheck",
+    "Population",
+    "band_coverage",
+    "coverage",
+    "coverage_check",
+    "kernel_fit",
+    "population",
+]
 
 PopulationName = Literal["normal", "lognormal", "left_skewed", "beta_binomial"]
 POPULATIONS = ("normal", "lognormal", "left_skewed", "beta_binomial")
@@ -471,3 +481,79 @@ def coverage_check(
             stacklevel=2,
         )
     return result
+
+
+@dataclass(frozen=True)
+class BandCoverage:
+    """How often a curve's whole band, over budgets n = 1..m/2, contains the true curve.
+
+    Attributes
+    ----------
+    population, m, method, confidence_level, replications, n_resamples
+        What was measured.
+    budgets
+        The budgets the band spans (1..m/2, the trustworthy ones).
+    pointwise, simultaneous
+        Share of sweeps whose pointwise band, and whose simultaneous (sup-t) band, holds the truth at every
+        budget at once.
+    width_ratio
+        Median over sweeps of the median, over budgets, of simultaneous width / pointwise width.
+    """
+
+    population: str
+    m: int
+    method: str
+    confidence_level: float
+    budgets: tuple[int, ...]
+    pointwise: float
+    simultaneous: float
+    width_ratio: float
+    replications: int
+    n_resamples: int
+
+
+def band_coverage(
+    population: Population,
+    *,
+    m: int,
+    method: str = "studentized",
+    estimator: Literal["V", "U", "W"] = "V",
+    confidence_level: float = 0.95,
+    replications: int = 300,
+    n_resamples: int = 999,
+    rng: Any = None,
+) -> BandCoverage:
+    """Joint coverage of the pointwise and simultaneous bands of a curve over its trustworthy budgets (1..m/2).
+
+    Parameters are as in :func:`coverage`; the budgets are every n from 1 to ``m // 2``.
+    """
+    from boontrack.resampling import _curve_distribution, _intervals, _simultaneous_band, _trustworthy
+
+    m, budgets, (method,), estimator, level, replications, n_resamples, rng = _coverage_iv(
+        population, m, np.arange(1, max(1, m // 2) + 1), (method,), estimator, confidence_level, replications,
+        n_resamples, rng,
+    )  # fmt: skip
+    truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
+    trusted = _trustworthy(budgets, m)
+    val, test = population.sample(m, replications=replications, rng=rng)
+    pointwise, simultaneous, ratios = np.empty(replications, bool), np.empty(replications, bool), []
+    for r in range(replications):  # one sweep per iteration; everything inside is vectorised
+        resampled = _curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
+        low, high = _intervals(resampled, level, method)
+        sim_low, sim_high = _simultaneous_band(resampled, level, method, trusted)
+        pointwise[r] = np.all((low <= truth) & (truth <= high))
+        simultaneous[r] = np.all((sim_low <= truth) & (truth <= sim_high))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(np.nanmedian((sim_high - sim_low) / (high - low)))
+    return BandCoverage(
+        population=population.name,
+        m=m,
+        method=method,
+        confidence_level=level,
+        budgets=tuple(int(k) for k in budgets),
+        pointwise=float(pointwise.mean()),
+        simultaneous=float(simultaneous.mean()),
+        width_ratio=float(np.median(ratios)),
+        replications=replications,
+        n_resamples=n_resamples,
+    )
