@@ -140,7 +140,10 @@ class CurveBand:
     (Montiel Olea & Plagborg-Møller 2019): one critical value c, the ``confidence_level`` quantile over the
     resamples of ``max_n |est*_n - est_n| / s_n`` (s the per-resample standard error for the studentized
     method, else the bootstrap standard error), taken over the trustworthy budgets, gives ``est_n +- c s_n``,
-    meant to hold the whole curve at once.
+    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores, m = 20 and 50, 333 sweeps
+    each; ``tests/benchmarks/bench_coverage.py``), the studentized simultaneous band held the whole curve in
+    92-94 % of sweeps at 1.5-1.6x the pointwise width, its pointwise band in 82-89 %; percentile bands held it
+    in 78-87 % (simultaneous) and 56-78 % (pointwise).
 
     ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on normal scores (300 sweeps per cell),
     the validation curve's percentile band covered 43-67 % (n = m/2 .. m, m = 10-50) and the studentized
