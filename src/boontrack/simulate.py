@@ -423,7 +423,7 @@ def coverage_check(
     that contains the fit's exact Boo_n estimates the actual coverage (:func:`coverage`). A long tail in the
     runs shows up as an estimated coverage below nominal; a tail the runs have not seen cannot. With the
     defaults the estimate's standard error is about 1.5 points near 95 %, and it costs 200 bootstrap
-    intervals of 199 resamples (0.2-0.5 s at m = 20-100 and three budgets).
+    intervals of 199 resamples (0.3-0.6 s at m = 10-100, about 3 s at m = 500, three budgets).
 
     Not simulated above 500 runs (``skipped`` says so): the cost grows with m, and there the studentized
     interval covered within 2 points of nominal at n <= m/2 on normal and beta-binomial scores.
