@@ -34,7 +34,11 @@ def test_every_resample_is_an_average_of_test_scores(data, estimator, n, seed):
     assert result.estimate == pytest.approx(boo_n(val, test, n=n, estimator=estimator), abs=1e-12)
     dist = result.bootstrap_distribution
     assert np.all(dist >= test.min() - 1e-12) and np.all(dist <= test.max() + 1e-12)
+    # the default (studentized) interval holds the estimate, within the worst score and the best plus the range
     low, high = result.confidence_interval.low, result.confidence_interval.high
+    assert test.min() <= low <= result.estimate <= high <= 2 * test.max() - test.min() + 1e-12
+    plain = boo_n_ci(val, test, n=n, estimator=estimator, n_resamples=200, method="percentile", rng=seed)
+    low, high = plain.confidence_interval.low, plain.confidence_interval.high
     assert dist.min() - 1e-12 <= low <= high <= dist.max() + 1e-12
 
 

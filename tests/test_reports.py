@@ -83,6 +83,7 @@ def test_metric_names_for_one_group(single):
     expected = {"boon/runs", "boon/dropped", "boon/groups", "boon/test_acc/normal"}
     for stem in ("boo_1", "boo_5", "mean"):
         expected |= {f"boon/test_acc/{stem}", f"boon/test_acc/{stem}/ci_low", f"boon/test_acc/{stem}/ci_high"}
+        expected.add(f"boon/test_acc/{stem}/coverage")  # the self-check's estimate (30 runs: simulated)
     expected |= {"boon/test_acc/gaussian/boo_1", "boon/test_acc/gaussian/boo_5"}
     expected |= {f"boon/test_acc/{s}" for s in ("sd", "median", "min", "max", "spearman_val_test")}
     metrics = flat_metrics(summary)
@@ -92,6 +93,10 @@ def test_metric_names_for_one_group(single):
     assert metrics["boon/test_acc/boo_5"] == pytest.approx(boo_n(frame["val_acc"], frame["metrics.test_acc"], n=5))
     assert metrics["boon/test_acc/mean"] == pytest.approx(frame["metrics.test_acc"].mean())
     assert metrics["boon/test_acc/max"] == pytest.approx(frame["metrics.test_acc"].max())
+    group = summary.groups[0]
+    assert metrics["boon/test_acc/boo_5/coverage"] == group.coverage[5]
+    assert metrics["boon/test_acc/mean/coverage"] == metrics["boon/test_acc/boo_1/coverage"] == group.coverage[1]
+    assert all(0 <= group.coverage[n] <= 1 for n in (1, 5))
     assert all(isinstance(v, float) for v in metrics.values())
 
 
@@ -213,8 +218,13 @@ def test_markdown_report_has_the_key_numbers(sweep):
 def test_curve_table_and_terminal_table(sweep):
     frame, summary = sweep
     table = curve_table(summary)
-    assert list(table.columns) == ["group", "n", "estimate", "ci_low", "ci_high", "time"]
+    assert list(table.columns) == [
+        "group", "n", "estimate", "ci_low", "ci_high", "time", "simultaneous_low", "simultaneous_high", "trustworthy"
+    ]
     assert len(table) == sum(g.curve.n.size for g in summary.groups) == 4 * 8
+    # 8 runs per group: the band is trustworthy up to n = 4 at most (n > m/2 never)
+    assert not table.loc[table["n"] > 4, "trustworthy"].any()
+    assert (table["simultaneous_low"] <= table["estimate"]).all() and (table["estimate"] <= table["simultaneous_high"]).all()
     kept = kept_of(frame, "0.01", "0.5")
     rows = table[table["group"] == "lr=0.01,dropout=0.5"]
     np.testing.assert_allclose(rows["estimate"], boo_n(kept["metrics.val_acc"], kept["metrics.test_acc"], n=rows["n"]))
@@ -253,7 +263,7 @@ def test_render_outputs(sweep):
     assert len(curves_csv) == 32
     assert 3 <= len(outputs.description.splitlines()) <= 6
     columns, rows = outputs.tables["curves"]
-    assert list(columns) == ["group", "n", "estimate", "ci_low", "ci_high", "time"] and len(rows) == 32
+    assert list(columns) == list(curve_table(summary).columns) and len(rows) == 32
     assert all(type(v) in (str, int, float) for v in rows[0])
 
     without_plots = render_outputs(summary, prefix="x/", plots=False)

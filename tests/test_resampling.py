@@ -87,7 +87,7 @@ def test_batches_follow_each_other_in_the_stream(monkeypatch):
 
 def test_percentile_interval_is_numpy_quantiles():
     val, test = tied_runs()
-    res = boo_n_ci(val, test, n=5, confidence_level=0.9, n_resamples=999, rng=2)
+    res = boo_n_ci(val, test, n=5, confidence_level=0.9, n_resamples=999, method="percentile", rng=2)
     low, high = np.quantile(res.bootstrap_distribution, [0.05, 0.95])
     assert (res.confidence_interval.low, res.confidence_interval.high) == (low, high)
     assert res.standard_error == pytest.approx(np.std(res.bootstrap_distribution, ddof=1))
@@ -123,15 +123,15 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
     leave_one_out = np.array(
         [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
     )
-    _, _, jackknife = resampling._curve_distribution(
+    jackknife = resampling._curve_distribution(
         val, test, True, np.array([4]), estimator, True, 1, "bca", np.random.default_rng(0)
-    )
+    ).jackknife
     np.testing.assert_allclose(jackknife[:, 0], leave_one_out, rtol=0, atol=1e-12)
     low, high = efron_bca(res.bootstrap_distribution, res.estimate, leave_one_out, 0.95)
     assert res.confidence_interval.low == pytest.approx(low, abs=1e-12)
     assert res.confidence_interval.high == pytest.approx(high, abs=1e-12)
     # same resamples as the percentile method: only the interval differs
-    plain = boo_n_ci(val, test, n=4, estimator=estimator, n_resamples=2000, rng=8)
+    plain = boo_n_ci(val, test, n=4, estimator=estimator, n_resamples=2000, method="percentile", rng=8)
     np.testing.assert_array_equal(plain.bootstrap_distribution, res.bootstrap_distribution)
 
 
@@ -231,7 +231,7 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 def test_curve_matches_materialised_resamples_at_every_budget():
     val, test = tied_runs(m=60)
     budgets = [1, 2, 5, 13, 40, 60]
-    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, rng=21)
+    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
     idx = materialised(21, val.size, 150)
     expected = np.array([boo_n(val[i], test[i], n=budgets) for i in idx])
     assert band.n.tolist() == budgets
@@ -245,7 +245,7 @@ def test_curve_at_large_budgets_on_paper_data(cbt):
     # large n only weighs the top ranks: the skipped ranks must not change the values
     val, test = cbt
     budgets = [1, 50, 200, 370]
-    band = boo_n_curve_ci(val, test, n=budgets, estimator="U", n_resamples=40, rng=2)
+    band = boo_n_curve_ci(val, test, n=budgets, estimator="U", n_resamples=40, method="percentile", rng=2)
     expected = np.array([boo_n(val[i], test[i], n=budgets, estimator="U") for i in materialised(2, 370, 40)])
     np.testing.assert_allclose(band.low, np.quantile(expected, 0.025, axis=0), rtol=0, atol=1e-12)
     np.testing.assert_allclose(band.high, np.quantile(expected, 0.975, axis=0), rtol=0, atol=1e-12)
@@ -262,7 +262,7 @@ def test_default_budgets():
     assert default_budgets(7).tolist() == list(range(1, 8))
     assert default_budgets(200).tolist() == list(range(1, 201))
     for m in (201, 370, 5000, 10**6):
-        budgets = default_budgets(m)
+        budgets = default_budgets(m, method="percentile")
         assert budgets.size == 200 and budgets[0] == 1 and budgets[-1] == m
         assert (np.diff(budgets) > 0).all()
         ratios = budgets[1:] / budgets[:-1]
@@ -275,7 +275,7 @@ def test_default_budgets():
         default_budgets(0)
     with pytest.raises(ValueError, match="`estimator` must be one of 'V', 'U', 'W'; got 'X'"):
         default_budgets(10, estimator="X")
-    with pytest.raises(ValueError, match="`method` must be one of 'percentile', 'bca', 'smoothed'; got 'basic'"):
+    with pytest.raises(ValueError, match="`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"):
         default_budgets(10, method="basic")
 
 
@@ -297,8 +297,8 @@ def test_coverage_of_95_percent_intervals_on_normal_data():
     hits = {"mean": 0, "boo_5": 0}
     for _ in range(experiments):
         scores = rng.normal(mu, sigma, m)
-        mean_iv = mean_ci(scores, n_resamples=999, rng=rng).confidence_interval
-        boo_iv = boo_n_ci(scores, n=5, n_resamples=999, rng=rng).confidence_interval
+        mean_iv = mean_ci(scores, n_resamples=999, method="percentile", rng=rng).confidence_interval
+        boo_iv = boo_n_ci(scores, n=5, n_resamples=999, method="percentile", rng=rng).confidence_interval
         hits["mean"] += mean_iv.low <= mu <= mean_iv.high
         hits["boo_5"] += boo_iv.low <= true_boo_5 <= boo_iv.high
     coverage = {k: v / experiments for k, v in hits.items()}
@@ -314,7 +314,7 @@ def test_coverage_of_95_percent_intervals_on_normal_data():
 def test_same_seed_same_answer_and_global_rng_untouched():
     val, test = tied_runs()
     state = np.random.get_state()
-    for method in ("percentile", "bca", "smoothed"):
+    for method in ("studentized", "percentile", "bca", "smoothed"):
         a = boo_n_ci(val, test, n=3, method=method, n_resamples=200, rng=42)
         b = boo_n_ci(val, test, n=3, method=method, n_resamples=200, rng=np.random.default_rng(42))
         np.testing.assert_array_equal(a.bootstrap_distribution, b.bootstrap_distribution)
@@ -350,13 +350,29 @@ def test_constant_scores_collapse_without_nan(method):
 
 
 def test_few_runs_warn():
-    with pytest.warns(FewRunsWarning, match="only 5 runs: bootstrap intervals under-cover below ~10 runs"):
+    with pytest.warns(FewRunsWarning, match=r"^only 5 runs: 95 % intervals covered 83-92 % at 4-6 runs"):
         boo_n_ci([0.1, 0.2, 0.3, 0.4, 0.5], n=2, n_resamples=10, rng=0)
     with pytest.warns(FewRunsWarning):
         mean_ci([0.1, 0.2, 0.3], n_resamples=10, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        boo_n_ci(np.arange(10.0), n=2, n_resamples=10, rng=0)
+        boo_n_ci(np.arange(10.0), n=5, n_resamples=10, rng=0)  # 10 runs, n = m / 2, symmetric scores
+        boo_n_ci(np.arange(8.0), n=2, n_resamples=10, rng=0)
+
+
+def test_few_runs_warning_is_keyed_to_n_over_m_and_to_the_tail():
+    with pytest.warns(FewRunsWarning, match=r"^n = 6 is above m / 2 = 5: intervals there are wide"):
+        boo_n_ci(np.arange(10.0), n=6, n_resamples=10, rng=0)
+    with warnings.catch_warnings():  # a band flags those budgets instead (CurveBand.trustworthy)
+        warnings.simplefilter("error")
+        assert boo_n_curve_ci(np.arange(20.0), n=[1, 12], n_resamples=10, rng=0).trustworthy.tolist() == [1, 0]
+    # 19 equal scores and one far above: skewness (19 - 1) / sqrt(19) = 4.1 towards better scores
+    tail = np.r_[np.zeros(19), 1.0]
+    with pytest.warns(FewRunsWarning, match=r"^test scores skewed towards better scores \(skewness 4.1\)"):
+        boo_n_ci(np.arange(20.0), tail, n=3, n_resamples=10, rng=0)
+    with warnings.catch_warnings():  # the same tail on the worse side, when lower is better
+        warnings.simplefilter("error")
+        boo_n_ci(np.arange(20.0), tail, n=3, maximize=False, n_resamples=10, rng=0)
 
 
 def test_extrapolation_warns_for_v_and_w():
@@ -380,7 +396,7 @@ def test_extrapolation_warns_for_v_and_w():
         ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1, got 0"),
         ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1, got 99.5"),
         ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
-        ({"method": "basic"}, r"`method` must be one of 'percentile', 'bca', 'smoothed'; got 'basic'"),
+        ({"method": "basic"}, r"`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"),
         ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
         ({"n": 0}, r"`n` must be an integer >= 1, got 0"),
         ({"n": [2, 3]}, r"`n` must be a single budget"),
@@ -434,3 +450,147 @@ def test_default_budgets_stop_at_m_minus_1_for_u_with_bca():
     assert default_budgets(7, estimator="V", method="bca").tolist() == list(range(1, 8))
     assert default_budgets(7, estimator="U", method="percentile").tolist() == list(range(1, 8))
     assert default_budgets(1000, estimator="U", method="bca")[-1] == 999
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Studentized (bootstrap-t) intervals and simultaneous bands
+
+
+def weighted_boo_n_v(val: np.ndarray, test: np.ndarray, weights: np.ndarray, n: int) -> float:
+    """Boo_n (V) of runs carrying ``weights`` (summing to 1): sum over tie blocks of (Q_b^n - Q_{b-1}^n) times
+    the block's weighted mean test score, written here run block by run block."""
+    total, below = 0.0, 0.0
+    for value in np.unique(val):
+        block = val == value
+        share = weights[block].sum()
+        if share > 0:
+            total += ((below + share) ** n - below**n) * (weights[block] @ test[block]) / share
+        below += share
+    return total
+
+
+def delta_method_se(val: np.ndarray, test: np.ndarray, counts: np.ndarray, n: int) -> float:
+    """sqrt(sum_i p_i L_i^2 / m), L_i the numerical derivative of the weighted Boo_n towards run i."""
+    m = counts.sum()
+    p = counts / m
+    step = 1e-6
+    influence = np.empty(val.size)
+    for i in range(val.size):
+        towards = np.eye(val.size)[i] - p
+        influence[i] = (
+            weighted_boo_n_v(val, test, p + step * towards, n) - weighted_boo_n_v(val, test, p - step * towards, n)
+        ) / (2 * step)
+    return float(np.sqrt(p @ influence**2 / m))
+
+
+def test_studentized_band_from_numerical_influence_functions():
+    """Bootstrap-t from first principles: each resample's Boo_n from boo_n, its standard error from numerical
+    derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
+    val, test = tied_runs(m=14, seed=3)
+    budgets, n_resamples, level = [1, 3, 7], 60, 0.9
+    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
+    idx = materialised(5, val.size, n_resamples)
+    counts = np.array([np.bincount(i, minlength=val.size) for i in idx])
+    estimate = boo_n(val, test, n=budgets)
+    se = np.array([delta_method_se(val, test, np.ones(val.size), n) for n in budgets])
+    values = np.array([boo_n(val[i], test[i], n=budgets) for i in idx])
+    errors = np.array([[delta_method_se(val, test, c, n) for n in budgets] for c in counts])
+    t = np.abs(values - estimate) / errors
+    q = np.quantile(t, level, axis=0)
+    np.testing.assert_allclose(band.low, estimate - q * se, rtol=1e-6)
+    np.testing.assert_allclose(band.high, estimate + q * se, rtol=1e-6)
+    np.testing.assert_allclose(band.bootstrap_distribution, values, rtol=0, atol=1e-12)
+    # every budget is <= m / 2, so all enter the simultaneous band's one critical value
+    c = np.quantile(t.max(axis=1), level)
+    np.testing.assert_allclose(band.simultaneous_low, estimate - c * se, rtol=1e-6)
+    np.testing.assert_allclose(band.simultaneous_high, estimate + c * se, rtol=1e-6)
+    assert band.method == "studentized"
+
+
+def test_studentized_mean_is_bootstrap_t_of_the_mean():
+    """n = 1: the influence of run i is t_i - mean, so se* is the resample's plug-in sd / sqrt(m)."""
+    scores = np.random.default_rng(7).normal(0.8, 0.01, 25)
+    res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3)
+    samples = scores[materialised(3, 25, 400)]
+    t = np.abs(samples.mean(axis=1) - scores.mean()) / (samples.std(axis=1) / 5)
+    half = np.quantile(t, 0.95) * scores.std() / 5
+    assert res.confidence_interval.low == pytest.approx(scores.mean() - half, abs=1e-13)
+    assert res.confidence_interval.high == pytest.approx(scores.mean() + half, abs=1e-13)
+
+
+def test_studentized_shares_the_resamples_of_the_other_methods():
+    val, test = tied_runs()
+    plain = boo_n_curve_ci(val, test, n=[1, 4], n_resamples=300, method="percentile", rng=9)
+    student = boo_n_curve_ci(val, test, n=[1, 4], n_resamples=300, rng=9)
+    np.testing.assert_allclose(plain.bootstrap_distribution, student.bootstrap_distribution, rtol=0, atol=1e-15)
+
+
+def test_studentized_large_work_studentizes_the_first_resamples(monkeypatch):
+    """Above the work bound only the first resamples get a standard error; the distribution is unchanged."""
+    val, test = tied_runs(m=30)
+    budgets, rng = np.array([2, 5]), np.random.default_rng
+    full = resampling._curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    monkeypatch.setattr(resampling, "_STUDENTIZED_WORK", 10)
+    monkeypatch.setattr(resampling, "_STUDENTIZED_RESAMPLES", 70)
+    cut = resampling._curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    np.testing.assert_allclose(cut.dist, full.dist, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(cut.studentized, full.studentized[:70], rtol=0, atol=1e-9)
+
+
+def test_studentized_constant_and_single_run():
+    assert boo_n_ci([0.5] * 6, n=2, n_resamples=50, rng=0).confidence_interval == resampling.ConfidenceInterval(
+        0.5, 0.5
+    )
+    with pytest.warns(FewRunsWarning):
+        single = mean_ci([0.7], n_resamples=20, rng=0)
+    assert single.confidence_interval == resampling.ConfidenceInterval(0.7, 0.7)
+
+
+def test_degenerate_resamples_give_the_plausible_range():
+    """Two runs: a resample drawing one run twice has se* = 0, so |T| is unbounded in half of the resamples;
+    the 95 % interval is then the plausible range: from the worst test score to the best plus the range."""
+    with pytest.warns(FewRunsWarning):
+        res = boo_n_ci([0.1, 0.2], [0.3, 0.5], n=1, n_resamples=200, rng=0)
+    assert res.confidence_interval.low == 0.3 and res.confidence_interval.high == pytest.approx(0.7, abs=1e-15)
+    with pytest.warns(FewRunsWarning):  # lower is better: the range extends below the best (lowest) score
+        res = boo_n_ci([0.1, 0.2], [0.3, 0.5], n=1, maximize=False, n_resamples=200, rng=0)
+    assert res.confidence_interval.low == pytest.approx(0.1, abs=1e-15) and res.confidence_interval.high == 0.5
+
+
+def test_runaway_studentized_interval_is_cut_to_the_plausible_range():
+    """19 runs near 0 and one far outlier: resamples without it have a tiny se*, so q is huge."""
+    rng = np.random.default_rng(1)
+    test = np.r_[rng.normal(0.0, 0.01, 19), 1.0]
+    val = test + rng.normal(0.0, 0.01, 20)
+    with pytest.warns(FewRunsWarning, match="skewed"):
+        res = boo_n_ci(val, test, n=5, n_resamples=500, rng=0)
+    assert res.confidence_interval.low == test.min()
+    assert res.confidence_interval.high <= 2 * test.max() - test.min()
+
+
+def test_band_trustworthy_up_to_half_of_m_and_simultaneous_contains_pointwise():
+    val, test = tied_runs(m=20)
+    for method in ("studentized", "percentile", "bca", "smoothed"):
+        band = boo_n_curve_ci(val, test, n_resamples=400, method=method, rng=1)
+        assert band.trustworthy.tolist() == [n <= 10 for n in range(1, 21)]
+    # both symmetric about the estimate, the sup-t band holds the pointwise one where its critical value is taken
+    ok = band.trustworthy
+    band = boo_n_curve_ci(val, test, n_resamples=400, rng=1)
+    assert (band.simultaneous_low[ok] < band.low[ok]).all() and (band.simultaneous_high[ok] > band.high[ok]).all()
+
+
+def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():
+    val, test = tied_runs(m=30)
+    band = boo_n_curve_ci(val, test, n=[1, 5, 15, 30], n_resamples=500, method="percentile", rng=2)
+    dist, estimate = band.bootstrap_distribution, band.estimate
+    sd = dist.std(axis=0, ddof=1)
+    c = np.quantile((np.abs(dist - estimate) / sd)[:, :3].max(axis=1), 0.95)  # n = 30 > m / 2 is left out
+    np.testing.assert_allclose(band.simultaneous_high, estimate + c * sd, rtol=1e-12)
+    np.testing.assert_allclose(band.simultaneous_low, estimate - c * sd, rtol=1e-12)
+
+
+def test_studentized_default_budgets_are_thinned_at_large_m():
+    assert default_budgets(1000).size == 200
+    budgets = default_budgets(10_000)
+    assert budgets.size == 24 and budgets[0] == 1 and budgets[-1] == 10_000
+    assert default_budgets(10_000, method="percentile").size == 200

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from boontrack.exceptions import BoontrackWarning, InputError
+from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
@@ -57,13 +57,22 @@ class IntervalEstimate:
 
 @dataclass(frozen=True, eq=False)
 class Curve:
-    """Expected best test score against the budget n, with a bootstrap band; ``time`` = n x mean duration."""
+    """Expected best test score against the budget n, with bootstrap bands; ``time`` = n x mean duration.
+
+    ``ci_low``/``ci_high`` are the *pointwise* band (each budget's own interval); ``simultaneous_low``/
+    ``simultaneous_high`` the *simultaneous* (sup-t) band, meant to hold the whole curve at once
+    (:class:`boontrack.resampling.CurveBand`). ``trustworthy`` is False at budgets n > m/2, and from the
+    smallest budget whose estimated coverage (:attr:`GroupSummary.coverage`) is below 90 % on.
+    """
 
     n: np.ndarray
     estimate: np.ndarray
     ci_low: np.ndarray
     ci_high: np.ndarray
     time: np.ndarray | None = None
+    simultaneous_low: np.ndarray | None = None
+    simultaneous_high: np.ndarray | None = None
+    trustworthy: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,11 @@ class GroupSummary:
     warnings: tuple[str, ...]
     #: Default budgets not reported for this group: too few runs (``Spec.n=None`` only; see ``Spec.budgets_for``).
     left_out_budgets: tuple[int, ...] = ()
+    #: Estimated actual coverage of the intervals at n = 1 (the mean) and each ``Spec.n``, simulated from a
+    #: smoothed fit of the runs (:func:`boontrack.simulate.coverage_check`); NaN when not estimated.
+    coverage: Mapping[int, float] = field(default_factory=dict)
+    #: Why the coverage was not estimated (e.g. more than 500 runs), or None.
+    coverage_skipped: str | None = None
 
 
 @dataclass(frozen=True)
@@ -321,14 +335,15 @@ def _rng(spec: Spec, *stream: int) -> np.random.Generator:
 
 
 # Stream ids, so that each computation has its own reproducible random numbers.
-_GROUP, _COMPARE = range(2)
+_GROUP, _COMPARE, _COVERAGE = range(3)
 
 
 def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
     """One group's summary, and its bootstrap band (whose resamples the comparisons reuse)."""
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
-    from boontrack.resampling import boo_n_curve_ci
+    from boontrack.resampling import _few_runs_messages, boo_n_curve_ci
+    from boontrack.simulate import coverage_check
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
@@ -350,13 +365,31 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean = IntervalEstimate.from_bootstrap(band.at(1))
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.maximize))
         diagnostics = diagnose(val, test, n=max(budgets))
+        for message in _few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
+            warnings.warn(message, FewRunsWarning, stacklevel=1)
+        # The actual coverage of these intervals, simulated from a smoothed fit of the runs (its own cost bound).
+        check = coverage_check(
+            val,
+            test,
+            n=sorted({1, *budgets}),
+            estimator=spec.estimator,
+            maximize=spec.maximize,
+            confidence_level=spec.confidence_level,
+            method=spec.ci_method,
+            rng=_rng(spec, _COVERAGE, index),
+        )
     mean_duration, duration_warning = _mean_duration(table, label)
+    doubtful = check.n[check.doubtful]
     curve = Curve(
         n=np.asarray(band.n, dtype=np.int64),
         estimate=np.asarray(band.estimate, dtype=np.float64),
         ci_low=np.asarray(band.low, dtype=np.float64),
         ci_high=np.asarray(band.high, dtype=np.float64),
         time=None if mean_duration is None else np.asarray(band.n, dtype=np.float64) * mean_duration,
+        simultaneous_low=np.asarray(band.simultaneous_low, dtype=np.float64),
+        simultaneous_high=np.asarray(band.simultaneous_high, dtype=np.float64),
+        # coverage falls as n grows: from the smallest doubtful budget on, the band is doubtful too
+        trustworthy=band.trustworthy & (band.n < (doubtful.min() if doubtful.size else np.inf)),
     )
     gaussian = GaussianEstimate(
         boo_n={int(k): float(v) for k, v in zip(budgets, gaussian_values)},
@@ -382,6 +415,8 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
         left_out_budgets=left_out,
+        coverage={int(k): float(c) for k, c in zip(check.n, check.coverage)},
+        coverage_skipped=check.skipped,
     )
     return summary, band
 
@@ -628,8 +663,12 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
     curve = {
         "n": g.curve.n,
         "estimate": g.curve.estimate,
+        "band": "pointwise",
         "ci_low": g.curve.ci_low,
         "ci_high": g.curve.ci_high,
+        "simultaneous_low": g.curve.simultaneous_low,
+        "simultaneous_high": g.curve.simultaneous_high,
+        "trustworthy": g.curve.trustworthy,
     }
     if g.curve.time is not None:
         curve["time"] = g.curve.time
@@ -652,6 +691,8 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
             "mean_duration_s": g.mean_duration_s,
             "warnings": g.warnings,
             "left_out_budgets": g.left_out_budgets,
+            "coverage": {str(k): v for k, v in g.coverage.items()},
+            "coverage_skipped": g.coverage_skipped,
         }
     )
 

@@ -13,6 +13,7 @@ __all__ = [
     "BackendError",
     "BoontrackWarning",
     "ConstantScoresWarning",
+    "CoverageWarning",
     "ExtrapolationWarning",
     "FewRunsWarning",
     "InputError",
@@ -34,7 +35,11 @@ class ExtrapolationWarning(BoontrackWarning):
 
 
 class FewRunsWarning(BoontrackWarning):
-    """Too few runs for the requested statistic (bootstrap intervals under-cover below ~10 runs)."""
+    """Intervals under-cover or are very wide here: few runs, a budget above m / 2, or a long tail."""
+
+
+class CoverageWarning(BoontrackWarning):
+    """The estimated actual coverage of an interval, simulated from a smoothed fit of the runs, is below 90 %."""
 
 
 class ConstantScoresWarning(BoontrackWarning):

@@ -114,7 +114,7 @@ def make_spec(
     correction: str = "holm",
     confidence: float = 0.95,
     resamples: int = 9999,
-    ci_method: str = "percentile",
+    ci_method: str = "studentized",
     seed: int = 0,
     pick: str = "last",
 ) -> Spec:

@@ -128,8 +128,31 @@ def _legend(ax, count: int, *, corner: str) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
 
 
+def _draw_band(ax, xs: np.ndarray, g, color, alpha: float) -> None:
+    """One group's curve: the pointwise band shaded, the simultaneous band dotted, and the doubtful budgets
+    (``Curve.trustworthy`` False: n > m/2 or an estimated coverage below 90 %) dashed with a fainter band."""
+    curve = g.curve
+    trusted = np.ones(curve.n.size, bool) if curve.trustworthy is None else curve.trustworthy
+    # The doubtful part starts at the last trusted budget, so that the two parts join.
+    doubtful = ~trusted
+    doubtful[:-1] |= doubtful[1:]
+    ax.fill_between(xs, curve.ci_low, curve.ci_high, where=trusted, color=color, alpha=alpha, linewidth=0)
+    ax.fill_between(xs, curve.ci_low, curve.ci_high, where=doubtful, color=color, alpha=alpha / 3, linewidth=0)
+    if curve.simultaneous_low is not None:
+        for bound in (curve.simultaneous_low, curve.simultaneous_high):
+            ax.plot(xs, bound, color=color, linewidth=0.8, linestyle=":")
+    label = f"{g.label} ({g.runs} runs)"
+    ax.plot(xs, np.where(trusted, curve.estimate, np.nan), color=color, linewidth=1.8, label=label)
+    if doubtful.any():
+        ax.plot(xs, np.where(doubtful, curve.estimate, np.nan), color=color, linewidth=1.4, linestyle="--")
+
+
 def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     """Expected test score of the best-validation run against the budget, with bootstrap bands, all groups.
+
+    The shaded band is pointwise (each budget's interval), the dotted lines the simultaneous band for the whole
+    curve; where the band cannot be trusted (n > m/2, or an estimated coverage below 90 %) the curve is dashed
+    and its band faint.
 
     Parameters
     ----------
@@ -153,8 +176,7 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     band_alpha = 0.18 if len(summary.groups) <= 4 else 0.08  # overlapping bands of many groups stay readable
     for g, color in zip(summary.groups, colors):
         xs = g.curve.n if x == "n" else g.curve.time / unit_s
-        ax.fill_between(xs, g.curve.ci_low, g.curve.ci_high, color=color, alpha=band_alpha, linewidth=0)
-        ax.plot(xs, g.curve.estimate, color=color, linewidth=1.8, label=f"{g.label} ({g.runs} runs)")
+        _draw_band(ax, xs, g, color, band_alpha)
     xs_all = np.concatenate([g.curve.n if x == "n" else g.curve.time for g in summary.groups])
     _format_axes(ax, x=x_scale(xs_all), integer_x=x == "n")
     if x == "n":
@@ -166,7 +188,8 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     ax.set_title(
         f"Expected {summary.metric} of the best-validation run out of n"
         + (" against training time" if x == "time" else "")
-        + f"\nestimator {spec.estimator}, {spec.confidence_level * 100:g} % bootstrap band",
+        + f"\nestimator {spec.estimator}; {spec.confidence_level * 100:g} % bands: pointwise (shaded), "
+        "simultaneous (dotted); dashed: doubtful",
         fontsize="medium",
         y=1.0,  # a fixed place: spares the search for tick labels above the axes at every draw
     )

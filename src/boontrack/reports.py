@@ -22,9 +22,10 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/dropped` | runs dropped (each with its reason in `runs.csv` and `report.md`) |
 | `boon/groups` | number of groups |
 | `boon/<metric>[/<group>]/boo_<n>` | Boo_n: expected test score of the best-validation run out of n (estimator `Spec.estimator`) |
-| `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval |
+| `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval (`Spec.ci_method`) |
+| `boon/<metric>[/<group>]/boo_<n>/coverage` | that interval's estimated actual coverage, simulated from a smoothed fit of the runs (absent above 500 runs) |
 | `boon/<metric>[/<group>]/mean` | mean test score (= Boo_1) |
-| `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high` | its bootstrap confidence interval |
+| `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high`, `.../coverage` | its bootstrap confidence interval and estimated coverage |
 | `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6), when not flagged unreliable |
 | `boon/<metric>[/<group>]/gaussian_unreliable/boo_<n>` | the same estimate when flagged: normality rejected, outside [0, 1] for a score whose runs all lie in it, or more than one s.d. beyond the observed scores |
 | `boon/<metric>[/<group>]/normal` | 1 if Anderson-Darling does not reject normality at 5 %, else 0 |
@@ -42,9 +43,11 @@ The expected-validation curve of each group is a step series (step = n) named
 `boon/<metric>[/<group>]/curve`.
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
-`curves.csv` (group, n, estimate, ci_low, ci_high, time), `runs.csv` (every input run with `dropped_reason`,
-empty when kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations
-are known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
+`curves.csv` (group, n, estimate, ci_low, ci_high, time, simultaneous_low, simultaneous_high, trustworthy:
+``ci_*`` is the pointwise band, ``simultaneous_*`` the sup-t band for the whole curve, ``trustworthy`` 0 where
+n > m/2 or the estimated coverage is below 90 %), `runs.csv` (every input run with `dropped_reason`, empty when
+kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations are
+known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
 """
 
 from __future__ import annotations
@@ -108,7 +111,8 @@ _HOW_TO_READ = (
     "**How to read Boo_n.** Boo_n is the expected test score of the run you would pick — the best by validation "
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
     "five models and keeps the best should expect. Compare approaches at the same n; the brackets are "
-    "{level:g} % bootstrap confidence intervals over the runs."
+    "{level:g} % bootstrap confidence intervals over the runs, followed by their estimated actual coverage "
+    "(~, simulated from a smoothed fit of the runs; ⚠ below 90 %: the interval is likely too narrow)."
 )
 
 
@@ -182,10 +186,11 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
         if value is not None and math.isfinite(float(value)):
             out[name] = float(value)
 
-    def put_interval(name: str, interval: IntervalEstimate) -> None:
+    def put_interval(name: str, interval: IntervalEstimate, coverage: float | None = None) -> None:
         put(name, interval.estimate)
         put(f"{name}/ci_low", interval.ci_low)
         put(f"{name}/ci_high", interval.ci_high)
+        put(f"{name}/coverage", coverage)
 
     put(f"{prefix}runs", summary.runs)
     put(f"{prefix}dropped", len(summary.dropped))
@@ -193,8 +198,8 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
     for g in summary.groups:
         path = base + segments[g.label]
         for n, interval in g.boo_n.items():
-            put_interval(f"{path}/boo_{n}", interval)
-        put_interval(f"{path}/mean", g.mean)
+            put_interval(f"{path}/boo_{n}", interval, g.coverage.get(n))
+        put_interval(f"{path}/mean", g.mean, g.coverage.get(1))
         for n, value in g.gaussian.boo_n.items():
             put(f"{path}/{'gaussian_unreliable' if n in g.gaussian.unreliable else 'gaussian'}/boo_{n}", value)
         put(f"{path}/normal", g.gaussian.normal)
@@ -230,7 +235,8 @@ def to_json(summary: Summary) -> str:
 
 
 def curve_table(summary: Summary) -> pd.DataFrame:
-    """Long table of every group's curve: group, n, estimate, ci_low, ci_high, time (NaN without durations)."""
+    """Long table of every group's curve: group, n, estimate, ci_low, ci_high (pointwise band), time (NaN
+    without durations), simultaneous_low, simultaneous_high (simultaneous band), trustworthy (0 or 1)."""
     import pandas as pd
 
     frames = [
@@ -242,11 +248,29 @@ def curve_table(summary: Summary) -> pd.DataFrame:
                 "ci_low": g.curve.ci_low,
                 "ci_high": g.curve.ci_high,
                 "time": g.curve.time if g.curve.time is not None else np.nan,
+                "simultaneous_low": _or_nan(g.curve.simultaneous_low),
+                "simultaneous_high": _or_nan(g.curve.simultaneous_high),
+                "trustworthy": (np.ones(g.curve.n.size, bool) if g.curve.trustworthy is None else g.curve.trustworthy)
+                .astype(int),
             }
         )
         for g in summary.groups
     ]
     return pd.concat(frames, ignore_index=True)
+
+
+def _or_nan(values: np.ndarray | None) -> np.ndarray | float:
+    return np.nan if values is None else values
+
+
+def _with_coverage(interval: IntervalEstimate, coverage: float | None) -> str:
+    """The interval, then its estimated actual coverage when known (flagged below 90 %)."""
+    from boontrack.simulate import DOUBTFUL_COVERAGE
+
+    if coverage is None or not math.isfinite(coverage):
+        return _interval(interval)
+    flag = " ⚠" if coverage < DOUBTFUL_COVERAGE else ""
+    return f"{_interval(interval)} ~{100 * coverage:.0f} %{flag}"
 
 
 def _num(x: float | None) -> str:
@@ -369,8 +393,21 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     ]
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
+    lines.append(_band_line(g))
     lines += [f"- warning: {_md(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
+
+
+def _band_line(g: GroupSummary) -> str:
+    """What the curve's band is, and where it cannot be trusted."""
+    line = "- curve band: pointwise (each budget's interval); the simultaneous band for the whole curve is in "
+    line += "`curves.csv` and `summary.json`"
+    trusted = g.curve.trustworthy
+    if trusted is not None and not trusted.all():
+        line += f"; doubtful from n = {int(g.curve.n[~trusted].min())} on (n > m/2 or estimated coverage < 90 %)"
+    if g.coverage_skipped:
+        line += f"; coverage not estimated: {g.coverage_skipped}"
+    return line
 
 
 def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
@@ -408,8 +445,8 @@ def to_markdown(summary: Summary) -> str:
         [
             _md(g.label),
             g.runs,
-            *(_interval_at(g.boo_n, n) for n in budgets),
-            _interval(g.mean),
+            *(_with_coverage(g.boo_n[n], g.coverage.get(n)) if n in g.boo_n else _TOO_FEW for n in budgets),
+            _with_coverage(g.mean, g.coverage.get(1)),
             *(_gaussian_cell(g, n) for n in gaussian_budgets),
             "no" if g.gaussian.normal else "yes",
         ]
