@@ -4,9 +4,10 @@
 scheduled job (``boontrack reaggregate``) and the post-sweep callbacks of the tracker backends all call it.
 
 A write is skipped when the sink already holds the :func:`fingerprint` of the same inputs; the fingerprint is
-written last, so a write that fails midway is redone by the next run. Writing back never raises into the caller
-unless asked to: the failure is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and carried by the
-:class:`JobResult`.
+written last, so a write that fails midway is redone by the next run. An up-to-date sink that can give its summary
+back (:meth:`Sink.read_summary <boontrack.backends.Sink.read_summary>`) spares the command line computing it again
+to print it. Writing back never raises into the caller unless asked to: the failure is warned
+(:class:`~boontrack.exceptions.WriteBackWarning`) and carried by the :class:`JobResult`.
 
 This module imports nothing heavy at import time (the command line imports it on start-up).
 """

@@ -461,7 +461,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
         *_aligned([header, *rows]),
     ]
     if data["comparisons"]:
-        largest = max(n for n in budgets if all(n in reported for reported in boo_n.values()))  # common to all
+        largest = max(n for n in budgets if all(n in reported for reported in boo_n.values()))  # Summary.common_budgets
         header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"Mann-Whitney p adj. ({spec.correction})"]
         header.append("P(group > vs)")
         rows = [
