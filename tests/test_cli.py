@@ -175,6 +175,39 @@ def test_table_output_and_out_directory_rerun_writes_nothing(small_csv, tmp_path
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == listing
 
 
+@pytest.mark.parametrize("output_format", ["table", "json"])
+def test_an_unchanged_rerun_prints_the_stored_summary_byte_for_byte_without_analyzing(
+    small_csv, tmp_path, monkeypatch, output_format
+):
+    # Default budgets with 6 runs a group: the table also lists a comparison and the budgets left out.
+    args = ("summarize", str(small_csv), "--val", "acc", "--test", "test_acc", "--group-by", "model",
+            "--resamples", RESAMPLES, "--out", str(tmp_path / "out"), "--format", output_format)  # fmt: skip
+    first = invoke(*args)
+    assert first.exit_code == 0 and "written" in first.stderr
+    assert "Left out" in first.stdout or output_format == "json"
+
+    def analyze(*args, **kwargs):
+        raise AssertionError("analyze was called")
+
+    monkeypatch.setattr("boontrack.analysis.analyze", analyze)
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+    assert again.stdout_bytes == first.stdout_bytes
+    assert again.stderr == f"Summary up to date, nothing written: {tmp_path / 'out'}\n"
+
+
+def test_an_unchanged_rerun_with_a_damaged_summary_json_computes_and_repairs_it(small_csv, tmp_path):
+    out = tmp_path / "out"
+    args = ("summarize", str(small_csv), "--val", "acc", "--n", "1,3", "--resamples", RESAMPLES, "--out", str(out))
+    first = invoke(*args)
+    written = (out / "summary.json").read_bytes()
+    (out / "summary.json").write_text("{")
+    repaired = invoke(*args)
+    assert repaired.exit_code == 0 and repaired.stdout == first.stdout
+    assert repaired.stderr == f"Summary written: {out}\n"
+    assert (out / "summary.json").read_bytes() == written
+
+
 def test_small_sweeps_report_the_default_budgets_each_group_has_runs_for(tmp_path):
     """8 runs of 'a', 4 of 'b', no --n: Boo_1 and Boo_5 for a, Boo_1 for b, and every output says what is left out."""
     acc = [0.50, 0.62, 0.55, 0.71, 0.58, 0.66, 0.60, 0.69, 0.52, 0.57, 0.61, 0.54]

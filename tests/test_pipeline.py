@@ -18,6 +18,7 @@ from boontrack.backends import CurveSeries, Sink, Source, SummaryOutputs
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
     DirectorySink,
+    _SinkGroup,
     fingerprint,
     make_spec,
     open_sink,
@@ -458,6 +459,81 @@ def test_run_job_writes_once_then_is_unchanged():
     assert sink.calls == ["read_fingerprint"] * 2
     forced = run_job(source, SPEC, sink=sink, force=True)
     assert forced.status == "updated" and sink.calls[-2:] == ["write", "write_fingerprint"]
+
+
+def _no_analysis(monkeypatch):
+    """Make any analysis fail the test: what follows must come from the stored summary."""
+
+    def analyze(*args, **kwargs):
+        raise AssertionError("analyze was called")
+
+    monkeypatch.setattr("boontrack.analysis.analyze", analyze)
+
+
+def test_an_unchanged_directory_gives_its_stored_summary_back_without_analyzing(tmp_path, monkeypatch):
+    from boontrack.reports import format_table, to_json
+
+    source, out = FrameSource(_frame()), tmp_path / "out"
+    first = run_job(source, SPEC, sink=DirectorySink(out))
+    assert first.status == "updated" and first.stored_summary is None
+    _no_analysis(monkeypatch)
+    again = run_job(source, SPEC, sink=DirectorySink(out), summarize_unchanged=True)
+    assert (again.status, again.summary, again.fingerprint) == ("unchanged", None, first.fingerprint)
+    assert again.stored_summary == json.loads((out / "summary.json").read_text())
+    assert format_table(again.stored_summary) == format_table(first.summary)
+    assert to_json(again.stored_summary) == to_json(first.summary)
+    assert run_job(source, SPEC, sink=DirectorySink(out)).stored_summary is None  # the scheduled job reads nothing
+
+
+def test_a_changed_input_is_analyzed_again_and_written(tmp_path):
+    out = tmp_path / "out"
+    run_job(FrameSource(_frame()), SPEC, sink=DirectorySink(out))
+    changed = run_job(FrameSource(_frame(test=(0, 0.2))), SPEC, sink=DirectorySink(out), summarize_unchanged=True)
+    assert changed.status == "updated" and changed.stored_summary is None
+    assert changed.summary.group("a").diagnostics.min == 0.2
+    assert json.loads((out / "summary.json").read_text())["groups"]["a"]["diagnostics"]["min"] == 0.2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda path: path.unlink(),
+        lambda path: path.write_bytes(path.read_bytes()[:100]),  # cut short: not JSON
+        lambda path: path.write_text("[1, 2]"),  # JSON, but not a summary
+    ],
+    ids=["missing", "truncated", "not-an-object"],
+)
+def test_a_lost_stored_summary_is_computed_and_written_again(tmp_path, damage):
+    from boontrack.reports import to_json
+
+    source, out = FrameSource(_frame()), tmp_path / "out"
+    first = run_job(source, SPEC, sink=DirectorySink(out))
+    written = (out / "summary.json").read_text()
+    damage(out / "summary.json")
+    assert DirectorySink(out).read_fingerprint() == first.fingerprint  # up to date by its fingerprint
+    repaired = run_job(source, SPEC, sink=DirectorySink(out), summarize_unchanged=True)
+    assert repaired.status == "updated" and to_json(repaired.summary) == written
+    assert (out / "summary.json").read_text() == written
+    assert run_job(source, SPEC, sink=DirectorySink(out), summarize_unchanged=True).stored_summary is not None
+
+
+def test_a_directory_gives_no_summary_back_for_another_fingerprint(tmp_path):
+    out = tmp_path / "out"
+    first = run_job(FrameSource(_frame()), SPEC, sink=DirectorySink(out))
+    assert DirectorySink(out).read_summary(first.fingerprint)["runs"] == 7
+    assert DirectorySink(out).read_summary("0" * 64) is None
+    assert MemorySink().read_summary(first.fingerprint) is None  # a sink without stored summaries
+
+
+def test_several_destinations_give_back_the_first_stored_summary(tmp_path, monkeypatch):
+    source, out = FrameSource(_frame()), tmp_path / "out"
+    first = run_job(source, SPEC, sink=open_sink(source, SPEC, out=out))
+    tracker = MemorySink()
+    tracker.stored = first.fingerprint
+    _no_analysis(monkeypatch)
+    for sinks in ([tracker, DirectorySink(out)], [DirectorySink(out), tracker]):
+        again = run_job(source, SPEC, sink=_SinkGroup(sinks), summarize_unchanged=True)
+        assert again.status == "unchanged" and again.stored_summary["runs"] == 7
 
 
 def test_run_job_rewrites_when_a_value_changes():

@@ -108,7 +108,8 @@ class SummaryOutputs:
 class Sink(abc.ABC):
     """Where a summary is written. The pipeline calls, in this order::
 
-        if sink.read_fingerprint() == fingerprint: stop (nothing is written)
+        if sink.read_fingerprint() == fingerprint: stop (nothing is written; to show the summary,
+            sink.read_summary(fingerprint) gives the stored one back where the sink can)
         sink.write(outputs)
         sink.write_fingerprint(fingerprint)      # last, so a crash before it is redone next time
 
@@ -131,6 +132,16 @@ class Sink(abc.ABC):
     def location(self) -> str:
         """Where a person finds the result (URL, run id or path); no credentials."""
         return ""
+
+    def read_summary(self, fingerprint: str) -> Mapping[str, Any] | None:
+        """The summary this sink holds for ``fingerprint``, as the JSON data of its ``summary.json``.
+
+        Optional: the base class returns None (this sink cannot give a summary back), and so does a sink that
+        no longer holds ``fingerprint`` (another writer published meanwhile); the caller then recomputes.
+        A sink that should hold the summary but cannot read it (a missing or damaged ``summary.json``)
+        raises: the pipeline then recomputes and writes the summary again.
+        """
+        return None
 
 
 class Source(abc.ABC):

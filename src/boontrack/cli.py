@@ -208,7 +208,8 @@ def summarize(
     """Summarize the runs of SOURCE: Boo_n, expected-validation curves, intervals, comparisons.
 
     Prints a table (or, with --format json, the summary as JSON and nothing else on stdout). With --out or
-    --write-back the summary is also written; a rerun on unchanged runs writes nothing.
+    --write-back the summary is also written; a rerun on unchanged runs writes nothing and prints the summary
+    the destination holds (computing it again only where the destination cannot give it back).
     """
     from boontrack.backends import open_source
     from boontrack.pipeline import open_sink, run_job, source_options
@@ -228,7 +229,8 @@ def summarize(
                 runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True,
                 plots=not no_plots,
             )
-    text = to_json(result.summary) if output_format == "json" else format_table(result.summary)
+    shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
+    text = to_json(shown) if output_format == "json" else format_table(shown)
     click.echo(text, nl=not text.endswith("\n"))
     if result.error:
         raise BackendError(result.error)

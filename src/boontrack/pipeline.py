@@ -4,9 +4,10 @@
 scheduled job (``boontrack reaggregate``) and the post-sweep callbacks of the tracker backends all call it.
 
 A write is skipped when the sink already holds the :func:`fingerprint` of the same inputs; the fingerprint is
-written last, so a write that fails midway is redone by the next run. Writing back never raises into the caller
-unless asked to: the failure is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and carried by the
-:class:`JobResult`.
+written last, so a write that fails midway is redone by the next run. An up-to-date sink that can give its summary
+back (:meth:`Sink.read_summary <boontrack.backends.Sink.read_summary>`) spares the command line computing it again
+to print it. Writing back never raises into the caller unless asked to: the failure is warned
+(:class:`~boontrack.exceptions.WriteBackWarning`) and carried by the :class:`JobResult`.
 
 This module imports nothing heavy at import time (the command line imports it on start-up).
 """
@@ -78,13 +79,19 @@ class JobResult:
         elsewhere that raises :class:`~boontrack.exceptions.BackendError` or
         :class:`~boontrack.exceptions.InputError`).
     summary
-        The analysis; None when unchanged (unless ``summarize_unchanged=True``).
+        The analysis; None when unchanged, unless ``summarize_unchanged=True`` and the sink cannot give its
+        summary back (see ``stored_summary``).
     fingerprint
         The inputs' fingerprint (see :func:`fingerprint`).
     location
         Where the result was written (the sink's location), "" without a sink.
     error
         One line describing what failed (no credentials), None when nothing failed.
+    stored_summary
+        With ``summarize_unchanged=True``, when unchanged: the summary the sink holds, as the JSON data of its
+        ``summary.json`` (:meth:`Summary.to_dict <boontrack.analysis.Summary.to_dict>`), which
+        :func:`~boontrack.reports.format_table` and :func:`~boontrack.reports.to_json` print as they print the
+        analysis. None otherwise.
     """
 
     status: Literal["unchanged", "updated", "computed", "write-failed", "failed"]
@@ -92,6 +99,7 @@ class JobResult:
     fingerprint: str
     location: str
     error: str | None = None
+    stored_summary: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -264,7 +272,9 @@ def run_job(
     force
         Recompute and write even when the sink holds the same fingerprint.
     summarize_unchanged
-        Still compute the summary when the sink is up to date (nothing is written); for interactive use.
+        When the sink is up to date, give its stored summary back (``JobResult.stored_summary``), or compute
+        the summary where the sink cannot give it back (nothing is written); for interactive use. A sink whose
+        stored summary is missing or damaged is written again.
     raise_on_write_error
         Raise a failed write instead of warning and reporting it in the result.
     plots
@@ -298,8 +308,14 @@ def run_job(
         except Exception as exc:  # a sink that cannot even be read cannot be written: report it as such
             read_error = exc
     unchanged = stored == fp
-    if unchanged and not summarize_unchanged:
-        return JobResult("unchanged", None, fp, location)
+    kept = None
+    if unchanged and summarize_unchanged:
+        try:
+            kept = sink.read_summary(fp)
+        except Exception:  # up to date by its fingerprint, but the summary is lost: compute and write it again
+            unchanged = False
+    if unchanged and (kept is not None or not summarize_unchanged):
+        return JobResult("unchanged", None, fp, location, stored_summary=kept)
 
     summary = analyze(table, spec, progress=progress, source=redact(source.describe()))
     if sink is None:
@@ -385,6 +401,14 @@ class _SinkGroup(Sink):
     def location(self) -> str:
         return ", ".join(sink.location() for sink in self.sinks)
 
+    def read_summary(self, fingerprint: str) -> Mapping[str, Any] | None:
+        """The stored summary of the first sink that gives one back."""
+        for sink in self.sinks:
+            kept = sink.read_summary(fingerprint)
+            if kept is not None:
+                return kept
+        return None
+
 
 class DirectorySink(Sink):
     """A directory holding one summary: its artifacts, ``metrics.json``, ``curves.json`` and ``description.md``.
@@ -413,6 +437,8 @@ class DirectorySink(Sink):
     FINGERPRINT_FILE = ".boontrack-fingerprint"
     MANIFEST_FILE = ".boontrack-manifest.json"
     METRICS_FILE = "metrics.json"
+    #: The artifact holding every number of the summary (see :func:`boontrack.reports.render_outputs`).
+    SUMMARY_FILE = "summary.json"
     CURVES_FILE = "curves.json"
     DESCRIPTION_FILE = "description.md"
     #: Seconds after which a leftover written from another host counts as abandoned (its process cannot be
@@ -433,6 +459,20 @@ class DirectorySink(Sink):
             return (self.path / self.FINGERPRINT_FILE).read_text(encoding="utf-8").strip() or None
         except FileNotFoundError:
             return None
+
+    def read_summary(self, fingerprint: str) -> dict[str, Any] | None:
+        """The data of ``summary.json`` when this directory holds the summary of ``fingerprint``, else None.
+
+        The fingerprint is read again after ``summary.json``, so that a summary another writer published
+        meanwhile is not taken for this one. A missing or unreadable ``summary.json`` raises.
+        """
+        text = (self.path / self.SUMMARY_FILE).read_text(encoding="utf-8")
+        if self.read_fingerprint() != fingerprint:
+            return None
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{self.path / self.SUMMARY_FILE} does not hold a summary")
+        return data
 
     def write(self, outputs: SummaryOutputs) -> None:
         """Build the new content beside the destination; :meth:`write_fingerprint` publishes it."""

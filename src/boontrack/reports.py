@@ -65,14 +65,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from boontrack.analysis import Summary
+from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.exceptions import InputError
 from boontrack.runtable import _short_name
+from boontrack.spec import Spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import GroupSummary, IntervalEstimate
+    from boontrack.analysis import GroupSummary
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
 
@@ -229,9 +230,12 @@ def metric_names(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> list[str]
     return list(flat_metrics(summary, prefix=prefix))
 
 
-def to_json(summary: Summary) -> str:
-    """``summary.json``: every number, the spec and the versions (:meth:`Summary.to_dict`), indented."""
-    return json.dumps(summary.to_dict(), indent=2, allow_nan=False) + "\n"
+def to_json(summary: Summary | Mapping[str, Any]) -> str:
+    """``summary.json``: every number, the spec and the versions (:meth:`Summary.to_dict`), indented.
+
+    ``summary`` may also be that JSON data (a stored ``summary.json``, parsed): the text is then the stored one.
+    """
+    return json.dumps(_summary_data(summary), indent=2, allow_nan=False) + "\n"
 
 
 def curve_table(summary: Summary) -> pd.DataFrame:
@@ -278,8 +282,8 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
 
 
-def _pvalue(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
+def _pvalue(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
 
 
 def _interval(i: IntervalEstimate) -> str:
@@ -294,9 +298,11 @@ def _interval_at(intervals: Mapping[int, IntervalEstimate], n: int, missing: str
     return _interval(intervals[n]) if n in intervals else missing
 
 
-def _shown_budgets(summary: Summary) -> list[int]:
-    """The budgets any group reports, in the spec's order: the columns of the tables."""
-    return [n for n in summary.spec.budgets if any(n in g.boo_n for g in summary.groups)]
+def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
+    """The budgets any group reports (``reported``: each group's Boo_n by budget), in the spec's order: the
+    columns of the tables."""
+    reported = list(reported)
+    return [n for n in spec.budgets if any(n in boo_n for boo_n in reported)]
 
 
 def _scores(summary: Summary) -> str:
@@ -432,7 +438,7 @@ def _gaussian_cell(g: GroupSummary, n: int) -> str:
 def to_markdown(summary: Summary) -> str:
     """A readable report: Boo_n with intervals per group, Gaussian estimate, diagnostics, dropped runs, comparisons."""
     spec = summary.spec
-    budgets = _shown_budgets(summary)
+    budgets = _shown_budgets(spec, (g.boo_n for g in summary.groups))
     lines = [f"# boontrack summary: {_md(summary.metric)}", ""]
     if summary.source:
         lines += [f"Source: {_md(summary.source)}", ""]
@@ -466,53 +472,75 @@ def to_markdown(summary: Summary) -> str:
     return "\n".join(lines)
 
 
-def format_table(summary: Summary) -> str:
-    """A compact plain-text table for the terminal: one line per group, then one per comparison."""
-    spec = summary.spec
-    budgets = _shown_budgets(summary)
+def format_table(summary: Summary | Mapping[str, Any]) -> str:
+    """A compact plain-text table for the terminal: one line per group, then one per comparison.
+
+    ``summary`` is a :class:`Summary` or its JSON data (:meth:`Summary.to_dict`, as stored in ``summary.json``).
+    The table is made from the JSON data in both cases, so a stored summary prints the table its analysis did.
+    """
+    data = _summary_data(summary)
+    spec = _spec(data["spec"])
+    groups = data["groups"]
+    boo_n = {label: _intervals(g["boo_n"]) for label, g in groups.items()}
+    budgets = _shown_budgets(spec, boo_n.values())
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean", "normal"]
     rows = [
         [
-            _printable(g.label),
-            str(g.runs),
-            str(len(g.dropped)),
-            *(_interval_at(g.boo_n, n, "too few runs") for n in budgets),
-            _interval(g.mean),
-            "yes" if g.gaussian.normal else "no",
+            _printable(label),
+            str(g["runs"]),
+            str(len(g["dropped"])),
+            *(_interval_at(boo_n[label], n, "too few runs") for n in budgets),
+            _interval(IntervalEstimate(**g["mean"])),
+            "yes" if g["gaussian"]["normal"] else "no",
         ]
-        for g in summary.groups
+        for label, g in groups.items()
     ]
     lines = [
-        f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{summary.runs} runs, {len(summary.dropped)} dropped",
+        f"{_printable(data['metric'])}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
+        f"{data['runs']} runs, {len(data['dropped'])} dropped",
         *_aligned([header, *rows]),
     ]
-    if summary.comparisons:
-        largest = max(summary.common_budgets)
+    if data["comparisons"]:
+        largest = max(n for n in budgets if all(n in reported for reported in boo_n.values()))  # Summary.common_budgets
         header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"Mann-Whitney p adj. ({spec.correction})"]
         header.append("P(group > vs)")
         rows = [
             [
-                _printable(c.group),
-                _printable(c.baseline),
-                _interval(c.boo_n_difference[largest]),
-                _interval(c.mean_difference),
-                _pvalue(c.mann_whitney.pvalue_adjusted),
-                f"{c.prob_superiority:.3f}",
+                _printable(c["group"]),
+                _printable(c["baseline"]),
+                _interval(_intervals(c["boo_n_difference"])[largest]),
+                _interval(IntervalEstimate(**c["mean_difference"])),
+                _pvalue(c["mann_whitney"]["pvalue_adjusted"]),
+                f"{c['prob_superiority']:.3f}",
             ]
-            for c in summary.comparisons
+            for c in data["comparisons"]
         ]
         lines += ["", *_aligned([header, *rows])]
-    left_out = [g for g in summary.groups if g.left_out_budgets]
+    left_out = [(label, g) for label, g in groups.items() if g["left_out_budgets"]]
     if left_out:
         listed = "; ".join(
-            f"{g.label}: {', '.join(f'Boo_{k}' for k in g.left_out_budgets)} ({g.runs} runs)" for g in left_out
+            f"{label}: {', '.join(f'Boo_{k}' for k in g['left_out_budgets'])} ({g['runs']} runs)" for label, g in left_out
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
-    warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
+    warned = sum(len(g["warnings"]) for g in groups.values()) + sum(len(c["warnings"]) for c in data["comparisons"])
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)
+
+
+def _summary_data(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any]:
+    """The JSON data of a :class:`Summary` (:meth:`Summary.to_dict`); JSON data as it is."""
+    return summary.to_dict() if isinstance(summary, Summary) else summary
+
+
+def _spec(data: Mapping[str, Any]) -> Spec:
+    """The :class:`Spec` of its JSON data (:meth:`Spec.to_dict`: tuples became lists)."""
+    return Spec(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+
+
+def _intervals(data: Mapping[str, Mapping[str, Any]]) -> dict[int, IntervalEstimate]:
+    """Intervals by budget from their JSON data (budgets as strings)."""
+    return {int(n): IntervalEstimate(**interval) for n, interval in data.items()}
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:

@@ -32,8 +32,9 @@ import pandas as pd
 BUDGETS = "1,5,10,20,50,100"
 
 
-def boontrack(*args: str) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Run the installed command; wall seconds, peak RSS of its process in MiB, and the finished process."""
+def boontrack(*args: str) -> tuple[float, float, subprocess.CompletedProcess, float]:
+    """Run the installed command; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
+    seconds (user + system) of its process."""
     command = [shutil.which("boontrack") or "boontrack", *args]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
@@ -45,7 +46,7 @@ def boontrack(*args: str) -> tuple[float, float, subprocess.CompletedProcess]:
         result = subprocess.CompletedProcess(command, os.waitstatus_to_exitcode(status), stdout.read(), stderr.read())
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr}")
-    return wall, usage.ru_maxrss / 1024, result  # ru_maxrss is in KiB on Linux
+    return wall, usage.ru_maxrss / 1024, result, usage.ru_utime + usage.ru_stime  # ru_maxrss: KiB on Linux
 
 
 def make_table(runs: int, groups: int, seed: int = 0) -> pd.DataFrame:
@@ -75,7 +76,7 @@ def main() -> None:
         make_table(options.runs, options.groups).to_csv(table, index=False)
         spec = ["--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--n", BUDGETS]
         out = tmp_path / "summary"
-        summarize_wall, summarize_peak, _ = boontrack(
+        summarize_wall, summarize_peak, *_ = boontrack(
             "summarize", str(table), *spec, "--resamples", str(options.resamples), "--out", str(out),
             "--format", "json",
         )  # fmt: skip
@@ -84,7 +85,7 @@ def main() -> None:
             f'[[jobs]]\nname = "bench"\nsource = "{table}"\nval = "val_acc"\ntest = "test_acc"\n'
             f'group_by = ["model"]\nn = [{BUDGETS}]\nresamples = {options.resamples}\nout = "{out}"\n'
         )
-        unchanged_wall, unchanged_peak, unchanged = boontrack("reaggregate", "--config", str(config))
+        unchanged_wall, unchanged_peak, unchanged, _ = boontrack("reaggregate", "--config", str(config))
         assert unchanged.stdout.strip() == "bench: unchanged", unchanged.stdout
         help_walls = [boontrack("--help")[0] for _ in range(5)]
 
