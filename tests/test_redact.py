@@ -122,3 +122,11 @@ def test_ordinary_messages_are_left_as_they_are(message):
 def test_hostile_text_is_redacted_in_linear_time(text):
     # A pattern that backtracks would take minutes on these 100 000 characters; no clock here.
     assert isinstance(redact(text), str)
+
+
+def test_the_working_directory_is_not_a_secret(monkeypatch):
+    # PWD looks like a secret name ("pwd") but is the shell's working directory, in every path boontrack shows.
+    monkeypatch.setenv("PWD", "/home/alice/project")
+    monkeypatch.setenv("OLDPWD", "/home/alice/other")
+    message = "cannot read /home/alice/project/runs.csv (previously in /home/alice/other)"
+    assert redact(message) == message

@@ -38,6 +38,8 @@ SECRET_VARIABLES = (
 #: Other environment variables with a secret-looking name are masked from this length on (shorter values,
 #: such as flags, would blank out ordinary words).
 _MIN_OTHER_SECRET = 8
+#: Variables whose names look secret but hold none: the shell's working directories (``PWD`` is not a password).
+_NOT_SECRET_VARIABLES = frozenset({"PWD", "OLDPWD"})
 
 # Every pattern runs in linear time on any text: no unbounded repetition that could be retried from many places.
 _SECRET_WORD = r"passw(?:or)?d|pwd|secret|token|auth|credential|api[_.-]?key|[_.-]key\b"
@@ -92,6 +94,6 @@ def _environment_secrets() -> list[str]:
     secrets |= {
         value
         for name, value in os.environ.items()
-        if len(value) >= _MIN_OTHER_SECRET and _SECRET_NAME.search(name)
+        if len(value) >= _MIN_OTHER_SECRET and _SECRET_NAME.search(name) and name not in _NOT_SECRET_VARIABLES
     }
     return sorted(secrets, key=len, reverse=True)
