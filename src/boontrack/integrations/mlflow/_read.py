@@ -101,9 +101,9 @@ def _from_json(run: dict) -> _Row:
 
 
 def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` from plain rows, boontrack's summary runs removed."""
+    """The run frame of ``boontrack.backends`` from plain rows, boontrack's own runs (any ``boontrack.role``) removed."""
     # Removed before the frame is built, so that their metrics do not leave empty columns behind.
-    rows = [row for row in rows if row[6].get(SUMMARY_ROLE_TAG) != "summary"]
+    rows = [row for row in rows if SUMMARY_ROLE_TAG not in row[6]]
     run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
     start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
     end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
