@@ -90,7 +90,11 @@ def mlflow_server(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def sqlite_uri(tmp_path_factory) -> str:
     """One embedded sqlite store for the session (creating the schema costs ~1 s); tests use own experiments."""
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow_sqlite') / 'mlflow.db'}"
+    from mlflow import MlflowClient
+
+    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow_sqlite') / 'mlflow.db'}"
+    MlflowClient(uri).search_experiments()  # creates the store: boontrack reads only existing ones
+    return uri
 
 
 @pytest.fixture(params=["sqlite", "server"])

@@ -14,8 +14,10 @@ from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
 SEARCH_PAGE_SIZE = 50_000
 #: Read timeout of one search request against a server. A 10,000-run page took over 10 s on a busy machine,
 #: so the interactive request timeout (which still bounds the quick calls made before, e.g. resolving the
-#: experiment, so a hung server is found out fast) would fail large sweeps.
-SEARCH_TIMEOUT_S = 300
+#: experiment, so a hung server is found out fast) would fail large sweeps. A search that timed out is not
+#: retried unless the job's retry budget (``BOONTRACK_MLFLOW_MAX_WAIT``) still covers another attempt, so a
+#: server hanging on the search holds a job for about this long, not three times as long.
+SEARCH_TIMEOUT_S = 120
 SEARCH_ENDPOINT = "/api/2.0/mlflow/runs/search"
 #: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
 HISTORY_RUNS_PER_REQUEST = 100

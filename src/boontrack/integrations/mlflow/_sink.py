@@ -37,7 +37,7 @@ import numpy as np
 
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
-from boontrack.integrations.mlflow._client import backend_errors, bounded_http, is_missing
+from boontrack.integrations.mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -75,8 +75,18 @@ class _State:
 class MlflowSink(Sink):
     """The summary run of one (sweep, spec) key in one experiment, and its group curve runs."""
 
-    def __init__(self, client: Any, uri: str, experiment_id: str, parent_run_id: str | None, key: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        uri: str,
+        experiment_id: str,
+        parent_run_id: str | None,
+        key: str,
+        *,
+        budget: RetryBudget | None = None,
+    ) -> None:
         self._client = client
+        self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
         self._parent_run_id = parent_run_id
@@ -87,7 +97,7 @@ class MlflowSink(Sink):
     # -- Sink interface ------------------------------------------------------------------------------------
     def read_fingerprint(self) -> str | None:
         """The complete summary's fingerprint, or None unless the key holds exactly that summary and its runs."""
-        with bounded_http(), backend_errors("looking for an earlier summary", self._uri):
+        with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
             state = self._state()
         if not state.clean:
             return None
@@ -98,7 +108,7 @@ class MlflowSink(Sink):
         from mlflow.exceptions import MlflowException
 
         write_id = uuid.uuid4().hex
-        with bounded_http(), backend_errors("writing the summary", self._uri):
+        with bounded_http(self._budget), backend_errors("writing the summary", self._uri):
             # Recorded before any run exists: a crash or a lost create_run response leaves runs that are
             # recognisably boontrack's, and the next write deletes them.
             self._client.set_experiment_tag(
@@ -131,7 +141,7 @@ class MlflowSink(Sink):
 
         if self._run_id is None:
             raise RuntimeError("write_fingerprint() called before write()")
-        with bounded_http(), backend_errors("finishing the summary", self._uri):
+        with bounded_http(self._budget), backend_errors("finishing the summary", self._uri):
             if not self._superseded:
                 try:
                     self._client.set_tag(self._run_id, FINGERPRINT_TAG, fingerprint)

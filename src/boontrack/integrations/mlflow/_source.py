@@ -11,6 +11,7 @@ from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.integrations.mlflow import _read
 from boontrack.integrations.mlflow._client import (
+    RetryBudget,
     backend_errors,
     bounded_http,
     connect,
@@ -27,7 +28,7 @@ class MlflowBackend(Backend):
     name: ClassVar[str] = "mlflow"
     options: ClassVar[dict[str, str]] = {
         "parent": "run id of the sweep's parent run: read only its child runs",
-        "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's default sqlite:///mlflow.db)",
+        "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI; required without it)",
     }
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
@@ -48,7 +49,8 @@ class MlflowSource(Source):
     parent
         Run id of the sweep's parent run.
     tracking_uri
-        Default: ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db``).
+        Default: ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); InputError without any, and for a
+        ``sqlite:`` URI whose file does not exist (a read never creates a store).
     """
 
     def __init__(self, experiment: str | None = None, *, parent: str | None = None, tracking_uri: str | None = None):
@@ -57,6 +59,7 @@ class MlflowSource(Source):
         self._experiment_ref = experiment
         self._parent = parent
         self._uri = resolve_tracking_uri(tracking_uri)
+        self._budget = RetryBudget()  # one job: this source's reads and its sink's writes
         with backend_errors("connecting", self._uri):
             self._client = connect(self._uri)
         self._experiment_id: str | None = None
@@ -84,20 +87,20 @@ class MlflowSource(Source):
     def experiment_id(self) -> str:
         """The resolved experiment id; InputError for unknown or deleted experiments or parent runs."""
         if self._experiment_id is None:
-            with bounded_http(), backend_errors("resolving the experiment", self._uri):
+            with bounded_http(self._budget), backend_errors("resolving the experiment", self._uri):
                 self._experiment_id = self._resolve()
         return self._experiment_id
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
         experiment_id = self.experiment_id()
-        with bounded_http(), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
+        with bounded_http(self._budget), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
             frame = _read.read_run_frame(self._client, experiment_id, self._parent)
             if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
                 frame = self._with_best_val_step(frame, request)
         return frame
 
     def sink(self, key: str) -> MlflowSink:
-        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key)
+        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _with_best_val_step(self, frame: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
