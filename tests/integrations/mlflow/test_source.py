@@ -52,8 +52,11 @@ def test_run_frame_columns_and_values(any_uri):
 def test_experiment_by_id_and_whole_experiment(sqlite_uri):
     sweep = mixed_sweep(sqlite_uri, finished=3)
     frame = MlflowSource(sweep.experiment_id, tracking_uri=sqlite_uri).read(MetricRequest("val_acc"))
-    # without a parent the parent run itself is one of the experiment's runs
-    assert sorted(frame["run_id"]) == sorted([*sweep.children, sweep.parent_id])
+    # without a parent the parent run is left out by itself: it has child runs, so it is no trial
+    assert sorted(frame["run_id"]) == sorted(sweep.children)
+    lone = sweep.client.create_run(sweep.experiment_id).info.run_id  # a run without children stays a trial
+    frame = MlflowSource(sweep.experiment_id, tracking_uri=sqlite_uri).read(MetricRequest("val_acc"))
+    assert sorted(frame["run_id"]) == sorted([*sweep.children, lone])
     via_backend = load_backend("mlflow").open_source("", parent=sweep.parent_id, tracking_uri=sqlite_uri)
     assert sorted(via_backend.read(MetricRequest("val_acc"))["run_id"]) == sorted(sweep.children)
 

@@ -26,6 +26,7 @@ HISTORY_POINTS_PER_REQUEST = 25_000
 HISTORY_RUNS_PER_QUERY = 500
 
 HISTORY_COLUMNS = ["run_id", "step", "timestamp", "value"]
+PARENT_RUN_TAG = "mlflow.parentRunId"
 
 
 def read_run_frame(client: Any, experiment_id: str, parent_run_id: str | None) -> pd.DataFrame:
@@ -103,9 +104,13 @@ def _from_json(run: dict) -> _Row:
 
 
 def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` from plain rows, boontrack's own runs (any ``boontrack.role``) removed."""
-    # Removed before the frame is built, so that their metrics do not leave empty columns behind.
-    rows = [row for row in rows if SUMMARY_ROLE_TAG not in row[6]]
+    """The run frame of ``boontrack.backends`` from plain rows, without boontrack's own runs (any
+    ``boontrack.role``) and without runs that are the parent of another run read."""
+    # A run with child runs is a sweep's parent (a container, not a trial): left out, so that reading a whole
+    # experiment does not count it as a dropped run. Removed before the frame is built, as boontrack's own
+    # runs are, so that their metrics do not leave empty columns behind.
+    parents = {row[6].get(PARENT_RUN_TAG) for row in rows}
+    rows = [row for row in rows if SUMMARY_ROLE_TAG not in row[6] and row[0] not in parents]
     run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
     start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
     end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
