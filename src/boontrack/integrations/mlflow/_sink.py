@@ -108,6 +108,7 @@ class MlflowSink(Sink):
         from mlflow.exceptions import MlflowException
 
         write_id = uuid.uuid4().hex
+        self._superseded = False
         with bounded_http(self._budget), backend_errors("writing the summary", self._uri):
             # Recorded before any run exists: a crash or a lost create_run response leaves runs that are
             # recognisably boontrack's, and the next write deletes them.
@@ -128,9 +129,10 @@ class MlflowSink(Sink):
                     self._write_group(write_id, run.info.start_time, label, columns)
                 self._client.set_terminated(self._run_id, "FINISHED")
             except MlflowException:
-                if self._deleted_by_another_writer():
+                superseded = self._deleted_by_another_writer()
+                self._abandon(write_id)  # with its group runs written so far
+                if superseded:
                     return
-                self._abandon(write_id)
                 raise
             except BaseException:
                 self._abandon(write_id)
