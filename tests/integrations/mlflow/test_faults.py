@@ -93,6 +93,7 @@ class _Misbehaving(BaseHTTPRequestHandler):
     or "hang" (never answers). Counts the requests per path."""
 
     answer: tuple[int, dict] | str = (429, {"Retry-After": "3600"})
+    search_answer: dict | None = None  # when set, the run search answers this
     seen: dict
 
     def _handle(self) -> None:
@@ -102,6 +103,8 @@ class _Misbehaving(BaseHTTPRequestHandler):
         if path.endswith("/experiments/get-by-name"):
             experiment = {"experiment_id": "1", "name": "sweeps", "lifecycle_stage": "active"}
             self._send(200, {}, json.dumps({"experiment": experiment}).encode())
+        elif path == SEARCH and self.search_answer is not None:
+            self._send(200, {}, json.dumps(self.search_answer).encode())
         elif self.answer == "hang":
             self.release.wait(30)
             self.close_connection = True
@@ -125,7 +128,12 @@ class _Misbehaving(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def misbehaving(request):
-    handler = type("Handler", (_Misbehaving,), {"answer": request.param, "seen": {}, "release": threading.Event()})
+    answer, search_answer = request.param if isinstance(request.param, list) else (request.param, None)
+    handler = type(
+        "Handler",
+        (_Misbehaving,),
+        {"answer": answer, "search_answer": search_answer, "seen": {}, "release": threading.Event()},
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -301,3 +309,22 @@ def test_concurrent_reaggregate_processes(sqlite_uri, tmp_path):
     lines = sorted(out.strip().splitlines()[-1] for out, _ in outputs)
     assert lines[0].startswith("sweep: unchanged") and lines[1].startswith("sweep: updated"), lines
     assert len(summary_runs(sweep.client, sweep.experiment_id)) == 1
+
+
+ONE_RUN_WITH_HISTORY = {
+    "runs": [
+        {
+            "info": {"run_id": "r1", "status": "FINISHED", "start_time": 1, "end_time": 2},
+            "data": {"metrics": [{"key": "val_acc", "value": 0.5, "timestamp": 1, "step": 3}]},
+        }
+    ]
+}
+
+
+@pytest.mark.parametrize("misbehaving", [[(429, {"Retry-After": "3600"}), ONE_RUN_WITH_HISTORY]], indirect=True)
+def test_history_requests_in_threads_share_the_jobs_budget(misbehaving, default_http_settings):
+    uri, seen = misbehaving
+    with pytest.raises(BackendError, match="asked to retry after 3600 s"):
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc", pick="best_val_step"))
+    assert seen["/ajax-api/2.0/mlflow/metrics/get-history-bulk"] == 1
+

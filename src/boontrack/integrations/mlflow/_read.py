@@ -185,10 +185,9 @@ def _rest_histories(client: Any, store: Any, run_ids: list[str], key: str) -> li
     rows: list[tuple] = []
     with ThreadPoolExecutor(max_workers=HISTORY_CONCURRENCY) as pool:
         while pending:
-            # Each request runs in a copy of this context: the job's retry budget goes along.
-            answers = list(
-                pool.map(lambda chunk: contextvars.copy_context().run(_history_chunk, store, chunk, key), pending)
-            )
+            # Each request runs in a copy of the caller's context, taken here: the job's retry budget goes along.
+            futures = [pool.submit(contextvars.copy_context().run, _history_chunk, store, c, key) for c in pending]
+            answers = [future.result() for future in futures]
             pending = []
             for chunk, points in answers:
                 if len(points) < HISTORY_POINTS_PER_REQUEST:
