@@ -4,8 +4,8 @@ Two approaches on scikit-learn's bundled digits data (no download): logistic reg
 regularization strength, and a small MLP with random width, learning rate and weight decay trained epoch by
 epoch (each epoch's ``val_acc`` and ``test_acc`` are logged, so the summary pairs the test score with the epoch
 of best validation). Each trial is a child run of one parent run in an embedded sqlite store (no server). The
-sweep is then summarized with write-back: a ``boontrack summary`` child run with the ``boon/...`` metrics, the
-curves and the report.
+sweep is then summarized with write-back: a summary child run (named like ``boon test_acc V n=1,5,10``) with the
+``boon/...`` metrics, the report, and one curve run per approach under it.
 
 Running the demo again reuses the finished sweep in the store (the summary is then already up to date and
 nothing is written); ``--new-sweep`` trains and logs a fresh sweep beside it.
@@ -80,6 +80,7 @@ def run_demo(
             started = time.perf_counter()
             parent_id = _train_sweep(client, experiment_id, trials)
             echo(f"Trained and logged {2 * trials} runs in {time.perf_counter() - started:.1f} s.")
+            echo(f"The sweep's parent run: {parent_id}")
         else:
             echo(f"Reusing the finished demo sweep {parent_id} (--new-sweep trains another).")
 

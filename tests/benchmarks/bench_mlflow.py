@@ -13,6 +13,10 @@ own tables, since MLflow has no bulk create-runs API (one run costs ~20-60 ms th
 
 Run:  python tests/benchmarks/bench_mlflow.py [--sizes 1000 10000] [--repeat 3]
 Prints a Markdown table of median seconds, then the request count of a full summary write-back.
+
+      python tests/benchmarks/bench_mlflow.py --histories-only [--sizes 10000] [--workers 4]
+Measures ``pick="best_val_step"`` over HTTP on runs of which 10 % log per-epoch histories: the get-history-bulk
+requests sent and the median time of the read.
 """
 
 from __future__ import annotations
@@ -42,10 +46,14 @@ from boontrack.backends import MetricRequest  # noqa: E402
 from boontrack.integrations.mlflow import MlflowSource  # noqa: E402
 
 REQUEST = MetricRequest("val_acc", "test_acc")
+EPOCHS = 12
 
 
-def insert_children(uri: str, experiment_id: str, parent_id: str, count: int, rng: np.random.Generator) -> None:
-    """``count`` finished (5 % failed) child runs of ``parent_id``, inserted into MLflow's tables in bulk."""
+def insert_children(
+    uri: str, experiment_id: str, parent_id: str, count: int, rng: np.random.Generator, *, histories: float = 0.0
+) -> None:
+    """``count`` finished (5 % failed) child runs of ``parent_id``, inserted into MLflow's tables in bulk; a
+    fraction ``histories`` of them log val_acc and test_acc per epoch (:data:`EPOCHS` steps)."""
     from mlflow.store.tracking.dbmodels.models import SqlLatestMetric, SqlMetric, SqlParam, SqlRun, SqlTag
 
     client = MlflowClient(uri)
@@ -69,25 +77,30 @@ def insert_children(uri: str, experiment_id: str, parent_id: str, count: int, rn
         for i, r in enumerate(ids)
         for k, v in (("seed", str(i)), ("lr", "0.01"), ("model", ("cnn", "lstm", "mlp")[i % 3]))
     ]
+    epochs = np.where(rng.random(count) < histories, EPOCHS, 1)
     metrics = [
-        {"key": k, "value": float(v[i]), "timestamp": start + i, "step": 0, "is_nan": False, "run_uuid": r}
+        {"key": k, "value": float(v[i]) - 0.01 * (epochs[i] - 1 - step), "timestamp": start + i, "step": step,
+         "is_nan": False, "run_uuid": r}
         for i, r in enumerate(ids)
         for k, v in (("val_acc", val), ("test_acc", test))
-    ]
+        for step in range(epochs[i])
+    ]  # fmt: skip
+    last_step = dict(zip(ids, (epochs - 1).tolist()))
+    latest = [m for m in metrics if m["step"] == last_step[m["run_uuid"]]]
     with store.ManagedSessionMaker() as session:
         for model, rows in ((SqlRun, runs), (SqlTag, tags), (SqlParam, params), (SqlMetric, metrics),
-                            (SqlLatestMetric, metrics)):
+                            (SqlLatestMetric, latest)):
             session.execute(model.__table__.insert(), rows)
 
 
-def start_server(db: Path, root: Path) -> tuple[subprocess.Popen, str]:
+def start_server(db: Path, root: Path, *, workers: int = 1) -> tuple[subprocess.Popen, str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     uri = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{db}",
                "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-               "--workers", "1"]  # fmt: skip
+               "--workers", str(workers)]  # fmt: skip
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)  # fmt: skip
@@ -180,11 +193,59 @@ def count_write_back_requests(uri: str, experiment_id: str, parent_id: str) -> s
     )
 
 
+def best_val_step_over_http(root: Path, size: int, share: float, workers: int, repeat: int) -> str:
+    """``--pick best-val-step`` on ``size`` runs of which ``share`` log histories, against a server with
+    ``workers`` workers: get-history-bulk requests sent and the median time of the read."""
+    db = root / f"histories-{size}.db"
+    sqlite_uri = f"sqlite:///{db}"
+    MlflowClient(sqlite_uri).search_experiments()
+    client = MlflowClient(sqlite_uri)
+    experiment_id = client.create_experiment("bench-histories")
+    parent = client.create_run(experiment_id, run_name="sweep").info.run_id
+    client.set_terminated(parent)
+    insert_children(sqlite_uri, experiment_id, parent, size, np.random.default_rng(1), histories=share)
+    process, uri = start_server(db, root, workers=workers)
+    request = MetricRequest("val_acc", "test_acc", pick="best_val_step")
+    sent: list[str] = []
+    original = requests.Session.send
+
+    def counting_send(self, prepared, **kwargs):
+        if "get-history-bulk" in prepared.path_url:
+            sent.append(prepared.path_url)
+        return original(self, prepared, **kwargs)
+
+    try:
+        MlflowSource(experiment_id, parent=parent, tracking_uri=uri).read(request)  # warm-up
+        requests.Session.send = counting_send
+        try:
+            MlflowSource(experiment_id, parent=parent, tracking_uri=uri).read(request)
+        finally:
+            requests.Session.send = original
+        seconds = median_seconds(
+            lambda: len(MlflowSource(experiment_id, parent=parent, tracking_uri=uri).read(request)),
+            repeat=repeat,
+            expected=size,
+        )
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
+    return (
+        f"best-val-step over HTTP, {size:,} runs ({share:.0%} with {EPOCHS}-epoch histories), server with "
+        f"{workers} workers: {len(sent)} get-history-bulk requests, median {seconds:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--histories-only", action="store_true", help="Only the best-val-step measurement.")
+    parser.add_argument("--workers", type=int, default=4, help="Server workers for the best-val-step measurement.")
     args = parser.parse_args()
+    if args.histories_only:
+        with tempfile.TemporaryDirectory(prefix="bench-mlflow-") as tmp:
+            print(best_val_step_over_http(Path(tmp), max(args.sizes), 0.1, args.workers, args.repeat))
+        return
     rng = np.random.default_rng(0)
 
     with tempfile.TemporaryDirectory(prefix="bench-mlflow-") as tmp:

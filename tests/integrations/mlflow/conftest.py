@@ -7,6 +7,7 @@ Most tests run on the embedded sqlite store (no server, twice as fast); the serv
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -90,7 +91,13 @@ def mlflow_server(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def sqlite_uri(tmp_path_factory) -> str:
     """One embedded sqlite store for the session (creating the schema costs ~1 s); tests use own experiments."""
-    return f"sqlite:///{tmp_path_factory.mktemp('mlflow_sqlite') / 'mlflow.db'}"
+    from mlflow import MlflowClient
+
+    root = tmp_path_factory.mktemp("mlflow_sqlite")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    with contextlib.chdir(root):  # the store's default experiment keeps artifacts in ./mlruns
+        MlflowClient(uri).search_experiments()  # creates the store: boontrack reads only existing ones
+    return uri
 
 
 @pytest.fixture(params=["sqlite", "server"])

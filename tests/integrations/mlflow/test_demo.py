@@ -8,12 +8,14 @@ from click.testing import CliRunner
 from mlflow import MlflowClient
 from mlflow.entities import ViewType
 
+from boontrack.cli import main
 from boontrack.demo import EXPERIMENT, demo_command, run_demo
+from boontrack.reports import format_table
 
 pytestmark = [pytest.mark.mlflow, pytest.mark.slow]
 
 
-def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path):
+def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path, monkeypatch):
     store = tmp_path / "demo" / "mlflow.db"
     lines: list[str] = []
     result = run_demo(store, trials=5, echo=lines.append)
@@ -27,7 +29,12 @@ def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path):
     runs = client.search_runs([experiment.experiment_id], run_view_type=ViewType.ALL)
     trials = [r for r in runs if r.data.params.get("model") == "mlp"]
     (summary,) = [r for r in runs if r.data.tags.get("boontrack.role") == "summary"]
-    assert len(trials) == 5 and len(runs) == 1 + 10 + 1
+    curve_runs = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == summary.info.run_id]
+    assert len(trials) == 5 and len(runs) == 1 + 10 + 1 + len(curve_runs)
+    assert summary.info.run_name == "boon test_acc V n=1,5"
+    assert {r.info.run_name for r in curve_runs} == {"logistic-regression", "mlp"}
+    parent_id = summary.data.tags["mlflow.parentRunId"]
+    assert f"The sweep's parent run: {parent_id}" in lines
 
     # the MLP's test score is taken at its epoch of best validation, computed here from the logged histories
     paired = []
@@ -46,3 +53,14 @@ def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path):
     cli = CliRunner().invoke(demo_command, ["--store", str(store), "--trials", "5"])
     assert cli.exit_code == 0, cli.output
     assert "Reusing the finished demo sweep" in cli.output and "already up to date" in cli.output
+
+    # the README's command reads the demo's store back and prints the demo's table, from the store's directory
+    monkeypatch.chdir(tmp_path)
+    readme = CliRunner().invoke(main, [
+        "summarize", "mlflow:boontrack-demo", "--tracking-uri", "sqlite:///demo/mlflow.db", "--parent", parent_id,
+        "--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--seed-column", "seed",
+        "--pick", "best-val-step", "--n", "1,5",
+    ])  # fmt: skip
+    assert readme.exit_code == 0, readme.output
+    table = format_table(result.summary)
+    assert table in readme.stdout and table in "\n".join(lines)

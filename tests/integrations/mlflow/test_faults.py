@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 
 from boontrack.backends import MetricRequest
 from boontrack.cli import main
-from boontrack.exceptions import BackendError, WriteBackWarning
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.integrations.mlflow import MlflowSource, summarize_sweep
 from boontrack.integrations.mlflow._client import HTTP_DEFAULTS, bounded_http, redact
 
@@ -47,17 +48,138 @@ def test_dead_server_fails_fast_without_credentials(dead_uri, default_http_setti
     with pytest.raises(BackendError) as info:
         MlflowSource("sweeps", tracking_uri=dead_uri).read(MetricRequest("val_acc"))
     assert time.monotonic() - started < 20  # MLflow's defaults take about four minutes
-    message = str(info.value)
-    assert "s3cret-pw" not in message and "alice" not in message
-    assert "127.0.0.1" in message and "resolving the experiment" in message
+    host = dead_uri.rsplit("@", 1)[1]
+    assert str(info.value) == f"cannot reach the MLflow server at http://***@{host} (is it running?)"
 
 
-def test_dead_server_cli_exit_code_1(dead_uri, default_http_settings):
+def test_dead_server_cli_exit_code_1_one_line(dead_uri, default_http_settings):
     result = CliRunner().invoke(
         main, ["summarize", "mlflow:sweeps", "--tracking-uri", dead_uri, "--val", "val_acc"]
     )
     assert result.exit_code == 1
-    assert "s3cret-pw" not in result.output and "Error:" in result.output
+    assert "s3cret-pw" not in result.output and "cannot reach the MLflow server at http://***@127.0.0.1" in result.output
+    assert "urllib3" not in result.output and "Max retries" not in result.output
+
+
+@pytest.fixture
+def no_tracking_uri(monkeypatch):
+    """A process where neither MLFLOW_TRACKING_URI nor mlflow.set_tracking_uri chose a store."""
+    import mlflow.tracking._tracking_service.utils as tracking_utils
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.setattr(tracking_utils, "_tracking_uri", None)
+
+
+def test_without_a_tracking_uri_a_read_refuses_and_creates_no_store(tmp_path, no_tracking_uri):
+    result = CliRunner().invoke(main, ["summarize", "mlflow:sweeps", "--val", "val_acc"])
+    assert result.exit_code == 2, result.output
+    assert "--tracking-uri" in result.output and "MLFLOW_TRACKING_URI" in result.output
+    assert list(tmp_path.iterdir()) == []  # MLflow's default would have created ./mlflow.db
+    with pytest.raises(InputError, match="tracking_uri="):
+        summarize_sweep("0" * 32, val="val_acc")
+
+
+def test_a_sqlite_uri_to_a_missing_file_is_refused_and_not_created(tmp_path):
+    missing = tmp_path / "typo" / "mlflow.db"
+    result = CliRunner().invoke(
+        main, ["summarize", "mlflow:sweeps", "--tracking-uri", f"sqlite:///{missing}", "--val", "val_acc"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "does not exist" in result.output and not missing.exists() and not missing.parent.exists()
+
+
+class _Misbehaving(BaseHTTPRequestHandler):
+    """A fake tracking endpoint: knows one experiment; every other request gets ``answer``: (status, headers)
+    or "hang" (never answers). Counts the requests per path."""
+
+    answer: tuple[int, dict] | str = (429, {"Retry-After": "3600"})
+    search_answer: dict | None = None  # when set, the run search answers this
+    seen: dict
+
+    def _handle(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        path = self.path.split("?", 1)[0]
+        self.seen[path] = self.seen.get(path, 0) + 1
+        if path.endswith("/experiments/get-by-name"):
+            experiment = {"experiment_id": "1", "name": "sweeps", "lifecycle_stage": "active"}
+            self._send(200, {}, json.dumps({"experiment": experiment}).encode())
+        elif path == SEARCH and self.search_answer is not None:
+            self._send(200, {}, json.dumps(self.search_answer).encode())
+        elif self.answer == "hang":
+            self.release.wait(30)
+            self.close_connection = True
+        else:
+            status, headers = self.answer
+            self._send(status, headers, b'{"error_code": "TEMPORARILY_UNAVAILABLE", "message": "slow down"}')
+
+    def _send(self, status: int, headers: dict, body: bytes) -> None:
+        self.send_response(status)
+        for key, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _handle
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def misbehaving(request):
+    answer, search_answer = request.param if isinstance(request.param, list) else (request.param, None)
+    handler = type(
+        "Handler",
+        (_Misbehaving,),
+        {"answer": answer, "search_answer": search_answer, "seen": {}, "release": threading.Event()},
+    )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler.seen
+    handler.release.set()
+    server.shutdown()
+    server.server_close()
+
+
+SEARCH = "/api/2.0/mlflow/runs/search"
+
+
+@pytest.mark.parametrize("misbehaving", [(429, {"Retry-After": "3600"})], indirect=True)
+def test_a_long_retry_after_is_not_waited_for_and_is_named(misbehaving, default_http_settings):
+    uri, seen = misbehaving
+    with pytest.raises(BackendError) as info:
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
+    assert seen[SEARCH] == 1  # MLflow alone would have waited 3600 s, twice
+    assert "asked to retry after 3600 s" in str(info.value) and "BOONTRACK_MLFLOW_MAX_WAIT" in str(info.value)
+
+
+@pytest.mark.parametrize("misbehaving", [(503, {"Retry-After": "1"})], indirect=True)
+def test_retries_stop_when_the_jobs_budget_is_spent(misbehaving, monkeypatch):
+    uri, seen = misbehaving
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "5")
+    monkeypatch.setenv("BOONTRACK_MLFLOW_MAX_WAIT", "1.5")
+    with pytest.raises(BackendError, match="asked to retry after 1 s; boontrack waits at most 1.5 s"):
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
+    assert seen[SEARCH] == 2  # one wait of 1 s fits in 1.5 s, a second does not
+
+
+@pytest.mark.parametrize("misbehaving", ["hang"], indirect=True)
+def test_a_search_that_hangs_is_not_retried_past_the_budget(misbehaving, monkeypatch):
+    uri, seen = misbehaving
+    monkeypatch.setattr("boontrack.integrations.mlflow._read.SEARCH_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    monkeypatch.setenv("BOONTRACK_MLFLOW_MAX_WAIT", "1")
+    with pytest.raises(BackendError, match="did not answer in time"):
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
+    assert seen[SEARCH] == 1  # 0.5 s lost and 1 s of back-off would exceed the budget
+
+
+def test_an_invalid_budget_is_an_input_error(monkeypatch, sqlite_uri):
+    monkeypatch.setenv("BOONTRACK_MLFLOW_MAX_WAIT", "soon")
+    with pytest.raises(InputError, match="BOONTRACK_MLFLOW_MAX_WAIT"):
+        MlflowSource("sweeps", tracking_uri=sqlite_uri)
 
 
 def test_user_http_settings_win_and_defaults_are_scoped(monkeypatch):
@@ -187,3 +309,22 @@ def test_concurrent_reaggregate_processes(sqlite_uri, tmp_path):
     lines = sorted(out.strip().splitlines()[-1] for out, _ in outputs)
     assert lines[0].startswith("sweep: unchanged") and lines[1].startswith("sweep: updated"), lines
     assert len(summary_runs(sweep.client, sweep.experiment_id)) == 1
+
+
+ONE_RUN_WITH_HISTORY = {
+    "runs": [
+        {
+            "info": {"run_id": "r1", "status": "FINISHED", "start_time": 1, "end_time": 2},
+            "data": {"metrics": [{"key": "val_acc", "value": 0.5, "timestamp": 1, "step": 3}]},
+        }
+    ]
+}
+
+
+@pytest.mark.parametrize("misbehaving", [[(429, {"Retry-After": "3600"}), ONE_RUN_WITH_HISTORY]], indirect=True)
+def test_history_requests_in_threads_share_the_jobs_budget(misbehaving, default_http_settings):
+    uri, seen = misbehaving
+    with pytest.raises(BackendError, match="asked to retry after 3600 s"):
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc", pick="best_val_step"))
+    assert seen["/ajax-api/2.0/mlflow/metrics/get-history-bulk"] == 1
+

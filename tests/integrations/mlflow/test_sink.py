@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, SummaryOutputs
+from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, MetricRequest, SummaryOutputs
 from boontrack.integrations.mlflow import MlflowSource
-from boontrack.integrations.mlflow._sink import ABANDONED_AFTER_MS, KEY_TAG, MAX_CURVE_POINTS, thin_curve
+from boontrack.integrations.mlflow._sink import (
+    KEY_TAG,
+    MAX_CURVE_POINTS,
+    WRITE_RECORD_PREFIX,
+    WRITE_TAG,
+    thin_curve,
+)
 
 from integrations.mlflow.mlflow_helpers import new_sweep, summary_runs
 
@@ -20,8 +25,17 @@ KEY = "0123456789abcdef0123456789abcdef"
 OUTPUTS = SummaryOutputs(
     metrics={"boon/acc/boo_5": 0.8125, "boon/runs": 7.0},
     curves=[CurveSeries("boon/acc/curve", np.arange(1, 8), np.linspace(0.5, 0.8, 7))],
-    artifacts={"summary.json": b'{"a": 1}', "nested/report.md": "# Résumé\n".encode()},
+    artifacts={
+        "summary.json": b'{"spec": {"val": "metrics.val", "test": "acc", "n": [1, 5], "estimator": "V", "group_by": null}}',
+        "nested/report.md": "# Résumé\n".encode(),
+    },
     description="**boontrack** summary",
+    tables={
+        "curves": (
+            ["group", "n", "estimate", "ci_low", "ci_high", "time"],
+            [["cnn", 1, 0.5, 0.4, 0.6, None], ["cnn", 2, 0.6, 0.5, 0.7, None], ["mlp", 1, 0.55, None, None, None]],
+        )
+    },
 )
 
 
@@ -46,7 +60,10 @@ def test_write_contents(sqlite_uri, tmp_path):
     assert sink.run_id in sink.location()
 
     run = sweep.client.get_run(sink.run_id)
-    assert run.info.run_name == "boontrack summary" and run.info.status == "FINISHED"
+    assert run.info.run_name == "boon acc V n=1,5" and run.info.status == "FINISHED"
+    assert run.data.params == {
+        "boon.val": "metrics.val", "boon.test": "acc", "boon.n": "1,5", "boon.estimator": "V", "boon.group_by": "",
+    }  # fmt: skip
     assert run.data.tags[SUMMARY_ROLE_TAG] == "summary" and run.data.tags[KEY_TAG] == KEY
     assert run.data.tags["mlflow.parentRunId"] == sweep.parent_id
     assert run.data.tags["mlflow.note.content"] == OUTPUTS.description
@@ -59,17 +76,45 @@ def test_write_contents(sqlite_uri, tmp_path):
         assert Path(sweep.client.download_artifacts(sink.run_id, name, str(tmp_path))).read_bytes() == content
 
 
-def test_abandoned_partial_runs_are_cleaned_and_fresh_ones_kept(sqlite_uri):
+def test_crashed_partial_runs_are_cleaned_and_lookalikes_kept(sqlite_uri):
     sweep = new_sweep(sqlite_uri)
-    tags = {SUMMARY_ROLE_TAG: "summary", KEY_TAG: KEY, "mlflow.parentRunId": sweep.parent_id}
-    now = int(time.time() * 1000)
-    crashed = sweep.client.create_run(sweep.experiment_id, start_time=now - 2 * ABANDONED_AFTER_MS, tags=tags)
-    in_progress = sweep.client.create_run(sweep.experiment_id, start_time=now, tags=tags)
-    other_key = sweep.client.create_run(sweep.experiment_id, tags={**tags, KEY_TAG: "f" * 32})
-
     sink = MlflowSource(parent=sweep.parent_id, tracking_uri=sqlite_uri).sink(KEY)
+    # a write that crashed after creating its run: recorded in the experiment, left RUNNING
+    write_id = "c" * 32
+    sweep.client.set_experiment_tag(sweep.experiment_id, WRITE_RECORD_PREFIX + write_id, f"{KEY} 0")
+    tags = {SUMMARY_ROLE_TAG: "summary", KEY_TAG: KEY, "mlflow.parentRunId": sweep.parent_id}
+    crashed = sweep.client.create_run(sweep.experiment_id, tags={**tags, WRITE_TAG: write_id})
+    unrecorded = sweep.client.create_run(sweep.experiment_id, tags={**tags, WRITE_TAG: "d" * 32})
+    other_key = sweep.client.create_run(sweep.experiment_id, tags={**tags, KEY_TAG: "f" * 32, WRITE_TAG: write_id})
+
     sink.write(OUTPUTS)
     sink.write_fingerprint("fp-1")
     live = {r.info.run_id for r in summary_runs(sweep.client, sweep.experiment_id)}
-    assert live == {sink.run_id, in_progress.info.run_id, other_key.info.run_id}
+    assert live == {sink.run_id, unrecorded.info.run_id, other_key.info.run_id}
     assert crashed.info.run_id in {r.info.run_id for r in summary_runs(sweep.client, sweep.experiment_id, deleted=True)}
+    records = {k for k in sweep.client.get_experiment(sweep.experiment_id).tags if k.startswith(WRITE_RECORD_PREFIX)}
+    assert records == {WRITE_RECORD_PREFIX + sweep.client.get_run(sink.run_id).data.tags[WRITE_TAG]}
+
+
+def test_one_curve_run_per_group_under_the_summary_run(sqlite_uri):
+    sweep = new_sweep(sqlite_uri)
+    sink = MlflowSource(parent=sweep.parent_id, tracking_uri=sqlite_uri).sink(KEY)
+    sink.write(OUTPUTS)
+    sink.write_fingerprint("fp-1")
+    children = sweep.client.search_runs([sweep.experiment_id], f"tags.mlflow.parentRunId = '{sink.run_id}'")
+    by_name = {r.info.run_name: r for r in children}
+    assert set(by_name) == {"cnn", "mlp"} and all(r.info.status == "FINISHED" for r in children)
+
+    def points(run, key):
+        return [(m.step, m.value) for m in sweep.client.get_metric_history(run.info.run_id, key)]
+
+    cnn, mlp = by_name["cnn"], by_name["mlp"]
+    assert points(cnn, "boon/curve") == [(1, 0.5), (2, 0.6)]
+    assert points(cnn, "boon/curve/ci_low") == [(1, 0.4), (2, 0.5)]
+    assert points(cnn, "boon/curve/ci_high") == [(1, 0.6), (2, 0.7)]
+    assert points(mlp, "boon/curve") == [(1, 0.55)] and points(mlp, "boon/curve/ci_low") == []  # no band: no point
+    assert cnn.data.tags["boontrack.group"] == "cnn" and cnn.data.tags[SUMMARY_ROLE_TAG] == "group-curve"
+    # never read back as input, from the experiment as from the sweep
+    frame = MlflowSource(sweep.experiment_name, tracking_uri=sqlite_uri).read(MetricRequest("val"))
+    assert frame.empty
+

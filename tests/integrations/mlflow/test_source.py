@@ -49,11 +49,16 @@ def test_run_frame_columns_and_values(any_uri):
     assert frame.loc[running[0], "created_at"] == pd.Timestamp(run.info.start_time, unit="ms", tz="UTC")
 
 
-def test_experiment_by_id_and_whole_experiment(sqlite_uri):
+def test_experiment_by_id_and_whole_experiment(sqlite_uri, monkeypatch):
     sweep = mixed_sweep(sqlite_uri, finished=3)
+    # an id is looked up as an id: no name lookup that is bound to fail first
+    monkeypatch.setattr("mlflow.MlflowClient.get_experiment_by_name", lambda *a: pytest.fail("looked up by name"))
     frame = MlflowSource(sweep.experiment_id, tracking_uri=sqlite_uri).read(MetricRequest("val_acc"))
-    # without a parent the parent run itself is one of the experiment's runs
-    assert sorted(frame["run_id"]) == sorted([*sweep.children, sweep.parent_id])
+    # without a parent the parent run is left out by itself: it has child runs, so it is no trial
+    assert sorted(frame["run_id"]) == sorted(sweep.children)
+    lone = sweep.client.create_run(sweep.experiment_id).info.run_id  # a run without children stays a trial
+    frame = MlflowSource(sweep.experiment_id, tracking_uri=sqlite_uri).read(MetricRequest("val_acc"))
+    assert sorted(frame["run_id"]) == sorted([*sweep.children, lone])
     via_backend = load_backend("mlflow").open_source("", parent=sweep.parent_id, tracking_uri=sqlite_uri)
     assert sorted(via_backend.read(MetricRequest("val_acc"))["run_id"]) == sorted(sweep.children)
 
@@ -96,6 +101,24 @@ def test_best_val_step_pairs_test_with_best_epoch(any_uri):
     minimized = source.read(MetricRequest("val_acc", "test_acc", maximize=False, pick="best_val_step"))
     minimized = minimized.set_index("run_id")
     assert minimized.loc[rising, ["metrics.val_acc", "metrics.test_acc"]].tolist() == [0.5, 0.4]
+
+
+def test_best_val_step_asks_histories_only_of_runs_with_more_than_one_step(any_uri, monkeypatch):
+    from boontrack.integrations.mlflow import _read
+
+    sweep = new_sweep(any_uri)
+    epochs = {sweep.add_child(val=[0.5, 0.9, 0.7], test=[0.4, 0.8, 0.6]) for _ in range(2)}
+    once = {sweep.add_child(val=[0.6 + k / 100], test=[0.5 + k / 100]): (0.6 + k / 100, 0.5 + k / 100) for k in range(5)}
+    asked: list[set] = []
+    histories = _read.metric_histories
+    monkeypatch.setattr(_read, "metric_histories", lambda c, ids, key: asked.append(set(ids)) or histories(c, ids, key))
+    source = MlflowSource(sweep.experiment_id, parent=sweep.parent_id, tracking_uri=any_uri)
+    frame = source.read(MetricRequest("val_acc", "test_acc", pick="best_val_step")).set_index("run_id")
+    assert asked == [epochs, epochs]  # val and test histories of the two multi-epoch runs, nothing else
+    for run_id in epochs:
+        assert frame.loc[run_id, ["metrics.val_acc", "metrics.test_acc"]].tolist() == [0.9, 0.8]
+    for run_id, values in once.items():
+        assert frame.loc[run_id, ["metrics.val_acc", "metrics.test_acc"]].tolist() == list(values)
 
 
 def test_best_val_step_splits_truncated_history_requests(mlflow_server, monkeypatch):

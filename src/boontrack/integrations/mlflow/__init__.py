@@ -3,27 +3,36 @@
 Reading (``mlflow:EXPERIMENT``, :class:`MlflowBackend`, :class:`MlflowSource`)
     EXPERIMENT is an experiment name or id; option ``parent`` restricts the runs to the children of a sweep's
     parent run (EXPERIMENT may then be empty). The tracking URI is the ``tracking_uri`` option, else
-    ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db`` in the working directory).
-    Active runs are read in pages of 50,000 (from a server as JSON straight into the frame, through MLflow's
-    own request helper; from an SQL store with ``MlflowClient.search_runs``); params, metrics and tags become
-    ``params.*``, ``metrics.*``, ``tags.*``. With ``pick="best_val_step"`` the per-epoch histories are read in
-    bulk (100 runs per request against a server, 500 per query against an SQL store).
+    ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); without one, or with a ``sqlite:`` URI whose
+    file does not exist, reading is refused (InputError): a read never creates a store. Active runs are read in
+    pages of 50,000 (from a server as JSON straight into the frame, through MLflow's own request helper; from
+    an SQL store with ``MlflowClient.search_runs``); params, metrics and tags become ``params.*``,
+    ``metrics.*``, ``tags.*``. Left out of the inputs: boontrack's own runs (any ``boontrack.role`` tag) and
+    runs that have child runs (a sweep's parent). With ``pick="best_val_step"`` the per-epoch histories are
+    read in bulk (100 runs per request against a server, 500 per query against an SQL store).
 
 Writing (:class:`MlflowSink`)
-    One summary run per (sweep, spec), named ``boontrack summary``: a child of the parent when there is one,
-    else a run in the experiment, tagged ``boontrack.role=summary`` (never read back as input) and
-    ``boontrack.key``. Metrics at step 0 and curves with step = n in one ``log_batch``, the report, JSON, CSV
-    and plots as artifacts, a description in ``mlflow.note.content``, and ``boontrack.fingerprint`` last. When
-    the runs change, a new summary run is written and the superseded one is deleted (soft) once the new one is
-    complete; when they do not, nothing is written. The user's runs are only read.
+    One summary run per (sweep, spec), named by what it holds (``boon test_acc V n=1,5,10``): a child of the
+    parent when there is one, else a run in the experiment, tagged ``boontrack.role=summary`` and
+    ``boontrack.key``, with the spec as params ``boon.<field>``, the metrics at step 0 and curves with step = n,
+    the report, JSON, CSV and plots as artifacts, and a description in ``mlflow.note.content``. Under it, one
+    run per group (named by the group) logs ``boon/curve``, ``boon/curve/ci_low`` and ``boon/curve/ci_high``
+    with step = n, so comparing these runs overlays the groups' curves and bands in one chart. Each write is
+    recorded in the experiment (tag ``boontrack.write.<id>``) before it creates a run; only runs whose write
+    id is recorded there are boontrack's, and only those are ever deleted. After a crash at any point, the
+    next run leaves exactly one complete summary (see :mod:`._sink`); when the runs do not change and the
+    summary is complete, nothing is written. The user's runs are only read.
 
 Callback (:func:`summarize_sweep`, :func:`sweep`; also as ``boontrack.mlflow``)
     One call at the end of a sweep script; a failed write-back warns and is reported in the result.
 
-Latency: while boontrack talks to MLflow, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=2``,
-``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR=1`` and ``MLFLOW_HTTP_REQUEST_TIMEOUT=10`` apply unless the user set them,
-so a dead server is an error within seconds instead of four minutes. Errors name the action and the URI with
-any ``user:password@`` removed.
+Time bounds: while boontrack talks to MLflow, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=2``,
+``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR=1`` and ``MLFLOW_HTTP_REQUEST_TIMEOUT=10`` apply unless the user set them
+(the run search has a 120 s timeout), and all the retries of one job (failed attempts, back-off and the waits a
+server asks for with ``Retry-After``) share a budget of ``BOONTRACK_MLFLOW_MAX_WAIT`` seconds (default 60): a
+retry that would exceed it is not made, and the error says what the server asked for. A dead server is the
+one-line error "cannot reach the MLflow server at URI (is it running?)". Errors name the URI with any
+``user:password@`` removed.
 
 mlflow itself is imported on first use: ``pip install "boontrack[mlflow]"``.
 """

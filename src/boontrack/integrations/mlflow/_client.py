@@ -7,14 +7,18 @@ MLflow is imported on first use only (``import mlflow`` costs 1-2 s), so ``impor
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import email.utils
+import math
 import os
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from boontrack._optional import import_optional
 from boontrack._redact import redact
-from boontrack.exceptions import BackendError
+from boontrack.exceptions import BackendError, InputError
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
@@ -28,9 +32,50 @@ HTTP_DEFAULTS = {
 }
 
 
+#: Environment variable: the most seconds one job spends on a failing MLflow server (failed attempts, back-off
+#: and the waits a server asks for with ``Retry-After``), summed over all its requests.
+MAX_WAIT_VARIABLE = "BOONTRACK_MLFLOW_MAX_WAIT"
+DEFAULT_MAX_WAIT_S = 60.0
+
+
+class RetryBudget:
+    """The time one job may still spend retrying MLflow requests; shared by a source and its sink.
+
+    Every retry costs the time of the failed attempt plus the wait before the next one (``Retry-After`` when
+    the server sends it, else MLflow's exponential back-off). A retry that would take the total past the
+    budget is not made: the request fails at once, and the error says what the server asked for.
+    """
+
+    def __init__(self, seconds: float | None = None) -> None:
+        self.seconds = max_wait_s() if seconds is None else float(seconds)
+        self.spent = 0.0
+
+    def allows(self, cost: float) -> bool:
+        return self.spent + cost <= self.seconds
+
+    def spend(self, cost: float) -> None:
+        self.spent += cost
+
+
+def max_wait_s() -> float:
+    """:data:`MAX_WAIT_VARIABLE` in seconds (default :data:`DEFAULT_MAX_WAIT_S`); InputError when invalid."""
+    text = os.environ.get(MAX_WAIT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_WAIT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InputError(f"{MAX_WAIT_VARIABLE} must be a number of seconds >= 0, got {text!r}")
+    return seconds
+
+
 _env_lock = threading.Lock()
 _env_users = 0
 _env_added: list[str] = []
+_budget: contextvars.ContextVar[RetryBudget | None] = contextvars.ContextVar("boontrack_mlflow_budget", default=None)
+_original_request: Any = None
 
 
 def import_mlflow() -> Any:
@@ -39,11 +84,13 @@ def import_mlflow() -> Any:
 
 
 @contextlib.contextmanager
-def bounded_http() -> Iterator[None]:
-    """Apply :data:`HTTP_DEFAULTS` for the variables the user has not set, for the duration of the block.
+def bounded_http(budget: RetryBudget | None = None) -> Iterator[None]:
+    """Apply :data:`HTTP_DEFAULTS` for the variables the user has not set, and charge every retry of an HTTP
+    request to ``budget`` (a fresh :class:`RetryBudget` when None), for the duration of the block.
 
     Reference-counted so that concurrent boontrack calls in threads share one setting; the user's own values
-    always win and are never touched.
+    always win and are never touched. MLflow's retries are replaced, inside the block and for boontrack's
+    calls only, by :func:`_budgeted_request`: the same attempts and back-off, within the budget.
     """
     global _env_users
     with _env_lock:
@@ -51,35 +98,186 @@ def bounded_http() -> Iterator[None]:
             _env_added[:] = [k for k in HTTP_DEFAULTS if k not in os.environ]
             for key in _env_added:
                 os.environ[key] = HTTP_DEFAULTS[key]
+            _install_budgeted_request()
         _env_users += 1
+    token = _budget.set(budget if budget is not None else RetryBudget())
     try:
         yield
     finally:
+        _budget.reset(token)
         with _env_lock:
             _env_users -= 1
             if _env_users == 0:
                 for key in _env_added:
                     os.environ.pop(key, None)
                 _env_added.clear()
+                _uninstall_budgeted_request()
+
+
+def _install_budgeted_request() -> None:
+    global _original_request
+    try:
+        from mlflow.utils import rest_utils
+    except ImportError:  # mlflow absent: nothing to bound (the caller fails with the install hint)
+        return
+    if _original_request is None:
+        _original_request = rest_utils._get_http_response_with_retries
+        rest_utils._get_http_response_with_retries = _budgeted_request
+
+
+def _uninstall_budgeted_request() -> None:
+    global _original_request
+    if _original_request is not None:
+        from mlflow.utils import rest_utils
+
+        rest_utils._get_http_response_with_retries = _original_request
+        _original_request = None
+
+
+class RetryBudgetExceeded(Exception):
+    """A retry was not made because it would take the job past its :class:`RetryBudget`."""
+
+
+def _budgeted_request(method, url, max_retries, backoff_factor, backoff_jitter, retry_codes, *args, **kwargs):
+    """MLflow's request with retries, each attempt made once by MLflow and retried here within the budget.
+
+    Same signature as ``mlflow.utils.request_utils._get_http_response_with_retries``. Outside a boontrack
+    call (no budget in this context) it is MLflow's own function, unchanged.
+    """
+    import requests
+
+    budget = _budget.get()
+    if budget is None:
+        return _original_request(method, url, max_retries, backoff_factor, backoff_jitter, retry_codes, *args, **kwargs)
+    raise_on_status = args[0] if args else kwargs.pop("raise_on_status", True)
+    args = args[1:]
+    respect_retry_after = kwargs.pop("respect_retry_after_header", True)
+    for attempt in range(max_retries + 1):
+        started = time.monotonic()
+        try:
+            response = _original_request(
+                method, url, 0, backoff_factor, backoff_jitter, retry_codes, False, *args,
+                respect_retry_after_header=False, **kwargs,
+            )  # fmt: skip
+            error = None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            response, error = None, exc
+        if error is None and response.status_code not in retry_codes:
+            return response
+        failed = time.monotonic() - started
+        asked = _retry_after_s(response) if respect_retry_after and response is not None else None
+        wait = asked if asked is not None else backoff_factor * 2**attempt
+        last = attempt == max_retries
+        if not last and budget.allows(failed + wait):
+            budget.spend(failed + wait)
+            time.sleep(wait)
+            continue
+        budget.spend(failed)
+        if not last and asked is not None:
+            raise RetryBudgetExceeded(
+                f"the server answered {response.status_code} and asked to retry after {asked:g} s; "
+                f"boontrack waits at most {budget.seconds:g} s per job ({MAX_WAIT_VARIABLE})"
+            )
+        if error is not None:
+            raise error
+        if raise_on_status:
+            raise requests.exceptions.RetryError(f"too many {response.status_code} error responses")
+        return response
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_after_s(response: Any) -> float | None:
+    """The ``Retry-After`` header in seconds (a number, or an HTTP date), None when absent or unreadable."""
+    value = (response.headers.get("Retry-After") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def resolve_tracking_uri(tracking_uri: str | None) -> str:
-    """The argument, else ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db``)."""
-    if tracking_uri:
-        return tracking_uri
-    return import_mlflow().get_tracking_uri()
+    """The argument, else the URI the process set (``MLFLOW_TRACKING_URI``, :func:`mlflow.set_tracking_uri`).
+
+    Without one, InputError: MLflow would fall back to ``sqlite:///mlflow.db`` in the working directory and
+    create an empty store there, which a read must never do. For the same reason a ``sqlite:`` URI must name
+    an existing file.
+    """
+    if not tracking_uri:
+        mlflow = import_mlflow()
+        if not mlflow.is_tracking_uri_set():
+            raise InputError(
+                "no MLflow tracking URI: pass --tracking-uri URI (tracking_uri= in Python) or set "
+                "MLFLOW_TRACKING_URI, e.g. http://127.0.0.1:5000 or sqlite:///path/to/mlflow.db"
+            )
+        tracking_uri = mlflow.get_tracking_uri()
+    path = sqlite_path(tracking_uri)
+    if path is not None and not os.path.isfile(path):
+        raise InputError(f"no MLflow store at {redact(tracking_uri)}: the file {path} does not exist")
+    return tracking_uri
+
+
+def sqlite_path(uri: str) -> str | None:
+    """The file of a ``sqlite:///path`` URI (None for other schemes and in-memory databases)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri.removeprefix("sqlite:///").split("?", 1)[0]
+    return path or None
 
 
 @contextlib.contextmanager
 def backend_errors(action: str, uri: str) -> Iterator[None]:
-    """Turn MLflow failures into :class:`BackendError` naming ``action`` and the (redacted) URI."""
+    """Turn MLflow failures into :class:`BackendError`: one line naming ``action`` and the (redacted) URI."""
     mlflow = import_mlflow()
     try:
         yield
     except mlflow.exceptions.MlflowException as exc:
-        raise BackendError(f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}") from None
+        raise BackendError(_transport_message(exc, uri) or
+                           f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}") from None
     except OSError as exc:
         raise BackendError(f"MLflow at {redact(uri)} failed while {action}: {redact(str(exc))}") from None
+
+
+def _transport_message(exc: BaseException, uri: str) -> str | None:
+    """The one-line message for a server that cannot be reached, does not answer or exhausted the retry budget."""
+    import requests
+
+    for cause in _chain(exc):
+        if isinstance(cause, RetryBudgetExceeded):
+            return f"MLflow at {redact(uri)}: {cause}"
+        if _is_read_timeout(cause):
+            return f"the MLflow server at {redact(uri)} did not answer in time ({MAX_WAIT_VARIABLE} bounds retries)"
+        if isinstance(cause, requests.exceptions.ConnectionError):
+            return f"cannot reach the MLflow server at {redact(uri)} (is it running?)"
+    return None
+
+
+def _is_read_timeout(exc: BaseException) -> bool:
+    """A request sent but not answered in time (requests reports it as a ConnectionError once retries are out)."""
+    import requests
+    import urllib3
+
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return True
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    return isinstance(exc, requests.exceptions.ConnectionError) and isinstance(
+        reason, urllib3.exceptions.ReadTimeoutError
+    )
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 def describe_error(exc: BaseException) -> str:

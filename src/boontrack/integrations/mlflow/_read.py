@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -14,20 +16,30 @@ from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
 SEARCH_PAGE_SIZE = 50_000
 #: Read timeout of one search request against a server. A 10,000-run page took over 10 s on a busy machine,
 #: so the interactive request timeout (which still bounds the quick calls made before, e.g. resolving the
-#: experiment, so a hung server is found out fast) would fail large sweeps.
-SEARCH_TIMEOUT_S = 300
+#: experiment, so a hung server is found out fast) would fail large sweeps. A search that timed out is not
+#: retried unless the job's retry budget (``BOONTRACK_MLFLOW_MAX_WAIT``) still covers another attempt, so a
+#: server hanging on the search holds a job for about this long, not three times as long.
+SEARCH_TIMEOUT_S = 120
 SEARCH_ENDPOINT = "/api/2.0/mlflow/runs/search"
 #: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
 HISTORY_RUNS_PER_REQUEST = 100
 HISTORY_POINTS_PER_REQUEST = 25_000
+#: get-history-bulk requests in flight at once: a server with several workers answers them in parallel, and
+#: a small number keeps one job from occupying all of a shared server's workers.
+HISTORY_CONCURRENCY = 4
 #: Run ids per query against an SQL store (well below SQLite's bound-parameter limit).
 HISTORY_RUNS_PER_QUERY = 500
 
 HISTORY_COLUMNS = ["run_id", "step", "timestamp", "value"]
+PARENT_RUN_TAG = "mlflow.parentRunId"
 
 
-def read_run_frame(client: Any, experiment_id: str, parent_run_id: str | None) -> pd.DataFrame:
-    """The run frame of the experiment's active runs (children of ``parent_run_id`` only, when given).
+def read_run_frame(
+    client: Any, experiment_id: str, parent_run_id: str | None
+) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
+    """The run frame of the experiment's active runs (children of ``parent_run_id`` only, when given), and the
+    step of each run's latest point of each metric (run id -> metric -> step; a run missing from it may have
+    any history).
 
     Against a server, the search's JSON goes straight into the frame through MLflow's own request helper (its
     auth, TLS and retries), skipping MLflow's entity objects: 10,000 runs read in about half the time. Against
@@ -35,8 +47,11 @@ def read_run_frame(client: Any, experiment_id: str, parent_run_id: str | None) -
     """
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
     if _is_rest(client):
-        return _frame([_from_json(run) for run in _rest_search(client, experiment_id, filter_string)])
-    return _frame([_from_entity(run) for run in _client_search(client, experiment_id, filter_string)])
+        rows = [_from_json(run) for run in _rest_search(client, experiment_id, filter_string)]
+    else:
+        rows = [_from_entity(run) for run in _client_search(client, experiment_id, filter_string)]
+    steps = {row[0]: row[7] for row in rows if row[7] is not None}
+    return _frame([row[:7] for row in rows]), steps
 
 
 def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
@@ -78,32 +93,41 @@ def _rest_search(client: Any, experiment_id: str, filter_string: str) -> list[di
             return runs
 
 
-#: One run as plain values: run_id, status, start_ms, end_ms, params, metrics, tags.
-_Row = tuple[str, str, Any, Any, dict, dict, dict]
+#: One run as plain values: run_id, status, start_ms, end_ms, params, metrics, tags (the frame's part), and
+#: the step of each metric's latest point (None when unknown).
+_Row = tuple[str, str, Any, Any, dict, dict, dict, "dict | None"]
 
 
 def _from_entity(run: Any) -> _Row:
     info, data = run.info, run.data
-    return info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags
+    metric_objects = getattr(data, "_metric_objs", None)  # MLflow's Metric objects carry the latest step
+    steps = None if metric_objects is None else {m.key: int(m.step) for m in metric_objects}
+    return info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags, steps
 
 
 def _from_json(run: dict) -> _Row:
     info, data = run["info"], run.get("data", {})
+    metrics = data.get("metrics", ())
     return (
         info["run_id"],
         info["status"],
         info.get("start_time"),
         info.get("end_time"),
         {p["key"]: p["value"] for p in data.get("params", ())},
-        {m["key"]: float(m["value"]) for m in data.get("metrics", ())},  # NaN and inf arrive as strings
+        {m["key"]: float(m["value"]) for m in metrics},  # NaN and inf arrive as strings
         {t["key"]: t["value"] for t in data.get("tags", ())},
+        {m["key"]: int(m.get("step", 0)) for m in metrics},
     )
 
 
 def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` from plain rows, boontrack's summary runs removed."""
-    # Removed before the frame is built, so that their metrics do not leave empty columns behind.
-    rows = [row for row in rows if row[6].get(SUMMARY_ROLE_TAG) != "summary"]
+    """The run frame of ``boontrack.backends`` from plain rows, without boontrack's own runs (any
+    ``boontrack.role``) and without runs that are the parent of another run read."""
+    # A run with child runs is a sweep's parent (a container, not a trial): left out, so that reading a whole
+    # experiment does not count it as a dropped run. Removed before the frame is built, as boontrack's own
+    # runs are, so that their metrics do not leave empty columns behind.
+    parents = {row[6].get(PARENT_RUN_TAG) for row in rows}
+    rows = [row for row in rows if SUMMARY_ROLE_TAG not in row[6] and row[0] not in parents]
     run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
     start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
     end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
@@ -156,26 +180,39 @@ def _is_rest(client: Any) -> bool:
 
 
 def _rest_histories(client: Any, store: Any, run_ids: list[str], key: str) -> list[tuple]:
+    """get-history-bulk for ``run_ids`` in chunks of 100, :data:`HISTORY_CONCURRENCY` requests at a time."""
+    pending = [run_ids[i : i + HISTORY_RUNS_PER_REQUEST] for i in range(0, len(run_ids), HISTORY_RUNS_PER_REQUEST)]
+    rows: list[tuple] = []
+    with ThreadPoolExecutor(max_workers=HISTORY_CONCURRENCY) as pool:
+        while pending:
+            # Each request runs in a copy of the caller's context, taken here: the job's retry budget goes along.
+            futures = [pool.submit(contextvars.copy_context().run, _history_chunk, store, c, key) for c in pending]
+            answers = [future.result() for future in futures]
+            pending = []
+            for chunk, points in answers:
+                if len(points) < HISTORY_POINTS_PER_REQUEST:
+                    rows.extend(
+                        (p["run_id"], int(p.get("step", 0)), int(p["timestamp"]), float(p["value"])) for p in points
+                    )
+                elif len(chunk) > 1:  # truncated: split the chunk until each answer is complete
+                    half = len(chunk) // 2
+                    pending.extend([chunk[:half], chunk[half:]])
+                else:  # one run with a very long history: the paged per-run call
+                    rows.extend(
+                        (chunk[0], m.step, m.timestamp, m.value) for m in client.get_metric_history(chunk[0], key)
+                    )
+    return rows
+
+
+def _history_chunk(store: Any, chunk: list[str], key: str) -> tuple[list[str], list[dict]]:
     from mlflow.utils.rest_utils import http_request, verify_rest_response
 
     endpoint = "/ajax-api/2.0/mlflow/metrics/get-history-bulk"
-    pending = [run_ids[i : i + HISTORY_RUNS_PER_REQUEST] for i in range(0, len(run_ids), HISTORY_RUNS_PER_REQUEST)]
-    rows: list[tuple] = []
-    while pending:
-        chunk = pending.pop()
-        response = http_request(
-            store.get_host_creds(), endpoint, "GET",
-            params={"run_id": chunk, "metric_key": key, "max_results": HISTORY_POINTS_PER_REQUEST},
-        )
-        points = verify_rest_response(response, endpoint).json().get("metrics", [])
-        if len(points) < HISTORY_POINTS_PER_REQUEST:
-            rows.extend((p["run_id"], int(p.get("step", 0)), int(p["timestamp"]), float(p["value"])) for p in points)
-        elif len(chunk) > 1:  # truncated: split the chunk until each answer is complete
-            half = len(chunk) // 2
-            pending.extend([chunk[:half], chunk[half:]])
-        else:  # one run with a very long history: the paged per-run call
-            rows.extend((chunk[0], m.step, m.timestamp, m.value) for m in client.get_metric_history(chunk[0], key))
-    return rows
+    response = http_request(
+        store.get_host_creds(), endpoint, "GET",
+        params={"run_id": chunk, "metric_key": key, "max_results": HISTORY_POINTS_PER_REQUEST},
+    )  # fmt: skip
+    return chunk, verify_rest_response(response, endpoint).json().get("metrics", [])
 
 
 def pick_best_val_step(

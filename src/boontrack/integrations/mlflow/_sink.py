@@ -1,16 +1,35 @@
-"""Writing a summary back to MLflow: one dedicated summary run per (sweep, spec) key.
+"""Writing a summary back to MLflow: one summary run per (sweep, spec) key, one curve run per group under it.
 
-Each write creates a new run (a child of the sweep's parent when there is one), tagged
-``boontrack.role=summary`` and ``boontrack.key=<key>`` so it is never read back as input. Metrics and curves go
-in one ``log_batch``, artifacts as files, the description as the run's note, then the run is finished and the
-``boontrack.fingerprint`` tag is set last. Only then are superseded summary runs of the same key deleted
-(soft), so a reader always finds one complete summary and no stale curve points stay mixed with new ones.
-The user's runs are never written to.
+A write is identified by a fresh *write id* (a random nonce). Before any run is created, the id is recorded in
+the experiment as the tag ``boontrack.write.<id>`` (value: the key and the time); every run of the write
+carries it as ``boontrack.write``. A run is boontrack's own only when its write id is recorded in its own
+experiment under its key: a run imported or copied from elsewhere with the same tags is never deleted or taken
+for a summary. (Experiment tags, not tags on the sweep's parent run: a sweep without a parent has nowhere
+else to put them, and the user's runs stay untouched.)
+
+The write: the summary run (a child of the sweep's parent when there is one) gets the scalar metrics, the spec
+as params, the artifacts and the description; then one child run per group logs that group's curve and band
+(``boon/curve``, ``boon/curve/ci_low``, ``boon/curve/ci_high`` with step = n) so that MLflow's chart of the
+summary run's children overlays the groups; then every run is finished, and ``boontrack.fingerprint`` is set
+on the summary run last. A summary is complete when it is FINISHED, has its fingerprint, and all its group
+runs are FINISHED.
+
+Convergence: :meth:`MlflowSink.read_fingerprint` reports a fingerprint only when the key's own runs are
+exactly one complete summary with its group runs. Anything else (a run left RUNNING by a crash, a duplicate
+of a retried ``create_run``, a superseded summary whose deletion was interrupted) makes it report none, so the
+pipeline writes again, and :meth:`MlflowSink.write_fingerprint` then deletes (soft) every other run of the
+key that is boontrack's own and forgets their write ids. After a crash at any point, the next run leaves
+exactly one complete summary. The user's runs are only read.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import tempfile
+import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,64 +37,130 @@ import numpy as np
 
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
-from boontrack.integrations.mlflow._client import backend_errors, bounded_http
+from boontrack.integrations.mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
+#: On a run: the id of the write that created it.
+WRITE_TAG = "boontrack.write"
+#: Experiment tag ``boontrack.write.<write id>`` = ``"<key> <epoch ms>"``: the record that makes a run boontrack's.
+WRITE_RECORD_PREFIX = "boontrack.write."
+#: On a summary run: how many group runs a complete summary has.
+GROUPS_TAG = "boontrack.groups"
 NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
-RUN_NAME = "boontrack summary"
+SUMMARY_ROLE = "summary"
+GROUP_ROLE = "group-curve"
+#: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
+GROUP_CURVE_KEY = "boon/curve"
 #: Curves longer than this are thinned to log-spaced budgets: one request, and a readable line chart.
 MAX_CURVE_POINTS = 1000
-#: An unfinished summary run older than this (before the newest complete one) is a crashed write: delete it.
-ABANDONED_AFTER_MS = 15 * 60 * 1000
+#: A recorded write id with no run is forgotten after this long (its writer crashed before create_run, or
+#: the record is older than any writer still at work).
+UNUSED_RECORD_AFTER_MS = 60 * 60 * 1000
+#: Most of boontrack's own runs one key can hold (a summary, its group runs, leftovers of crashed writes).
+MAX_OWN_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class _State:
+    """What the store holds for one key: boontrack's own runs and the recorded write ids."""
+
+    records: dict[str, int]  # write id -> recorded at (epoch ms)
+    own: list[Any]  # active runs of the key whose write id is recorded
+    keep: Any | None  # the newest complete summary run
+    clean: bool  # own == keep and its group runs, all complete
 
 
 class MlflowSink(Sink):
-    """The summary run of one (sweep, spec) key in one experiment."""
+    """The summary run of one (sweep, spec) key in one experiment, and its group curve runs."""
 
-    def __init__(self, client: Any, uri: str, experiment_id: str, parent_run_id: str | None, key: str) -> None:
+    def __init__(
+        self,
+        client: Any,
+        uri: str,
+        experiment_id: str,
+        parent_run_id: str | None,
+        key: str,
+        *,
+        budget: RetryBudget | None = None,
+    ) -> None:
         self._client = client
+        self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
         self._parent_run_id = parent_run_id
         self._key = key
         self._run_id: str | None = None  # the summary run written (or found complete) by this sink
+        self._superseded = False  # our run was deleted by a concurrent writer that completed first
 
     # -- Sink interface ------------------------------------------------------------------------------------
     def read_fingerprint(self) -> str | None:
-        with bounded_http(), backend_errors("looking for an earlier summary", self._uri):
-            complete = [r for r in self._summary_runs() if FINGERPRINT_TAG in r.data.tags]
-        if not complete:
+        """The complete summary's fingerprint, or None unless the key holds exactly that summary and its runs."""
+        with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
+            state = self._state()
+        if not state.clean:
             return None
-        newest = max(complete, key=_age_key)
-        self._run_id = newest.info.run_id
-        return newest.data.tags[FINGERPRINT_TAG]
+        self._run_id = state.keep.info.run_id
+        return state.keep.data.tags[FINGERPRINT_TAG]
 
     def write(self, outputs: SummaryOutputs) -> None:
-        with bounded_http(), backend_errors("writing the summary", self._uri):
-            run = self._client.create_run(self._experiment_id, tags=self._tags(outputs), run_name=RUN_NAME)
+        from mlflow.exceptions import MlflowException
+
+        write_id = uuid.uuid4().hex
+        self._superseded = False
+        with bounded_http(self._budget), backend_errors("writing the summary", self._uri):
+            # Recorded before any run exists: a crash or a lost create_run response leaves runs that are
+            # recognisably boontrack's, and the next write deletes them.
+            self._client.set_experiment_tag(
+                self._experiment_id, WRITE_RECORD_PREFIX + write_id, f"{self._key} {_now_ms()}"
+            )
+            groups = _group_curves(outputs)
+            spec = _spec(outputs)
+            run = self._client.create_run(
+                self._experiment_id,
+                tags=self._tags(write_id, outputs, len(groups)),
+                run_name=summary_run_name(spec),
+            )
             self._run_id = run.info.run_id
             try:
-                self._fill(run, outputs)
+                self._fill(run, outputs, spec)
+                for label, columns in groups.items():
+                    self._write_group(write_id, run.info.start_time, label, columns)
                 self._client.set_terminated(self._run_id, "FINISHED")
+            except MlflowException:
+                superseded = self._deleted_by_another_writer()
+                self._abandon(write_id)  # with its group runs written so far
+                if superseded:
+                    return
+                raise
             except BaseException:
-                self._discard(self._run_id)
+                self._abandon(write_id)
                 raise
 
     def write_fingerprint(self, fingerprint: str) -> None:
+        from mlflow.exceptions import MlflowException
+
         if self._run_id is None:
             raise RuntimeError("write_fingerprint() called before write()")
-        with bounded_http(), backend_errors("finishing the summary", self._uri):
-            self._client.set_tag(self._run_id, FINGERPRINT_TAG, fingerprint)
-            self._delete_superseded()
+        with bounded_http(self._budget), backend_errors("finishing the summary", self._uri):
+            if not self._superseded:
+                try:
+                    self._client.set_tag(self._run_id, FINGERPRINT_TAG, fingerprint)
+                except MlflowException:
+                    if not self._deleted_by_another_writer():
+                        raise
+            if self._superseded:
+                self._adopt(fingerprint)
+            else:
+                self._remove_superseded()
 
     def location(self) -> str:
         """The summary run (once written or found), else where it goes; a UI link for a tracking server."""
         if self._uri.startswith(("http://", "https://")):
             base = f"{redact(self._uri).rstrip('/')}/#/experiments/{self._experiment_id}"
             return f"{base}/runs/{self._run_id}" if self._run_id else base
-        run = f"run {self._run_id}" if self._run_id else f"the '{RUN_NAME}' run (boontrack.key={self._key})"
+        run = f"run {self._run_id}" if self._run_id else f"the summary run (boontrack.key={self._key})"
         return f"MLflow {run} in experiment {self._experiment_id} at {redact(self._uri)}"
 
     @property
@@ -83,26 +168,80 @@ class MlflowSink(Sink):
         """The summary run written or found by this sink."""
         return self._run_id
 
-    # -- helpers -------------------------------------------------------------------------------------------
-    def _summary_runs(self) -> list[Any]:
+    # -- what the store holds --------------------------------------------------------------------------------
+    def _state(self) -> _State:
         from mlflow.entities import ViewType
 
+        experiment = self._client.get_experiment(self._experiment_id)
+        records = _records(experiment.tags, self._key)
         found = self._client.search_runs(
             [self._experiment_id],
-            filter_string=f"tags.`{SUMMARY_ROLE_TAG}` = 'summary' and tags.`{KEY_TAG}` = '{self._key}'",
+            filter_string=f"tags.`{KEY_TAG}` = '{self._key}'",
             run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=1000,
+            max_results=MAX_OWN_RUNS,
         )
-        return list(found)
+        own = [r for r in found if r.data.tags.get(WRITE_TAG) in records]
+        complete = [
+            r
+            for r in own
+            if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE
+            and r.info.status == "FINISHED"
+            and FINGERPRINT_TAG in r.data.tags
+        ]
+        if not complete:
+            return _State(records, own, None, False)
+        keep = max(complete, key=_age_key)
+        groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
+        clean = (
+            len(own) == 1 + len(groups)
+            and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_ROLE and r.info.status == "FINISHED" for r in groups)
+            and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
+        )
+        return _State(records, own, keep, clean)
 
-    def _tags(self, outputs: SummaryOutputs) -> dict[str, str]:
-        tags = {SUMMARY_ROLE_TAG: "summary", KEY_TAG: self._key, NOTE_TAG: outputs.description}
+    def _remove_superseded(self) -> None:
+        """Delete every own run of the key but the newest complete summary and its group runs; forget the
+        write ids left without runs.
+
+        Two writers racing on the same key both end here and keep the same newest summary, so exactly one
+        complete summary stays live; a writer whose unfinished run is deleted by the other fails its write.
+        """
+        state = self._state()
+        if state.keep is None:
+            return
+        keep_id = state.keep.info.run_id
+        kept = {r.info.run_id for r in state.own if r.info.run_id == keep_id or r.data.tags.get(PARENT_TAG) == keep_id}
+        # Group runs first, summaries last: an interrupted deletion never leaves a group run without its summary
+        # visible as the only trace of a write.
+        doomed = sorted(
+            (r for r in state.own if r.info.run_id not in kept),
+            key=lambda r: r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE,
+        )
+        for run in doomed:
+            self._discard(run.info.run_id)
+        live_writes = {r.data.tags[WRITE_TAG] for r in state.own if r.info.run_id in kept}
+        used = {r.data.tags[WRITE_TAG] for r in state.own}
+        horizon = _now_ms() - UNUSED_RECORD_AFTER_MS
+        for write_id, recorded_at in state.records.items():
+            if write_id in live_writes or (write_id not in used and recorded_at > horizon):
+                continue  # kept, or a write that may still be at work
+            self._forget(write_id)
+
+    # -- writing ---------------------------------------------------------------------------------------------
+    def _tags(self, write_id: str, outputs: SummaryOutputs, groups: int) -> dict[str, str]:
+        tags = {
+            SUMMARY_ROLE_TAG: SUMMARY_ROLE,
+            KEY_TAG: self._key,
+            WRITE_TAG: write_id,
+            GROUPS_TAG: str(groups),
+            NOTE_TAG: outputs.description,
+        }
         if self._parent_run_id:
             tags[PARENT_TAG] = self._parent_run_id
         return tags
 
-    def _fill(self, run: Any, outputs: SummaryOutputs) -> None:
-        from mlflow.entities import Metric
+    def _fill(self, run: Any, outputs: SummaryOutputs, spec: dict[str, Any]) -> None:
+        from mlflow.entities import Metric, Param
 
         # The run's own start time stamps every point: a retried request repeats identical points, which the
         # SQL stores de-duplicate.
@@ -111,8 +250,9 @@ class MlflowSink(Sink):
         for curve in outputs.curves:
             n, values = thin_curve(curve)
             metrics.extend(Metric(curve.key, float(v), stamp, int(k)) for k, v in zip(n, values))
-        if metrics:
-            self._client.log_batch(self._run_id, metrics=metrics)
+        params = [Param(k, v) for k, v in spec_params(spec).items()]
+        if metrics or params:
+            self._client.log_batch(self._run_id, metrics=metrics, params=params)
         if outputs.artifacts:
             with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
                 for name, content in outputs.artifacts.items():
@@ -121,32 +261,143 @@ class MlflowSink(Sink):
                     path.write_bytes(content)
                 self._client.log_artifacts(self._run_id, tmp)
 
-    def _delete_superseded(self) -> None:
-        """Keep the newest complete summary of this key; delete older complete ones and abandoned partial ones.
+    def _write_group(self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray]) -> None:
+        from mlflow.entities import Metric
 
-        Two writers racing on the same key both end here; both keep the same newest run, so exactly one
-        complete summary stays live. A partial run of a writer still at work is left alone.
-        """
-        runs = self._summary_runs()
-        complete = [r for r in runs if FINGERPRINT_TAG in r.data.tags]
-        if not complete:
-            return
-        keep = max(complete, key=_age_key)
-        horizon = keep.info.start_time - ABANDONED_AFTER_MS
-        for run in runs:
-            if run.info.run_id == keep.info.run_id:
-                continue
-            if FINGERPRINT_TAG in run.data.tags or run.info.start_time < horizon:
-                self._discard(run.info.run_id)
+        tags = {
+            SUMMARY_ROLE_TAG: GROUP_ROLE,
+            KEY_TAG: self._key,
+            WRITE_TAG: write_id,
+            PARENT_TAG: self._run_id,
+            "boontrack.group": label,
+        }
+        run = self._client.create_run(self._experiment_id, tags=tags, run_name=label)
+        metrics = []
+        for suffix, column in (("", "estimate"), ("/ci_low", "ci_low"), ("/ci_high", "ci_high")):
+            n, values = thin_curve(CurveSeries(GROUP_CURVE_KEY + suffix, columns["n"], columns[column]))
+            # a band undefined at some n (too few runs) has no point there, rather than a NaN MLflow cannot draw
+            metrics.extend(
+                Metric(GROUP_CURVE_KEY + suffix, float(v), stamp, int(k)) for k, v in zip(n, values) if np.isfinite(v)
+            )
+        if metrics:
+            self._client.log_batch(run.info.run_id, metrics=metrics)
+        self._client.set_terminated(run.info.run_id, "FINISHED")
+
+    def _deleted_by_another_writer(self) -> bool:
+        """Whether our summary run was deleted under us: a concurrent writer completed first and cleaned up."""
+        from mlflow.exceptions import MlflowException
+
+        try:
+            deleted = self._client.get_run(self._run_id).info.lifecycle_stage == "deleted"
+        except MlflowException:
+            return False
+        self._superseded = deleted
+        return deleted
+
+    def _adopt(self, fingerprint: str) -> None:
+        """Take the concurrent writer's complete summary as ours when it holds the same inputs."""
+        keep = self._state().keep
+        if keep is None or keep.data.tags.get(FINGERPRINT_TAG) != fingerprint:
+            raise RuntimeError(
+                "a concurrent writer replaced this summary with one of other inputs; the next run repairs it"
+            )
+        self._run_id = keep.info.run_id
+
+    def _abandon(self, write_id: str) -> None:
+        """After a failed write, remove its runs at once if the store lets us (else the next write does)."""
+        from mlflow.exceptions import MlflowException
+
+        with contextlib.suppress(MlflowException):
+            for run in self._state().own:
+                if run.data.tags.get(WRITE_TAG) == write_id:
+                    self._discard(run.info.run_id)
+            self._forget(write_id)
 
     def _discard(self, run_id: str) -> None:
-        """Soft-delete one of boontrack's own summary runs; one already gone is fine."""
+        """Soft-delete one of boontrack's own runs; one already gone is fine."""
         from mlflow.exceptions import MlflowException
 
         try:
             self._client.delete_run(run_id)
-        except MlflowException:
-            pass  # already deleted by a concurrent writer, or the store is failing: the next write retries
+        except MlflowException as exc:
+            if not is_missing(exc):
+                raise
+
+    def _forget(self, write_id: str) -> None:
+        from mlflow.exceptions import MlflowException
+
+        try:
+            self._client.delete_experiment_tag(self._experiment_id, WRITE_RECORD_PREFIX + write_id)
+        except MlflowException as exc:
+            if not is_missing(exc):
+                raise
+
+
+def summary_run_name(spec: dict[str, Any]) -> str:
+    """What the summary holds, e.g. ``boon test_acc V n=1,5,10`` (``boon`` alone without a spec)."""
+    if not spec:
+        return "boon"
+    metric = spec.get("test") or spec.get("val") or ""
+    budgets = ",".join(str(n) for n in spec.get("n") or ())
+    return f"boon {str(metric).removeprefix('metrics.')} {spec.get('estimator', '')} n={budgets}".replace("  ", " ")
+
+
+def spec_params(spec: dict[str, Any]) -> dict[str, str]:
+    """The spec as MLflow params ``boon.<field>`` (lists comma-separated, None as empty)."""
+
+    def text(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, (list, tuple)):
+            return ",".join(str(v) for v in value)
+        return str(value)
+
+    return {f"boon.{name}": text(value)[:6000] for name, value in sorted(spec.items())}
+
+
+def _spec(outputs: SummaryOutputs) -> dict[str, Any]:
+    """The spec recorded in ``summary.json`` (empty when the outputs carry none)."""
+    try:
+        return dict(json.loads(outputs.artifacts["summary.json"])["spec"])
+    except (KeyError, ValueError, TypeError):
+        return {}
+
+
+def _group_curves(outputs: SummaryOutputs) -> dict[str, dict[str, np.ndarray]]:
+    """Each group's curve and band from the outputs' curve table: label -> n, estimate, ci_low, ci_high."""
+    if "curves" not in outputs.tables:
+        return {}
+    columns, rows = outputs.tables["curves"]
+    wanted = ("group", "n", "estimate", "ci_low", "ci_high")
+    if not set(wanted) <= set(columns):
+        return {}
+    index = [list(columns).index(name) for name in wanted]
+    groups: dict[str, dict[str, list]] = {}
+    for row in rows:
+        group, n, estimate, low, high = (row[i] for i in index)
+        target = groups.setdefault(str(group), {"n": [], "estimate": [], "ci_low": [], "ci_high": []})
+        for name, value in (("n", n), ("estimate", estimate), ("ci_low", low), ("ci_high", high)):
+            target[name].append(np.nan if value is None else value)
+    return {
+        label: {name: np.asarray(values, dtype=np.int64 if name == "n" else np.float64) for name, values in c.items()}
+        for label, c in groups.items()
+    }
+
+
+def _records(tags: dict[str, str], key: str) -> dict[str, int]:
+    """The write ids recorded in the experiment's tags for ``key``: write id -> recorded at (epoch ms)."""
+    records = {}
+    for name, value in tags.items():
+        if not name.startswith(WRITE_RECORD_PREFIX):
+            continue
+        record_key, _, stamp = value.partition(" ")
+        if record_key == key:
+            records[name.removeprefix(WRITE_RECORD_PREFIX)] = int(stamp) if stamp.isdigit() else 0
+    return records
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _age_key(run: Any) -> tuple[int, str]:

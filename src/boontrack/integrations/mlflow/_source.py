@@ -11,6 +11,7 @@ from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.integrations.mlflow import _read
 from boontrack.integrations.mlflow._client import (
+    RetryBudget,
     backend_errors,
     bounded_http,
     connect,
@@ -27,7 +28,7 @@ class MlflowBackend(Backend):
     name: ClassVar[str] = "mlflow"
     options: ClassVar[dict[str, str]] = {
         "parent": "run id of the sweep's parent run: read only its child runs",
-        "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI, else MLflow's default sqlite:///mlflow.db)",
+        "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI; required without it)",
     }
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
@@ -49,7 +50,8 @@ class MlflowSource(Source):
     parent
         Run id of the sweep's parent run.
     tracking_uri
-        Default: ``MLFLOW_TRACKING_URI``, else MLflow's own default (``sqlite:///mlflow.db``).
+        Default: ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); InputError without any, and for a
+        ``sqlite:`` URI whose file does not exist (a read never creates a store).
     """
 
     def __init__(self, experiment: str | None = None, *, parent: str | None = None, tracking_uri: str | None = None):
@@ -58,6 +60,7 @@ class MlflowSource(Source):
         self._experiment_ref = experiment
         self._parent = parent
         self._uri = resolve_tracking_uri(tracking_uri)
+        self._budget = RetryBudget()  # one job: this source's reads and its sink's writes
         with backend_errors("connecting", self._uri):
             self._client = connect(self._uri)
         self._experiment_id: str | None = None
@@ -85,32 +88,41 @@ class MlflowSource(Source):
     def experiment_id(self) -> str:
         """The resolved experiment id; InputError for unknown or deleted experiments or parent runs."""
         if self._experiment_id is None:
-            with bounded_http(), backend_errors("resolving the experiment", self._uri):
+            with bounded_http(self._budget), backend_errors("resolving the experiment", self._uri):
                 self._experiment_id = self._resolve()
         return self._experiment_id
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
         experiment_id = self.experiment_id()
-        with bounded_http(), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
-            frame = _read.read_run_frame(self._client, experiment_id, self._parent)
+        with bounded_http(self._budget), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
+            frame, steps = _read.read_run_frame(self._client, experiment_id, self._parent)
             if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
-                frame = self._with_best_val_step(frame, request)
+                frame = self._with_best_val_step(frame, request, steps)
         return frame
 
     def sink(self, key: str) -> MlflowSink:
-        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key)
+        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
 
     # -- helpers -------------------------------------------------------------------------------------------
-    def _with_best_val_step(self, frame: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
-        def logged(metric: str) -> list[str]:
-            column = f"metrics.{metric}"
-            return frame.loc[frame[column].notna().to_numpy(), "run_id"].tolist() if column in frame else []
-
-        val_history = _read.metric_histories(self._client, logged(request.val), request.val)
+    def _with_best_val_step(
+        self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]]
+    ) -> pd.DataFrame:
+        """Histories are read only for runs whose latest val or test point is not at step 0 (a run that logged
+        once, at step 0, has nothing to pick from); the other runs keep the values the search returned."""
+        metrics = [m for m in (request.val, request.test) if m is not None and f"metrics.{m}" in frame.columns]
+        logged = frame[[f"metrics.{m}" for m in metrics]].notna().any(axis=1).to_numpy()
+        run_ids = frame.loc[logged, "run_id"].tolist()
+        with_history = [r for r in run_ids if r not in steps or any(steps[r].get(m, 0) != 0 for m in metrics)]
+        if not with_history:
+            return frame
+        val_history = _read.metric_histories(self._client, with_history, request.val)
         test_history = None
         if request.test is not None and f"metrics.{request.test}" in frame.columns:
-            test_history = _read.metric_histories(self._client, logged(request.test), request.test)
-        return _read.pick_best_val_step(frame, request, val_history, test_history)
+            test_history = _read.metric_histories(self._client, with_history, request.test)
+        picked = _read.pick_best_val_step(frame, request, val_history, test_history)
+        keep = ~frame["run_id"].isin(with_history).to_numpy()
+        picked.loc[keep, [f"metrics.{m}" for m in metrics]] = frame.loc[keep, [f"metrics.{m}" for m in metrics]]
+        return picked
 
     def _resolve(self) -> str:
         mlflow = import_mlflow()
@@ -140,12 +152,13 @@ class MlflowSource(Source):
         return experiment.experiment_id
 
     def _find_experiment(self, ref: str) -> Any:
+        """By id first when ``ref`` is all digits (a scheduled job's usual spelling: one request, no 404 of a
+        name lookup), else, or when no experiment has that id, by name."""
         mlflow = import_mlflow()
-        experiment = self._client.get_experiment_by_name(ref)
-        if experiment is None and ref.isdigit():
+        if ref.isdigit():
             try:
-                experiment = self._client.get_experiment(ref)
+                return self._client.get_experiment(ref)
             except mlflow.exceptions.MlflowException as exc:
                 if not is_missing(exc):
                     raise
-        return experiment
+        return self._client.get_experiment_by_name(ref)

@@ -27,10 +27,11 @@ def summarize_sweep(
 ) -> JobResult:
     """Summarize the child runs of ``parent_run_id`` and write the summary back as a child summary run.
 
-    The last line of a sweep script. The summary run (tagged ``boontrack.role=summary``) carries the metrics
-    ``boon/...``, the expected-validation curve as a step series over n, ``summary.json``, the report and the
-    plots; it is replaced when the runs change and left alone when they do not. The parent and trial runs are
-    never modified.
+    The last line of a sweep script. The summary run (named like ``boon test_acc V n=1,5,10``, tagged
+    ``boontrack.role=summary``, the spec as params) carries the metrics ``boon/...``, the expected-validation
+    curve as a step series over n, ``summary.json``, the report and the plots, and has one curve run per group
+    under it; it is replaced when the runs change, repaired after an interrupted write, and left alone
+    otherwise. The parent and trial runs are never modified.
 
     Parameters
     ----------
@@ -43,7 +44,7 @@ def summarize_sweep(
         others are left out and named in the summary's warnings); given, every group must have enough runs
         for every budget.
     tracking_uri
-        Default: ``MLFLOW_TRACKING_URI``, else MLflow's default.
+        Default: ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); required without either.
     experiment
         Name or id of the parent's experiment; found from the parent when omitted.
     raise_on_error
