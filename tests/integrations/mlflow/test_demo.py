@@ -59,7 +59,7 @@ def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path, monkeypatch):
     readme = CliRunner().invoke(main, [
         "summarize", "mlflow:boontrack-demo", "--tracking-uri", "sqlite:///demo/mlflow.db", "--parent", parent_id,
         "--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--seed-column", "seed",
-        "--pick", "best-val-step", "--n", "1,5",
+        "--pick", "best-val-step",
     ])  # fmt: skip
     assert readme.exit_code == 0, readme.output
     table = format_table(result.summary)

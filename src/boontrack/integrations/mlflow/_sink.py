@@ -29,6 +29,7 @@ import json
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,7 @@ class MlflowSink(Sink):
             run = self._client.create_run(
                 self._experiment_id,
                 tags=self._tags(write_id, outputs, len(groups)),
-                run_name=summary_run_name(spec),
+                run_name=summary_run_name(spec, _reported_budgets(outputs)),
             )
             self._run_id = run.info.run_id
             try:
@@ -333,12 +334,15 @@ class MlflowSink(Sink):
                 raise
 
 
-def summary_run_name(spec: dict[str, Any]) -> str:
-    """What the summary holds, e.g. ``boon test_acc V n=1,5,10`` (``boon`` alone without a spec)."""
+def summary_run_name(spec: dict[str, Any], reported: Sequence[int] = ()) -> str:
+    """What the summary holds, e.g. ``boon test_acc V n=1,5,10`` (``boon`` alone without a spec).
+
+    The budgets are the spec's ``n`` when given, else ``reported``: the default budgets some group reports.
+    """
     if not spec:
         return "boon"
     metric = spec.get("test") or spec.get("val") or ""
-    budgets = ",".join(str(n) for n in spec.get("n") or ())
+    budgets = ",".join(str(n) for n in spec.get("n") or reported)
     return f"boon {str(metric).removeprefix('metrics.')} {spec.get('estimator', '')} n={budgets}".replace("  ", " ")
 
 
@@ -361,6 +365,15 @@ def _spec(outputs: SummaryOutputs) -> dict[str, Any]:
         return dict(json.loads(outputs.artifacts["summary.json"])["spec"])
     except (KeyError, ValueError, TypeError):
         return {}
+
+
+def _reported_budgets(outputs: SummaryOutputs) -> list[int]:
+    """The budgets at which some group of ``summary.json`` reports Boo_n, in increasing order."""
+    try:
+        groups = json.loads(outputs.artifacts["summary.json"])["groups"].values()
+        return sorted({int(n) for group in groups for n in group["boo_n"]})
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return []
 
 
 def _group_curves(outputs: SummaryOutputs) -> dict[str, dict[str, np.ndarray]]:
