@@ -312,6 +312,8 @@ def run_job(
     if unchanged and summarize_unchanged:
         try:
             kept = sink.read_summary(fp)
+        except BackendError:  # the tracker did not answer this time: compute to show it, write nothing
+            kept = None
         except Exception:  # up to date by its fingerprint, but the summary is lost: compute and write it again
             unchanged = False
     if unchanged and (kept is not None or not summarize_unchanged):

@@ -241,3 +241,25 @@ def test_an_unknown_parent_run_warns_and_fails_the_result(sqlite_uri):
     with pytest.warns(WriteBackWarning, match="no MLflow run with id 'f00'"):
         result = summarize_sweep("f00", val="val_acc", experiment=sweep_.experiment_id, tracking_uri=sqlite_uri)
     assert (result.status, result.location) == ("failed", "")
+
+
+def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sqlite_uri, monkeypatch):
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+
+    sweep_ = mixed_sweep(sqlite_uri, finished=8)
+    command = [
+        "summarize", f"mlflow:{sweep_.experiment_id}", "--tracking-uri", sqlite_uri, "--parent", sweep_.parent_id,
+        "--val", "val_acc", "--test", "test_acc", "--n", "1,3", "--resamples", "200", "--write-back",
+    ]  # fmt: skip
+    first = CliRunner().invoke(main, command)
+    assert first.exit_code == 0, first.output
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("an unchanged summary must not be analyzed again")
+
+    monkeypatch.setattr("boontrack.analysis.analyze", no_analysis)
+    again = CliRunner().invoke(main, command)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout and "up to date" in again.stderr

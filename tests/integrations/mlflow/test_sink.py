@@ -118,3 +118,19 @@ def test_one_curve_run_per_group_under_the_summary_run(sqlite_uri):
     frame = MlflowSource(sweep.experiment_name, tracking_uri=sqlite_uri).read(MetricRequest("val"))
     assert frame.empty
 
+
+
+def test_an_up_to_date_summary_run_gives_its_summary_back(sqlite_uri):
+    sweep = new_sweep(sqlite_uri)
+    source = MlflowSource(parent=sweep.parent_id, tracking_uri=sqlite_uri)
+    writer = source.sink(KEY)
+    writer.write(OUTPUTS)
+    writer.write_fingerprint("fp-1")
+
+    reader = source.sink(KEY)
+    assert reader.read_summary("fp-1") is None  # nothing found yet: read_fingerprint() first
+    assert reader.read_fingerprint() == "fp-1"
+    assert reader.read_summary("fp-1") == {
+        "spec": {"val": "metrics.val", "test": "acc", "n": [1, 5], "estimator": "V", "group_by": None}
+    }
+    assert reader.read_summary("fp-other") is None  # another fingerprint: recompute

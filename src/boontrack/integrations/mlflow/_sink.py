@@ -105,6 +105,19 @@ class MlflowSink(Sink):
         self._run_id = state.keep.info.run_id
         return state.keep.data.tags[FINGERPRINT_TAG]
 
+    def read_summary(self, fingerprint: str) -> dict[str, Any] | None:
+        """The ``summary.json`` of the complete summary run found by :meth:`read_fingerprint`, when it holds
+        ``fingerprint``; a summary run without a readable ``summary.json`` raises (the pipeline rewrites it)."""
+        if self._run_id is None or self.read_fingerprint() != fingerprint:
+            return None
+        with bounded_http(self._budget), backend_errors("reading the stored summary", self._uri):
+            with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
+                path = self._client.download_artifacts(self._run_id, "summary.json", tmp)
+                data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"summary.json of MLflow run {self._run_id} is not a JSON object")
+        return data
+
     def write(self, outputs: SummaryOutputs) -> None:
         from mlflow.exceptions import MlflowException
 
