@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
+from boontrack.runframe import RunRecord, build_run_frame
 
 #: The largest page MLflow accepts: the fewest requests (the search cost grows with every page's offset).
 SEARCH_PAGE_SIZE = 50_000
@@ -35,8 +34,8 @@ def read_run_frame(client: Any, experiment_id: str, parent_run_id: str | None) -
     """
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
     if _is_rest(client):
-        return _frame([_from_json(run) for run in _rest_search(client, experiment_id, filter_string)])
-    return _frame([_from_entity(run) for run in _client_search(client, experiment_id, filter_string)])
+        return build_run_frame([_from_json(run) for run in _rest_search(client, experiment_id, filter_string)])
+    return build_run_frame([_from_entity(run) for run in _client_search(client, experiment_id, filter_string)])
 
 
 def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
@@ -78,18 +77,14 @@ def _rest_search(client: Any, experiment_id: str, filter_string: str) -> list[di
             return runs
 
 
-#: One run as plain values: run_id, status, start_ms, end_ms, params, metrics, tags.
-_Row = tuple[str, str, Any, Any, dict, dict, dict]
-
-
-def _from_entity(run: Any) -> _Row:
+def _from_entity(run: Any) -> RunRecord:
     info, data = run.info, run.data
-    return info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags
+    return _record(info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags)
 
 
-def _from_json(run: dict) -> _Row:
+def _from_json(run: dict) -> RunRecord:
     info, data = run["info"], run.get("data", {})
-    return (
+    return _record(
         info["run_id"],
         info["status"],
         info.get("start_time"),
@@ -100,27 +95,11 @@ def _from_json(run: dict) -> _Row:
     )
 
 
-def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` from plain rows, boontrack's summary runs removed."""
-    # Removed before the frame is built, so that their metrics do not leave empty columns behind.
-    rows = [row for row in rows if row[6].get(SUMMARY_ROLE_TAG) != "summary"]
-    run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
-    start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
-    end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
-    base = pd.DataFrame(
-        {
-            "run_id": pd.Series(run_ids, dtype="str"),
-            "status": pd.Series(statuses, dtype="str").str.lower(),
-            "created_at": pd.to_datetime(start_ms, unit="ms", utc=True).as_unit("ns"),
-            # a running run has no end time yet: its duration is unknown, not "so far"
-            "duration_s": (end_ms - start_ms) / 1000.0,
-        }
-    )
-    parts = [base]
-    for prefix, records in (("params.", params), ("metrics.", metrics), ("tags.", tags)):
-        if any(records):
-            parts.append(pd.DataFrame.from_records(list(records), index=base.index).add_prefix(prefix))
-    return pd.concat(parts, axis=1)
+def _record(run_id: str, status: str, start_ms: Any, end_ms: Any, params: dict, metrics: dict, tags: dict) -> RunRecord:
+    created_at = None if start_ms is None else pd.Timestamp(int(start_ms), unit="ms", tz="UTC")
+    # a running run has no end time yet: its duration is unknown, not "so far"
+    duration_s = None if start_ms is None or end_ms is None else (float(end_ms) - float(start_ms)) / 1000.0
+    return RunRecord(run_id, status, created_at, duration_s, params, metrics, tags)
 
 
 def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFrame:
@@ -176,36 +155,3 @@ def _rest_histories(client: Any, store: Any, run_ids: list[str], key: str) -> li
         else:  # one run with a very long history: the paged per-run call
             rows.extend((chunk[0], m.step, m.timestamp, m.value) for m in client.get_metric_history(chunk[0], key))
     return rows
-
-
-def pick_best_val_step(
-    frame: pd.DataFrame, request: MetricRequest, val_history: pd.DataFrame, test_history: pd.DataFrame | None
-) -> pd.DataFrame:
-    """Replace ``metrics.<val>`` by its best value over each run's history and ``metrics.<test>`` by the test
-    value logged at that step (the pairing of the Boo_n paper).
-
-    The best step is the earliest one reaching the best value. A test metric logged once (e.g. evaluated after
-    restoring the best checkpoint) is taken as is; a test history without a point at the best step gives NaN,
-    so the run is dropped, with its reason, as missing the test metric. NaN points in a history are ignored.
-    """
-    val_history = val_history.dropna(subset=["value"])
-    order = val_history.sort_values(
-        ["run_id", "value", "step", "timestamp"], ascending=[True, not request.maximize, True, True]
-    )
-    best = order.drop_duplicates("run_id", keep="first").set_index("run_id")
-    out = frame.copy()
-    val_col = f"metrics.{request.val}"
-    out[val_col] = out["run_id"].map(best["value"]).astype("float64")
-    if request.test is None or test_history is None:
-        return out
-
-    test_history = test_history.dropna(subset=["value"])
-    latest = test_history.sort_values(["run_id", "step", "timestamp"]).drop_duplicates(["run_id", "step"], keep="last")
-    points_per_run = latest.groupby("run_id").size()
-    single = latest[latest["run_id"].map(points_per_run).eq(1).to_numpy()].set_index("run_id")["value"]
-    at_step = latest.merge(best["step"].rename("best_step"), left_on="run_id", right_index=True)
-    at_step = at_step[at_step["step"].eq(at_step["best_step"]).to_numpy()].set_index("run_id")["value"]
-    paired = out["run_id"].map(at_step).astype("float64")
-    fallback = out["run_id"].map(single).astype("float64")
-    out[f"metrics.{request.test}"] = paired.where(paired.notna(), fallback)
-    return out

@@ -19,6 +19,7 @@ from boontrack.integrations.mlflow._client import (
     resolve_tracking_uri,
 )
 from boontrack.integrations.mlflow._sink import MlflowSink
+from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
 
 
 class MlflowBackend(Backend):
@@ -31,11 +32,7 @@ class MlflowBackend(Backend):
     }
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
-        options = {k.replace("-", "_"): v for k, v in options.items() if v is not None}
-        unknown = sorted(set(options) - {"parent", "tracking_uri"})
-        if unknown:
-            given = ", ".join(f"`{name}`" for name in unknown)
-            raise InputError(f"unknown option(s) for mlflow sources: {given} (known: `parent`, `tracking_uri`)")
+        options = check_options(self.name, options, self.options)
         return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
 
 
@@ -110,7 +107,12 @@ class MlflowSource(Source):
         test_history = None
         if request.test is not None and f"metrics.{request.test}" in frame.columns:
             test_history = _read.metric_histories(self._client, logged(request.test), request.test)
-        return _read.pick_best_val_step(frame, request, val_history, test_history)
+        picked = pick_best_val_step(
+            _in_logging_order(val_history),
+            None if test_history is None else _in_logging_order(test_history),
+            maximize=request.maximize,
+        )
+        return apply_best_val_step(frame, picked, request)
 
     def _resolve(self) -> str:
         mlflow = import_mlflow()
@@ -149,3 +151,8 @@ class MlflowSource(Source):
                 if not is_missing(exc):
                     raise
         return experiment
+
+
+def _in_logging_order(history: pd.DataFrame) -> pd.DataFrame:
+    """A metric history (run_id, step, timestamp, value) as points in the order they were logged."""
+    return history.sort_values(["run_id", "timestamp"], kind="stable")
