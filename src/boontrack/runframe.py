@@ -81,9 +81,9 @@ def artifact_path(relative: str, *, reserved: Iterable[str] = ()) -> PurePosixPa
     """
     path = PurePosixPath(relative)
     if not relative or path.is_absolute() or Path(relative).is_absolute() or ".." in path.parts or "\\" in relative:
-        raise ValueError(f"artifact path {relative!r} would leave the directory it is written to")
+        raise ValueError(f"artifact path {relative!r} cannot be written: it would leave the directory it is written to")
     if relative in set(reserved) or str(path) in set(reserved):
-        raise ValueError(f"artifact path {relative!r} is reserved for boontrack's own files")
+        raise ValueError(f"artifact path {relative!r} cannot be written: the name is reserved for boontrack's own files")
     return path
 
 

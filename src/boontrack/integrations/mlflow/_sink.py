@@ -19,6 +19,7 @@ import numpy as np
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.integrations.mlflow._client import backend_errors, bounded_http
+from boontrack.runframe import write_artifacts
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -115,10 +116,7 @@ class MlflowSink(Sink):
             self._client.log_batch(self._run_id, metrics=metrics)
         if outputs.artifacts:
             with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
-                for name, content in outputs.artifacts.items():
-                    path = Path(tmp, name)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_bytes(content)
+                write_artifacts(Path(tmp), outputs.artifacts)
                 self._client.log_artifacts(self._run_id, tmp)
 
     def _delete_superseded(self) -> None:

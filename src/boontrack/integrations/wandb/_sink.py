@@ -20,6 +20,7 @@ from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
 from boontrack.integrations.wandb._online import import_wandb, make_api, redact, translate_errors
+from boontrack.runframe import write_artifacts
 
 if TYPE_CHECKING:
     from boontrack.integrations.wandb._online import WandbSource
@@ -167,10 +168,8 @@ class WandbSink(Sink):
 
     def _log_artifact(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
         artifact = wandb.Artifact(f"boontrack-{self.key[:16]}", type=ARTIFACT_TYPE, description=outputs.description)
-        for relative, data in outputs.artifacts.items():
-            target = tmp / "artifact" / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        written = write_artifacts(tmp / "artifact", outputs.artifacts)
+        for relative, target in zip(outputs.artifacts, written):
             artifact.add_file(str(target), name=relative)
         run.log_artifact(artifact)
 
