@@ -99,14 +99,13 @@ class MlflowSource(Source):
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _with_best_val_step(self, frame: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
-        def logged(metric: str) -> list[str]:
-            column = f"metrics.{metric}"
-            return frame.loc[frame[column].notna().to_numpy(), "run_id"].tolist() if column in frame else []
-
-        val_history = _read.metric_histories(self._client, logged(request.val), request.val)
+        # Every run is asked, not only those whose last value is a number: a NaN last value may follow a
+        # better step (the frame cannot tell a NaN logged from a metric never logged).
+        run_ids = frame["run_id"].tolist()
+        val_history = _read.metric_histories(self._client, run_ids, request.val)
         test_history = None
         if request.test is not None and f"metrics.{request.test}" in frame.columns:
-            test_history = _read.metric_histories(self._client, logged(request.test), request.test)
+            test_history = _read.metric_histories(self._client, run_ids, request.test)
         picked = pick_best_val_step(
             _in_logging_order(val_history),
             None if test_history is None else _in_logging_order(test_history),

@@ -49,7 +49,13 @@ def _param_value(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
 
 
+#: Non-finite numbers as JSON text carries them (history served as JSON has no literal for them).
+_NON_FINITE_TEXT = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
 def _as_metric(value: Any) -> float | None:
+    if isinstance(value, str):
+        return _NON_FINITE_TEXT.get(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
