@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.analysis import Spec
 from boontrack.exceptions import InputError
 from boontrack.runtable import DroppedRun, RunTable
+from boontrack.spec import Spec
 
 ARCH = "model.encoder.architecture.type"
 

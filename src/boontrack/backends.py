@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Backend",
     "CurveSeries",
+    "DEFAULT_PREFIX",
     "MetricRequest",
     "Sink",
     "Source",
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "boontrack.backends"
+#: Prefix of every metric name boontrack writes back (``boon/<metric>/boo_<n>``, ...).
+DEFAULT_PREFIX = "boon/"
 
 
 @dataclass(frozen=True)

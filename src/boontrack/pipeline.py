@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack._redact import redact
-from boontrack.backends import MetricRequest, Sink, Source, SummaryOutputs
+from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Sink, Source, SummaryOutputs
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.runframe import artifact_path
 from boontrack.spec import Spec
@@ -54,7 +54,6 @@ __all__ = [
     "summary_key",
 ]
 
-DEFAULT_PREFIX = "boon/"
 #: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
 

@@ -1,7 +1,7 @@
 """RunTable: the one place where runs become arrays.
 
 A :class:`RunTable` is built from a run frame (see :mod:`boontrack.backends`) or any user DataFrame and a
-:class:`boontrack.analysis.Spec`. It resolves the spec's column names, checks types, decides which runs are
+:class:`boontrack.spec.Spec`. It resolves the spec's column names, checks types, decides which runs are
 kept, and labels each run with its group. No run is dropped silently: every excluded run is listed in
 :attr:`RunTable.dropped` with its reason (duplicate id, failed or unfinished status, missing or non-finite
 metric).
@@ -28,7 +28,7 @@ import pandas as pd
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
-    from boontrack.analysis import Spec
+    from boontrack.spec import Spec
 
 __all__ = ["DroppedRun", "RunTable"]
 

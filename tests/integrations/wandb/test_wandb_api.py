@@ -16,9 +16,9 @@ import pytest
 from conftest import ENTITY, PROJECT, SWEEP
 from wandb_double import API_KEY, FakeRun
 
-from boontrack.analysis import Spec
 from boontrack.backends import MetricRequest, open_source
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from boontrack.spec import Spec
 
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
