@@ -19,7 +19,7 @@ import numpy as np
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.integrations.mlflow._client import backend_errors, bounded_http
-from boontrack.runframe import write_artifacts
+from boontrack.runframe import SUMMARY_ROLE, write_artifacts
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -90,14 +90,14 @@ class MlflowSink(Sink):
 
         found = self._client.search_runs(
             [self._experiment_id],
-            filter_string=f"tags.`{SUMMARY_ROLE_TAG}` = 'summary' and tags.`{KEY_TAG}` = '{self._key}'",
+            filter_string=f"tags.`{SUMMARY_ROLE_TAG}` = '{SUMMARY_ROLE}' and tags.`{KEY_TAG}` = '{self._key}'",
             run_view_type=ViewType.ACTIVE_ONLY,
             max_results=1000,
         )
         return list(found)
 
     def _tags(self, outputs: SummaryOutputs) -> dict[str, str]:
-        tags = {SUMMARY_ROLE_TAG: "summary", KEY_TAG: self._key, NOTE_TAG: outputs.description}
+        tags = {SUMMARY_ROLE_TAG: SUMMARY_ROLE, KEY_TAG: self._key, NOTE_TAG: outputs.description}
         if self._parent_run_id:
             tags[PARENT_TAG] = self._parent_run_id
         return tags

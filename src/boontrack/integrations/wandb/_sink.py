@@ -20,7 +20,7 @@ from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
 from boontrack.integrations.wandb._online import import_wandb, make_api, redact, translate_errors
-from boontrack.runframe import write_artifacts
+from boontrack.runframe import artifact_path, write_artifacts
 
 if TYPE_CHECKING:
     from boontrack.integrations.wandb._online import WandbSource
@@ -87,6 +87,8 @@ class WandbSink(Sink):
 
     def write(self, outputs: SummaryOutputs) -> None:
         wandb = import_wandb()
+        for relative in outputs.artifacts:  # before the run is touched (the SDK's errors would wrap this one)
+            artifact_path(relative)
         existing = self._public_run()
         if existing is not None and (existing.history_line_count or 0) > 0:
             self._rewind(existing)
