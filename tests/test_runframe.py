@@ -150,3 +150,8 @@ def test_artifacts_are_written_below_the_directory(tmp_path):
     assert (tmp_path / "plots" / "b.png").read_bytes() == b"2"
     with pytest.raises(ValueError, match="reserved"):
         artifact_path("metrics.json", reserved={"metrics.json"})
+
+
+def test_no_points_give_no_picks():
+    empty = pd.DataFrame({"run_id": [], "step": [], "value": []})
+    assert pick_best_val_step(empty, empty).empty

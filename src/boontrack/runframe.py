@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from boontrack.backends import MetricRequest
@@ -202,40 +203,57 @@ def pick_best_val_step(
     import numpy as np
     import pandas as pd
 
-    val = _last_per_step(val_points)
-    val = val.loc[val["value"].notna().to_numpy()]
-    ranked = val.sort_values(["run_id", "value", "step"], ascending=[True, not maximize, True], kind="stable")
-    best = ranked.drop_duplicates("run_id", keep="first").set_index("run_id")
+    frames = [val_points] if test_points is None else [val_points, test_points]
+    for points in frames:
+        missing = [c for c in POINT_COLUMNS if c not in points.columns]
+        if missing:
+            raise ValueError(f"points need the columns {list(POINT_COLUMNS)}; missing {missing}")
+    # Run ids as integer codes shared by both metrics: every step below is a numpy sort or a scatter.
+    codes, run_ids = pd.factorize(pd.concat([points["run_id"].astype(str) for points in frames], ignore_index=True))
+    runs = len(run_ids)
+    val_code, val_step, val_value = _last_per_step(codes[: len(val_points)], val_points)
+    usable = ~np.isnan(val_value)
+    val_code, val_step, val_value = val_code[usable], val_step[usable], val_value[usable]
+    # best value first (highest, or lowest when minimizing), then the earliest step
+    order = np.lexsort((val_step, -val_value if maximize else val_value, val_code))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = val_code[order][1:] != val_code[order][:-1]
+    best = order[first]
+    has_best = np.zeros(runs, dtype=bool)
+    has_best[val_code[best]] = True
+    best_step = np.zeros(runs, dtype=np.int64)
+    best_step[val_code[best]] = val_step[best]
+    best_val = np.full(runs, np.nan)
+    best_val[val_code[best]] = val_value[best]
+
+    test = np.full(runs, np.nan)
+    test_logged = np.zeros(runs, dtype=bool)
+    if test_points is not None:
+        test_code, test_step, test_value = _last_per_step(codes[len(val_points) :], test_points)
+        test_logged[test_code] = True
+        single = np.bincount(test_code, minlength=runs) == 1
+        test[test_code[single[test_code]]] = test_value[single[test_code]]
+        at_best = has_best[test_code] & (test_step == best_step[test_code])
+        test[test_code[at_best]] = test_value[at_best]  # a point at the best step wins over a single one
+
     result = pd.DataFrame(
-        {"step": best["step"], "val": best["value"], "test": np.nan, "test_logged": False}, index=best.index
-    ).sort_index()
-    if test_points is None:
-        return result
-
-    test = _last_per_step(test_points)
-    result["test_logged"] = result.index.isin(test["run_id"])
-    at_best = test.merge(best["step"].rename("best_step"), left_on="run_id", right_index=True)
-    at_best = at_best.loc[(at_best["step"] == at_best["best_step"]).to_numpy()].set_index("run_id")["value"]
-    steps = test.groupby("run_id")["step"].transform("size")
-    single = test.loc[(steps == 1).to_numpy()].set_index("run_id")["value"]
-    has_at_best = result.index.isin(at_best.index)
-    from_single = result.index.to_series().map(single).to_numpy(dtype=np.float64)
-    from_best = result.index.to_series().map(at_best).to_numpy(dtype=np.float64)
-    result["test"] = np.where(has_at_best, from_best, from_single)
-    return result
+        {"step": best_step, "val": best_val, "test": test, "test_logged": test_logged},
+        index=pd.Index(np.asarray(run_ids, dtype=object), name="run_id"),
+    )
+    return result.loc[has_best].sort_index()
 
 
-def _last_per_step(points: pd.DataFrame) -> pd.DataFrame:
-    """``points`` (run_id, step, value) with one row per (run, step): the last one logged."""
+def _last_per_step(codes: np.ndarray, points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(run code, step, value) with one point per (run, step): the last one logged, sorted by run and step."""
     import numpy as np
 
-    missing = [c for c in POINT_COLUMNS if c not in points.columns]
-    if missing:
-        raise ValueError(f"points need the columns {list(POINT_COLUMNS)}; missing {missing}")
-    out = points.loc[:, list(POINT_COLUMNS)].astype({"run_id": "str", "step": "int64", "value": "float64"})
-    out["order"] = np.arange(len(out))
-    out = out.sort_values(["run_id", "step", "order"], kind="stable")
-    return out.drop_duplicates(["run_id", "step"], keep="last").drop(columns="order")
+    step = points["step"].to_numpy(dtype=np.int64)
+    value = points["value"].to_numpy(dtype=np.float64)
+    order = np.lexsort((np.arange(codes.size), step, codes))
+    code, step, value = codes[order], step[order], value[order]
+    last = np.ones(code.size, dtype=bool)
+    last[:-1] = (code[1:] != code[:-1]) | (step[1:] != step[:-1])
+    return code[last], step[last], value[last]
 
 
 def apply_best_val_step(frame: pd.DataFrame, picked: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
