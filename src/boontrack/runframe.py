@@ -161,8 +161,8 @@ def pick_best_val_step(
 ) -> pd.DataFrame:
     r"""The validation value at each run's best step, and the test value of the model kept at that step.
 
-    The pairing of the Boo_n paper (Bajgar et al. 2018, §2: the test score of the model chosen on validation),
-    computed for every run of a sweep at once from long-format points.
+    The pairing of the Boo_n paper (Bajgar et al. 2018, §3.1.2 and Eq. 5: the test score of the model chosen on
+    validation), computed for every run of a sweep at once from long-format points.
 
     Parameters
     ----------
