@@ -282,7 +282,7 @@ def _table_with(tmp_path: Path, **columns) -> Path:
         ("all dropped", "all 4 runs were dropped: 4 missing metric 'acc'"),
         ("too few runs", "too few runs for n = 10: group 'all' has 4 runs.*Give a smaller --n "),
         ("write back to a file", "cannot be written back to; write the summary to a directory with --out$"),
-        ("tracker option on a file", "file sources take no source options; got --parent"),
+        ("tracker option on a file", r"unknown option\(s\) for file sources: --parent \(known: none\)"),
         ("foreign files in out", "holds files boontrack did not write"),
         ("not a uri", "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
         ("repeated column", "column 'acc' appears 2 times"),

@@ -15,10 +15,11 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.image import imread  # noqa: E402
 
-from boontrack.analysis import Spec, analyze  # noqa: E402
+from boontrack.analysis import analyze  # noqa: E402
 from boontrack.exceptions import InputError  # noqa: E402
 from boontrack.plots import figure_png, plot_curves, plot_distributions, render_pngs, x_scale  # noqa: E402
 from boontrack.runtable import RunTable  # noqa: E402
+from boontrack.spec import Spec  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.analysis import Spec, Summary, analyze
+from boontrack.analysis import Summary, analyze
 from boontrack.estimators import boo_n
 from boontrack.reports import (
     curve_table,
@@ -24,6 +24,7 @@ from boontrack.reports import (
     to_markdown,
 )
 from boontrack.runtable import RunTable
+from boontrack.spec import Spec
 
 RESAMPLES = 99
 #: Characters MLflow accepts in a metric name.

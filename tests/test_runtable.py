@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.analysis import Spec
 from boontrack.exceptions import InputError
 from boontrack.runtable import DroppedRun, RunTable
+from boontrack.spec import Spec
 
 ARCH = "model.encoder.architecture.type"
 
@@ -229,7 +229,7 @@ def test_missing_run_id_cells_get_the_row_position():
 
 
 def test_unknown_column_lists_available_columns_trimmed(sst5):
-    expected = r"no column 'acc' \(tried 'acc', 'metrics.acc'\); available columns: C, "
+    expected = r"no column 'acc' \(tried 'acc', 'metrics.acc', 'tags.acc'\); available columns: C, "
     with pytest.raises(InputError, match=expected) as info:
         RunTable.from_frame(sst5, Spec(val="acc"))
     message = str(info.value)
@@ -292,3 +292,31 @@ def test_runs_are_in_run_id_order_and_rows_without_ids_in_row_order():
     np.testing.assert_array_equal(table.arrays("all")[0], [0.2, 0.5, 0.3, 0.4, 0.1])
     no_ids = RunTable.from_frame(pd.DataFrame({"acc": np.arange(12.0)}), Spec(val="acc"))
     np.testing.assert_array_equal(no_ids.arrays("all")[0], np.arange(12.0))  # "row 10" after "row 9"
+
+
+def test_a_metric_stored_as_a_tag_is_found_and_parsed():
+    """Optuna's MLflowCallback stores user attributes as string tags: ``--test test_acc`` finds ``tags.test_acc``."""
+    frame = pd.DataFrame(
+        {
+            "run_id": ["a", "b", "c", "d"],
+            "metrics.val_acc": [0.7, 0.8, 0.9, 0.6],
+            "tags.test_acc": pd.Series(["0.71", "0.81", "n/a", "pending"], dtype="str"),
+        }
+    )
+    table = RunTable.from_frame(frame, Spec(val="val_acc", test="test_acc"))
+    assert table.test_column == "tags.test_acc"
+    assert table.runs["test"].tolist() == [0.71, 0.81]
+    assert [(d.run_id, d.reason) for d in table.dropped] == [
+        ("c", "missing metric 'test_acc'"),
+        ("d", "metric 'test_acc' is not a number ('pending')"),
+    ]
+
+
+def test_a_metric_column_wins_over_a_tag_of_the_same_name():
+    frame = pd.DataFrame({"metrics.acc": [0.5, 0.6], "tags.acc": ["x", "y"]})
+    assert RunTable.from_frame(frame, Spec(val="acc")).val_column == "metrics.acc"
+
+
+def test_text_in_a_file_metric_column_is_still_an_error():
+    with pytest.raises(InputError, match="column 'acc' must hold numbers; run 'row 1' has 'high'"):
+        RunTable.from_frame(pd.DataFrame({"acc": ["0.5", "high"]}), Spec(val="acc"))

@@ -122,7 +122,7 @@ def test_unknown_extension_lists_the_known_ones(tmp_path, name):
 
 
 def test_file_sources_refuse_tracker_options(tmp_path):
-    with pytest.raises(InputError, match="got `parent`, `tracking_uri`$"):
+    with pytest.raises(InputError, match=r"unknown option\(s\) for file sources: `parent`, `tracking_uri` \(known: none\)$"):
         open_source(str(tmp_path / "runs.csv"), parent="abc", tracking_uri="http://x")
 
 

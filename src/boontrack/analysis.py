@@ -32,7 +32,6 @@ __all__ = [
     "GaussianEstimate",
     "GroupSummary",
     "IntervalEstimate",
-    "Spec",
     "Summary",
     "TestResult",
     "analyze",

@@ -21,6 +21,10 @@ The contract between a source and the rest of boontrack is the *run frame* that 
 Backends never drop runs: failed, running and incomplete runs come with their status, and
 :class:`boontrack.runtable.RunTable` decides (and reports) what is excluded. A backend's own summary runs
 (tagged ``boontrack.role=summary``) are the one exception: they are never read back as input.
+
+What every backend does to build this frame (typing, the best-validation pick, recognising summary runs,
+checking options, writing artifacts safely) is :mod:`boontrack.runframe`; a backend only translates between its
+SDK and that module.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from boontrack.exceptions import InputError
+from boontrack.runframe import SUMMARY_ROLE_TAG
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Backend",
     "CurveSeries",
+    "DEFAULT_PREFIX",
     "MetricRequest",
     "Sink",
     "Source",
@@ -51,9 +57,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "boontrack.backends"
-
-#: Tag (MLflow tag, W&B config/tag) that marks a run written by boontrack; such runs are never read as input.
-SUMMARY_ROLE_TAG = "boontrack.role"
+#: Prefix of every metric name boontrack writes back (``boon/<metric>/boo_<n>``, ...).
+DEFAULT_PREFIX = "boon/"
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,9 @@ class MetricRequest:
         Direction of ``val``; needed to find the best-validation step.
     pick
         ``"last"``: the value as the tracker reports it (the last logged one). ``"best_val_step"``: for runs
-        that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value at that
-        same step (the pairing of the Boo_n paper); runs without a history fall back to ``"last"``.
+        that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value of the
+        model at that step (the pairing of the Boo_n paper), by the one rule of
+        :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``.
     """
 
     val: str

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack._redact import redact
-from boontrack.backends import MetricRequest, Sink, Source, SummaryOutputs
+from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Sink, Source, SummaryOutputs
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
+from boontrack.runframe import artifact_path
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ __all__ = [
     "summary_key",
 ]
 
-DEFAULT_PREFIX = "boon/"
 #: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
 
@@ -600,9 +600,7 @@ class DirectorySink(Sink):
         }
         reserved = {*own, self.FINGERPRINT_FILE, self.MANIFEST_FILE}
         for relative in outputs.artifacts:
-            parts = Path(relative).parts
-            if Path(relative).is_absolute() or ".." in parts or not parts or relative in reserved:
-                raise ValueError(f"artifact path {relative!r} cannot be written into {self.path}")
+            artifact_path(relative, reserved=reserved)
         return {**own, **{relative: bytes(data) for relative, data in outputs.artifacts.items()}}
 
     def _check_owned(self) -> None:

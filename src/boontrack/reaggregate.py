@@ -61,7 +61,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 if TYPE_CHECKING:
-    from boontrack.analysis import Spec
+    from boontrack.spec import Spec
 
 __all__ = ["Job", "load_config", "run_jobs"]
 

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from boontrack.analysis import IntervalEstimate, Summary
+from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
 from boontrack.runtable import _short_name
 from boontrack.spec import Spec
@@ -89,7 +90,6 @@ __all__ = [
     "to_markdown",
 ]
 
-DEFAULT_PREFIX = "boon/"
 #: Characters trackers accept in metric names besides letters and digits (MLflow's rule; "/" nests).
 _UNSAFE_IN_METRIC = re.compile(r"[^A-Za-z0-9_\-. :/]")
 _UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")

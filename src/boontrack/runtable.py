@@ -1,13 +1,16 @@
 """RunTable: the one place where runs become arrays.
 
 A :class:`RunTable` is built from a run frame (see :mod:`boontrack.backends`) or any user DataFrame and a
-:class:`boontrack.analysis.Spec`. It resolves the spec's column names, checks types, decides which runs are
+:class:`boontrack.spec.Spec`. It resolves the spec's column names, checks types, decides which runs are
 kept, and labels each run with its group. No run is dropped silently: every excluded run is listed in
 :attr:`RunTable.dropped` with its reason (duplicate id, failed or unfinished status, missing or non-finite
 metric).
 
-Column resolution: the exact column name, else ``metrics.<name>`` for the validation and test metrics (and the
-duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed.
+Column resolution: the exact column name, else ``metrics.<name>`` then ``tags.<name>`` for the validation and test
+metrics (and the duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed. Tags are text
+(Optuna's ``MLflowCallback`` stores a trial's user attributes as tags): a metric read from a tag is parsed as a
+number, and a run whose tag holds text that is not a number is dropped with that reason (a tag is free text set
+run by run, so one such run does not stop the analysis; in any other column such text is an error).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import pandas as pd
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
-    from boontrack.analysis import Spec
+    from boontrack.spec import Spec
 
 __all__ = ["DroppedRun", "RunTable"]
 
@@ -145,10 +148,10 @@ class RunTable:
             duration_column = "duration_s" if "duration_s" in columns else None
 
         run_ids = _run_ids(frame)
-        val = _numeric_column(frame, val_column, run_ids, "metric")
-        test = _numeric_column(frame, test_column, run_ids, "metric") if test_column else val
+        val, val_text = _numeric_column(frame, val_column, run_ids, "metric")
+        test, test_text = _numeric_column(frame, test_column, run_ids, "metric") if test_column else (val, val_text)
         duration = (
-            _numeric_column(frame, duration_column, run_ids, "duration")
+            _numeric_column(frame, duration_column, run_ids, "duration", text_drops=False)[0]
             if duration_column
             else np.full(len(frame), np.nan)
         )
@@ -160,7 +163,7 @@ class RunTable:
                 f"run {run_ids[i]!r} has {float(duration[i])!r}"
             )
 
-        reasons = _drop_reasons(frame, run_ids, val, test, spec)
+        reasons = _drop_reasons(frame, run_ids, (val, val_text), (test, test_text), spec)
         kept = reasons == ""
         if not kept.any():
             counts = Counter(reasons)
@@ -210,7 +213,7 @@ class RunTable:
 
 def _resolve(columns: Sequence[str], name: str, kind: str) -> str:
     """The column that ``name`` refers to: exact, else with the prefixes of ``kind`` ("metric" or "param")."""
-    prefixes = ("metrics.",) if kind == "metric" else ("params.", "tags.")
+    prefixes = ("metrics.", "tags.") if kind == "metric" else ("params.", "tags.")
     candidates = [name, *(prefix + name for prefix in prefixes)]
     for candidate in candidates:
         if candidate in columns:
@@ -246,31 +249,48 @@ def _run_order(run_id: str) -> tuple[int, int | str]:
     return (0, int(position.group(1))) if position else (1, run_id)
 
 
-def _numeric_column(frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str) -> np.ndarray:
-    """Column values as float64 (NaN for missing cells); text that is not a number is an InputError."""
+def _numeric_column(
+    frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str, *, text_drops: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Column values as float64 (NaN for missing cells), and the cells holding text that is not a number (None
+    elsewhere).
+
+    Such text is an InputError, except in a ``tags.*`` column when ``text_drops`` (its runs are dropped).
+    """
     series = frame[column]
+    no_text = np.full(len(frame), None, dtype=object)
     if pd.api.types.is_bool_dtype(series):
         raise InputError(f"column {column!r} holds true/false values; a {what} must be a number")
     if pd.api.types.is_numeric_dtype(series):
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return series.to_numpy(dtype=np.float64, na_value=np.nan), no_text
     cells = series.astype(object)
     is_text = cells.map(lambda v: isinstance(v, str))
     missing = series.isna() | (is_text & cells.map(lambda v: isinstance(v, str) and v.strip().lower() in _MISSING_TEXT))
     numbers = pd.to_numeric(cells.where(~missing), errors="coerce")
-    bad = np.flatnonzero((~missing & numbers.isna()).to_numpy())
-    if bad.size:
+    not_numbers = (~missing & numbers.isna()).to_numpy()
+    bad = np.flatnonzero(not_numbers)
+    if bad.size and not (text_drops and column.startswith("tags.")):
         i = bad[0]
         raise InputError(
             f"column {column!r} must hold numbers; run {run_ids[i]!r} has {cells.iloc[i]!r}"
             + (f" ({bad.size} such cells)" if bad.size > 1 else "")
         )
-    return numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+    texts = np.where(not_numbers, cells.to_numpy(dtype=object), None).astype(object) if bad.size else no_text
+    return numbers.to_numpy(dtype=np.float64, na_value=np.nan), texts
 
 
 def _drop_reasons(
-    frame: pd.DataFrame, run_ids: np.ndarray, val: np.ndarray, test: np.ndarray, spec: Spec
+    frame: pd.DataFrame,
+    run_ids: np.ndarray,
+    val: tuple[np.ndarray, np.ndarray],
+    test: tuple[np.ndarray, np.ndarray],
+    spec: Spec,
 ) -> np.ndarray:
-    """Why each row is excluded ("" when kept); the first applicable reason wins."""
+    """Why each row is excluded ("" when kept); the first applicable reason wins.
+
+    ``val`` and ``test`` are (values, texts) from :func:`_numeric_column`: a text cell that is not a number (a
+    tag) is its own reason, before "missing metric".
+    """
     reasons = np.full(len(frame), "", dtype=object)
 
     def mark(mask: np.ndarray, reason: Any) -> None:
@@ -285,10 +305,16 @@ def _drop_reasons(
         mark(missing, "status missing")
         unfinished = ~missing & ~np.isin(text, list(FINISHED_STATUSES))
         mark(unfinished, lambda todo: np.array([f"status {s!r}" for s in text[todo]], dtype=object))
-    metrics = [("val", spec.val, val)]
+    metrics = [("val", spec.val, *val)]
     if spec.test is not None:
-        metrics.append(("test", spec.test, test))
-    for role, name, values in metrics:
+        metrics.append(("test", spec.test, *test))
+    for role, name, values, texts in metrics:
+        mark(
+            pd.notna(texts),
+            lambda todo, name=name, texts=texts: np.array(
+                [f"metric {name!r} is not a number ({t!r})" for t in texts[todo]], dtype=object
+            ),
+        )
         mark(np.isnan(values), f"missing metric {name!r}")
         mark(
             np.isinf(values),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from boontrack._optional import import_optional
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
+from boontrack.runframe import check_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,7 +160,5 @@ class FileBackend(Backend):
     name: ClassVar[str] = "file"
 
     def open_source(self, location: str, **options: Any) -> FileSource:
-        if options:
-            given = ", ".join(f"`{key}`" for key in sorted(options))
-            raise InputError(f"file sources take no source options; got {given}")
+        check_options(self.name, options, self.options)
         return FileSource(location)

@@ -161,8 +161,8 @@ def median_seconds(function, *args, repeat: int, expected: int) -> float:
 
 def count_write_back_requests(uri: str, experiment_id: str, parent_id: str) -> str:
     """HTTP requests of one full summary (read excluded), and of a second, unchanged run."""
-    from boontrack.analysis import Spec
     from boontrack.pipeline import run_job, summary_key
+    from boontrack.spec import Spec
 
     sent: list[str] = []
     original = requests.Session.send

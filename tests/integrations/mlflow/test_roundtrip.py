@@ -214,9 +214,9 @@ def test_an_invalid_spec_is_a_mistake_in_the_call_and_raises(sqlite_uri):
 
 def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_numbers(sqlite_uri, tmp_path):
     """Same runs, same seed: the same summary whether read from MLflow or from a CSV in another row order."""
-    from boontrack.analysis import Spec
     from boontrack.backends import MetricRequest, open_source
     from boontrack.pipeline import run_job
+    from boontrack.spec import Spec
 
     sweep_ = new_sweep(sqlite_uri)
     rng = np.random.default_rng(11)

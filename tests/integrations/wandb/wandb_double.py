@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import math
 import os
 import re
 import sys
@@ -75,6 +76,14 @@ class Fault:
 def _wire_config(config: dict[str, Any]) -> str:
     """Config as the server sends it: JSON text, each value wrapped as ``{"value": ..., "desc": null}``."""
     return json.dumps({k: {"value": val, "desc": None} for k, val in config.items()})
+
+
+def _json_number(value: Any) -> Any:
+    """A non-finite float as the text JSON spells it in strings ("NaN", "Infinity", "-Infinity"): JSON has no
+    literal for it and the client's parser refuses Python's (an assumption about the server, which sends JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def _matches(run: FakeRun, flt: Any) -> bool:
@@ -322,7 +331,7 @@ class WandbDouble:
         for spec in map(json.loads, v["specs"]):
             keys = [k for k in spec.get("keys") or [] if k != "_step"]
             rows = [
-                {k: row[k] for k in ("_step", *keys) if k in row}
+                {k: _json_number(row[k]) for k in ("_step", *keys) if k in row}
                 for row in run.history
                 if all(k in row for k in keys)
             ]

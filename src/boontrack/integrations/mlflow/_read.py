@@ -7,10 +7,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest
+from boontrack.runframe import RunRecord, build_run_frame
 
 #: The largest page MLflow accepts: the fewest requests (the search cost grows with every page's offset).
 SEARCH_PAGE_SIZE = 50_000
@@ -41,17 +40,20 @@ def read_run_frame(
     step of each run's latest point of each metric (run id -> metric -> step; a run missing from it may have
     any history).
 
-    Against a server, the search's JSON goes straight into the frame through MLflow's own request helper (its
-    auth, TLS and retries), skipping MLflow's entity objects: 10,000 runs read in about half the time. Against
-    an SQL store, ``MlflowClient.search_runs``.
+    A run with child runs is a sweep's parent (a container, not a trial): it is left out, so that reading a
+    whole experiment does not count it as a dropped run; boontrack's own runs are left out by
+    :func:`boontrack.runframe.build_run_frame`. Against a server, the search's JSON goes straight into the
+    frame through MLflow's own request helper (its auth, TLS and retries), skipping MLflow's entity objects:
+    10,000 runs read in about half the time. Against an SQL store, ``MlflowClient.search_runs``.
     """
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
     if _is_rest(client):
-        rows = [_from_json(run) for run in _rest_search(client, experiment_id, filter_string)]
+        read = [_from_json(run) for run in _rest_search(client, experiment_id, filter_string)]
     else:
-        rows = [_from_entity(run) for run in _client_search(client, experiment_id, filter_string)]
-    steps = {row[0]: row[7] for row in rows if row[7] is not None}
-    return _frame([row[:7] for row in rows]), steps
+        read = [_from_entity(run) for run in _client_search(client, experiment_id, filter_string)]
+    parents = {record.tags.get(PARENT_RUN_TAG) for record, _ in read}
+    steps = {record.run_id: latest for record, latest in read if latest is not None}
+    return build_run_frame([record for record, _ in read if record.run_id not in parents]), steps
 
 
 def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
@@ -93,22 +95,20 @@ def _rest_search(client: Any, experiment_id: str, filter_string: str) -> list[di
             return runs
 
 
-#: One run as plain values: run_id, status, start_ms, end_ms, params, metrics, tags (the frame's part), and
-#: the step of each metric's latest point (None when unknown).
-_Row = tuple[str, str, Any, Any, dict, dict, dict, "dict | None"]
-
-
-def _from_entity(run: Any) -> _Row:
+def _from_entity(run: Any) -> tuple[RunRecord, dict[str, int] | None]:
+    """The run, and the step of each metric's latest point (MLflow's Metric objects carry it)."""
     info, data = run.info, run.data
-    metric_objects = getattr(data, "_metric_objs", None)  # MLflow's Metric objects carry the latest step
+    metric_objects = getattr(data, "_metric_objs", None)
     steps = None if metric_objects is None else {m.key: int(m.step) for m in metric_objects}
-    return info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags, steps
+    record = _record(info.run_id, info.status, info.start_time, info.end_time, data.params, data.metrics, data.tags)
+    return record, steps
 
 
-def _from_json(run: dict) -> _Row:
+def _from_json(run: dict) -> tuple[RunRecord, dict[str, int]]:
+    """The run, and the step of each metric's latest point, from the search's JSON."""
     info, data = run["info"], run.get("data", {})
     metrics = data.get("metrics", ())
-    return (
+    record = _record(
         info["run_id"],
         info["status"],
         info.get("start_time"),
@@ -116,35 +116,15 @@ def _from_json(run: dict) -> _Row:
         {p["key"]: p["value"] for p in data.get("params", ())},
         {m["key"]: float(m["value"]) for m in metrics},  # NaN and inf arrive as strings
         {t["key"]: t["value"] for t in data.get("tags", ())},
-        {m["key"]: int(m.get("step", 0)) for m in metrics},
     )
+    return record, {m["key"]: int(m.get("step", 0)) for m in metrics}
 
 
-def _frame(rows: Sequence[_Row]) -> pd.DataFrame:
-    """The run frame of ``boontrack.backends`` from plain rows, without boontrack's own runs (any
-    ``boontrack.role``) and without runs that are the parent of another run read."""
-    # A run with child runs is a sweep's parent (a container, not a trial): left out, so that reading a whole
-    # experiment does not count it as a dropped run. Removed before the frame is built, as boontrack's own
-    # runs are, so that their metrics do not leave empty columns behind.
-    parents = {row[6].get(PARENT_RUN_TAG) for row in rows}
-    rows = [row for row in rows if SUMMARY_ROLE_TAG not in row[6] and row[0] not in parents]
-    run_ids, statuses, starts, ends, params, metrics, tags = zip(*rows) if rows else ((),) * 7
-    start_ms = np.array([np.nan if t is None else float(t) for t in starts], dtype=float)
-    end_ms = np.array([np.nan if t is None else float(t) for t in ends], dtype=float)
-    base = pd.DataFrame(
-        {
-            "run_id": pd.Series(run_ids, dtype="str"),
-            "status": pd.Series(statuses, dtype="str").str.lower(),
-            "created_at": pd.to_datetime(start_ms, unit="ms", utc=True).as_unit("ns"),
-            # a running run has no end time yet: its duration is unknown, not "so far"
-            "duration_s": (end_ms - start_ms) / 1000.0,
-        }
-    )
-    parts = [base]
-    for prefix, records in (("params.", params), ("metrics.", metrics), ("tags.", tags)):
-        if any(records):
-            parts.append(pd.DataFrame.from_records(list(records), index=base.index).add_prefix(prefix))
-    return pd.concat(parts, axis=1)
+def _record(run_id: str, status: str, start_ms: Any, end_ms: Any, params: dict, metrics: dict, tags: dict) -> RunRecord:
+    created_at = None if start_ms is None else pd.Timestamp(int(start_ms), unit="ms", tz="UTC")
+    # a running run has no end time yet: its duration is unknown, not "so far"
+    duration_s = None if start_ms is None or end_ms is None else (float(end_ms) - float(start_ms)) / 1000.0
+    return RunRecord(run_id, status, created_at, duration_s, params, metrics, tags)
 
 
 def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFrame:
@@ -213,36 +193,3 @@ def _history_chunk(store: Any, chunk: list[str], key: str) -> tuple[list[str], l
         params={"run_id": chunk, "metric_key": key, "max_results": HISTORY_POINTS_PER_REQUEST},
     )  # fmt: skip
     return chunk, verify_rest_response(response, endpoint).json().get("metrics", [])
-
-
-def pick_best_val_step(
-    frame: pd.DataFrame, request: MetricRequest, val_history: pd.DataFrame, test_history: pd.DataFrame | None
-) -> pd.DataFrame:
-    """Replace ``metrics.<val>`` by its best value over each run's history and ``metrics.<test>`` by the test
-    value logged at that step (the pairing of the Boo_n paper).
-
-    The best step is the earliest one reaching the best value. A test metric logged once (e.g. evaluated after
-    restoring the best checkpoint) is taken as is; a test history without a point at the best step gives NaN,
-    so the run is dropped, with its reason, as missing the test metric. NaN points in a history are ignored.
-    """
-    val_history = val_history.dropna(subset=["value"])
-    order = val_history.sort_values(
-        ["run_id", "value", "step", "timestamp"], ascending=[True, not request.maximize, True, True]
-    )
-    best = order.drop_duplicates("run_id", keep="first").set_index("run_id")
-    out = frame.copy()
-    val_col = f"metrics.{request.val}"
-    out[val_col] = out["run_id"].map(best["value"]).astype("float64")
-    if request.test is None or test_history is None:
-        return out
-
-    test_history = test_history.dropna(subset=["value"])
-    latest = test_history.sort_values(["run_id", "step", "timestamp"]).drop_duplicates(["run_id", "step"], keep="last")
-    points_per_run = latest.groupby("run_id").size()
-    single = latest[latest["run_id"].map(points_per_run).eq(1).to_numpy()].set_index("run_id")["value"]
-    at_step = latest.merge(best["step"].rename("best_step"), left_on="run_id", right_index=True)
-    at_step = at_step[at_step["step"].eq(at_step["best_step"]).to_numpy()].set_index("run_id")["value"]
-    paired = out["run_id"].map(at_step).astype("float64")
-    fallback = out["run_id"].map(single).astype("float64")
-    out[f"metrics.{request.test}"] = paired.where(paired.notna(), fallback)
-    return out

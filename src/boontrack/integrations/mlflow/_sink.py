@@ -39,6 +39,7 @@ import numpy as np
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.integrations.mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
+from boontrack.runframe import SUMMARY_ROLE, write_artifacts
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -50,7 +51,6 @@ WRITE_RECORD_PREFIX = "boontrack.write."
 GROUPS_TAG = "boontrack.groups"
 NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
-SUMMARY_ROLE = "summary"
 GROUP_ROLE = "group-curve"
 #: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
 GROUP_CURVE_KEY = "boon/curve"
@@ -269,10 +269,7 @@ class MlflowSink(Sink):
             self._client.log_batch(self._run_id, metrics=metrics, params=params)
         if outputs.artifacts:
             with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
-                for name, content in outputs.artifacts.items():
-                    path = Path(tmp, name)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_bytes(content)
+                write_artifacts(Path(tmp), outputs.artifacts)
                 self._client.log_artifacts(self._run_id, tmp)
 
     def _write_group(self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray]) -> None:

@@ -20,6 +20,7 @@ from boontrack.integrations.mlflow._client import (
     resolve_tracking_uri,
 )
 from boontrack.integrations.mlflow._sink import MlflowSink
+from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
 
 
 class MlflowBackend(Backend):
@@ -32,11 +33,7 @@ class MlflowBackend(Backend):
     }
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
-        options = {k.replace("-", "_"): v for k, v in options.items() if v is not None}
-        unknown = sorted(set(options) - {"parent", "tracking_uri"})
-        if unknown:
-            given = ", ".join(f"`{name}`" for name in unknown)
-            raise InputError(f"unknown option(s) for mlflow sources: {given} (known: `parent`, `tracking_uri`)")
+        options = check_options(self.name, options, self.options)
         return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
 
 
@@ -107,11 +104,11 @@ class MlflowSource(Source):
     def _with_best_val_step(
         self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]]
     ) -> pd.DataFrame:
-        """Histories are read only for runs whose latest val or test point is not at step 0 (a run that logged
-        once, at step 0, has nothing to pick from); the other runs keep the values the search returned."""
-        metrics = [m for m in (request.val, request.test) if m is not None and f"metrics.{m}" in frame.columns]
-        logged = frame[[f"metrics.{m}" for m in metrics]].notna().any(axis=1).to_numpy()
-        run_ids = frame.loc[logged, "run_id"].tolist()
+        """Histories are read only for runs that may have one: those whose latest val or test point is past step
+        0 (a NaN last value may follow a better step), and those the search gave no steps for. A run that logged
+        once, at step 0, has nothing to pick from and keeps the value the search returned."""
+        metrics = [m for m in (request.val, request.test) if m is not None]
+        run_ids = frame["run_id"].tolist()
         with_history = [r for r in run_ids if r not in steps or any(steps[r].get(m, 0) != 0 for m in metrics)]
         if not with_history:
             return frame
@@ -119,10 +116,12 @@ class MlflowSource(Source):
         test_history = None
         if request.test is not None and f"metrics.{request.test}" in frame.columns:
             test_history = _read.metric_histories(self._client, with_history, request.test)
-        picked = _read.pick_best_val_step(frame, request, val_history, test_history)
-        keep = ~frame["run_id"].isin(with_history).to_numpy()
-        picked.loc[keep, [f"metrics.{m}" for m in metrics]] = frame.loc[keep, [f"metrics.{m}" for m in metrics]]
-        return picked
+        picked = pick_best_val_step(
+            _in_logging_order(val_history),
+            None if test_history is None else _in_logging_order(test_history),
+            maximize=request.maximize,
+        )
+        return apply_best_val_step(frame, picked, request)
 
     def _resolve(self) -> str:
         mlflow = import_mlflow()
@@ -162,3 +161,8 @@ class MlflowSource(Source):
                 if not is_missing(exc):
                     raise
         return self._client.get_experiment_by_name(ref)
+
+
+def _in_logging_order(history: pd.DataFrame) -> pd.DataFrame:
+    """A metric history (run_id, step, timestamp, value) as points in the order they were logged."""
+    return history.sort_values(["run_id", "timestamp"], kind="stable")

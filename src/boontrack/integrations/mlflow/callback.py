@@ -53,7 +53,7 @@ def summarize_sweep(
         warn :class:`~boontrack.exceptions.WriteBackWarning` and the result says so. True: they raise
         :class:`~boontrack.exceptions.InputError` or :class:`~boontrack.exceptions.BackendError`.
     **spec_options
-        Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
+        Any other field of :class:`boontrack.spec.Spec` (``estimator``, ``maximize``, ``group_by``,
         ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
 
     Returns
@@ -70,8 +70,8 @@ def summarize_sweep(
     BackendError
         With ``raise_on_error=True``: the runs could not be read or the summary not written.
     """
-    from boontrack.analysis import Spec
     from boontrack.pipeline import budgets, summarize_after_sweep
+    from boontrack.spec import Spec
 
     spec = Spec(val=val, test=test, n=budgets(n), **spec_options)
     source = MlflowSource(experiment, parent=parent_run_id, tracking_uri=tracking_uri)

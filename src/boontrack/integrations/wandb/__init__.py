@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 from boontrack.backends import Backend
 from boontrack.exceptions import InputError
+from boontrack.runframe import check_options
 
 __all__ = ["WandbBackend", "WandbOfflineBackend", "summarize_sweep"]
 
@@ -33,12 +34,6 @@ def __getattr__(name: str) -> Any:
 
         return summarize_sweep
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _check_options(backend: str, options: dict[str, Any], known: set[str]) -> None:
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise InputError(f"{backend}: unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
 
 
 class WandbBackend(Backend):
@@ -55,7 +50,7 @@ class WandbBackend(Backend):
     def open_source(self, location: str, **options: Any):
         from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
 
-        _check_options(self.name, options, set(self.options))
+        options = check_options(self.name, options, self.options)
         entity, sep, project = location.strip("/").partition("/")
         if not (entity and sep and project) or "/" in project:
             raise InputError(f"wandb: expected wandb:ENTITY/PROJECT, got wandb:{location}")
@@ -84,7 +79,7 @@ class WandbOfflineBackend(Backend):
     def open_source(self, location: str, **options: Any):
         from boontrack.integrations.wandb._offline import WandbOfflineSource
 
-        _check_options(self.name, options, set(self.options))
+        options = check_options(self.name, options, self.options)
         if not location:
             raise InputError("wandb-offline: give a directory, e.g. wandb-offline:./wandb")
-        return WandbOfflineSource(Path(location), **{k: v for k, v in options.items() if v is not None})
+        return WandbOfflineSource(Path(location), **options)

@@ -61,7 +61,7 @@ def summarize_sweep(
         :class:`~boontrack.exceptions.BackendError`. A malformed ``sweep_path`` or invalid spec options always
         raise :class:`~boontrack.exceptions.InputError`.
     **spec_options
-        Any other field of :class:`boontrack.analysis.Spec` (``estimator``, ``maximize``, ``group_by``,
+        Any other field of :class:`boontrack.spec.Spec` (``estimator``, ``maximize``, ``group_by``,
         ``seed_column``, ``seed``, ``pick="best_val_step"``, ...).
 
     Returns
@@ -69,8 +69,8 @@ def summarize_sweep(
     JobResult
         Status, the summary, the fingerprint, the aggregate run's URL, and the error if any.
     """
-    from boontrack.analysis import Spec
     from boontrack.pipeline import budgets, summarize_after_sweep
+    from boontrack.spec import Spec
 
     entity, project, sweep = parse_sweep_path(sweep_path)
     spec = Spec(val=val, test=test, n=budgets(n), **spec_options)

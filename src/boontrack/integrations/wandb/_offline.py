@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from boontrack.backends import MetricRequest, Source
 from boontrack.exceptions import InputError
-from boontrack.integrations.wandb._frame import best_val_step, build_frame, is_aggregate_run, run_row, wandb_tags
+from boontrack.integrations.wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 from boontrack.integrations.wandb._records import OfflineRun, read_offline_run
 
 if TYPE_CHECKING:
@@ -53,13 +53,14 @@ class WandbOfflineSource(Source):
         if not files:
             raise InputError(f"{self.describe()}: no offline runs (offline-run-*/run-*.wandb) found")
         with_history = request.pick == "best_val_step"
-        rows = []
+        keys = [key for key in (request.val, request.test) if key]
+        records, histories = [], {key: [] for key in keys}
         for path in files:
             run = read_offline_run(path, with_history=with_history)
             if not self._selected(run):
                 continue
-            rows.append(
-                run_row(
+            records.append(
+                run_record(
                     run_id=run.run_id,
                     status=run.state,
                     created_at=None if run.start_time is None else datetime.fromtimestamp(run.start_time, timezone.utc),
@@ -67,8 +68,8 @@ class WandbOfflineSource(Source):
                     config=run.config,
                     summary=run.summary,
                     tags=wandb_tags(group=run.group, job_type=run.job_type, sweep=run.sweep_id, tags=run.tags),
-                    request=request,
-                    picked=best_val_step(run.history, request) if with_history else None,
                 )
             )
-        return build_frame(rows, request)
+            for key in keys if with_history else ():
+                histories[key].extend(metric_points(run.run_id, run.history, key))
+        return build_frame(records, request, histories if with_history else None)

@@ -15,12 +15,21 @@ from boontrack._optional import import_optional
 from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import BackendError, InputError
-from boontrack.integrations.wandb._frame import best_val_step, build_frame, is_aggregate_run, run_row, wandb_tags
+from boontrack.integrations.wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
+from boontrack.runframe import RunRecord
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PAGE_SIZE = 500
+#: The query ``wandb.apis.public.Run.history`` sends (wandb 0.31), which takes one spec per list of keys.
+_SAMPLED_HISTORY = """
+query RunSampledHistory($project: String!, $entity: String!, $name: String!, $specs: [JSONString!]!) {
+    project(name: $project, entityName: $entity) {
+        run(name: $name) { sampledHistory(specs: $specs) }
+    }
+}
+"""
 #: Seconds to wait for one W&B API call, retries included (wandb retries 429 and 5xx with back-off).
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -137,20 +146,31 @@ class WandbSource(Source):
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
         api = make_api(self.entity, self.timeout_s)
-        rows = [self._row(run, request) for run in self.list_runs(api)]
-        return build_frame(rows, request)
+        runs = self.list_runs(api)
+        records = [self._record(run) for run in runs]
+        if request.pick != "best_val_step":
+            return build_frame(records, request)
+        keys = [key for key in (request.val, request.test) if key]
+        histories: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
+        for run in runs:
+            for key, rows in zip(keys, self._histories(run, keys)):
+                histories[key].extend(metric_points(run.id, rows, key))
+        return build_frame(records, request, histories)
 
-    def _history_pick(self, run: Any, request: MetricRequest) -> tuple[float, float] | None:
-        # One request per run: the rows where val (and test) were logged, unsampled (samples = row count).
-        keys = [k for k in (request.val, request.test) if k]
+    def _histories(self, run: Any, keys: list[str]) -> list[list[dict[str, Any]]]:
+        """The history rows of each key, unsampled (samples = row count), in one request per run.
+
+        One spec per key: W&B returns only the rows holding every key of a spec, and a test score logged once
+        after training is in a row of its own. The query is the one ``Run.history`` sends, with more specs.
+        """
+        specs = [json.dumps({"keys": ["_step", key], "samples": max(run.history_line_count or 0, 1)}) for key in keys]
         with translate_errors(f"{self.describe()} run {run.id}", self.timeout_s):
-            rows = run.history(keys=keys, samples=max(run.history_line_count or 0, 1), pandas=False)
-        return best_val_step(rows, request)
+            answer = run._exec(_SAMPLED_HISTORY, specs=specs)
+        return answer["project"]["run"]["sampledHistory"]
 
-    def _row(self, run: Any, request: MetricRequest) -> dict[str, Any]:
+    def _record(self, run: Any) -> RunRecord:
         summary = run.summary_metrics
-        picked = self._history_pick(run, request) if request.pick == "best_val_step" else None
-        return run_row(
+        return run_record(
             run_id=run.id,
             status=run.state,
             created_at=run.created_at,
@@ -158,8 +178,6 @@ class WandbSource(Source):
             config=run.config,
             summary=summary,
             tags=wandb_tags(group=run.group, job_type=run.job_type, sweep=run.sweep_name, tags=run.tags or ()),
-            request=request,
-            picked=picked,
         )
 
     def sink(self, key: str) -> Sink:

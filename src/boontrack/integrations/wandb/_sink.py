@@ -29,6 +29,7 @@ from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
 from boontrack.integrations.wandb._online import import_wandb, make_api, redact, translate_errors
+from boontrack.runframe import artifact_path, write_artifacts
 
 if TYPE_CHECKING:
     from boontrack.integrations.wandb._online import WandbSource
@@ -114,6 +115,8 @@ class WandbSink(Sink):
 
     def write(self, outputs: SummaryOutputs) -> None:
         wandb = import_wandb()
+        for relative in outputs.artifacts:  # before the run is touched (the SDK's errors would wrap this one)
+            artifact_path(relative)
         api = make_api(self.source.entity, self.source.timeout_s)
         existing = self._public_run(api)
         if existing is not None and (existing.history_line_count or 0) > 0:
@@ -238,10 +241,8 @@ class WandbSink(Sink):
 
     def _log_artifact(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
         artifact = wandb.Artifact(f"boontrack-{self.key[:16]}", type=ARTIFACT_TYPE, description=outputs.description)
-        for relative, data in outputs.artifacts.items():
-            target = tmp / "artifact" / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        written = write_artifacts(tmp / "artifact", outputs.artifacts)
+        for relative, target in zip(outputs.artifacts, written):
             artifact.add_file(str(target), name=relative)
         run.log_artifact(artifact)
 

@@ -1,0 +1,284 @@
+"""What every backend does between its SDK and the run frame, written once.
+
+A backend translates its tracker's runs into :class:`RunRecord` values and per-step metric points; this module
+does the rest, the same way for every tracker:
+
+- :func:`build_run_frame`: the run frame of :mod:`boontrack.backends` with one column typing (``run_id``,
+  ``status`` and ``tags.*`` as ``str``, ``metrics.*`` as float64, ``created_at`` as UTC timestamps,
+  ``duration_s`` as float seconds, ``params.*`` as logged);
+- :func:`pick_best_val_step` and :func:`apply_best_val_step`: the validation value at each run's best step and
+  the test value of the model at that step (``pick="best_val_step"``), one rule for every tracker;
+- :func:`is_summary_run`: boontrack's own summary runs, which are never inputs;
+- :func:`check_options`: a backend's source options, unknown ones refused;
+- :func:`write_artifacts`: artifact files written under a directory, paths that would leave it refused.
+
+pandas and numpy are imported on first use: :mod:`boontrack.backends` imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from boontrack.exceptions import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from boontrack.backends import MetricRequest
+
+__all__ = [
+    "POINT_COLUMNS",
+    "SUMMARY_ROLE",
+    "SUMMARY_ROLE_TAG",
+    "RunRecord",
+    "apply_best_val_step",
+    "artifact_path",
+    "build_run_frame",
+    "check_options",
+    "is_summary_run",
+    "pick_best_val_step",
+    "write_artifacts",
+]
+
+#: Tag (MLflow tag, W&B config key) that marks a run written by boontrack; such runs are never read as input.
+SUMMARY_ROLE_TAG = "boontrack.role"
+#: Value of :data:`SUMMARY_ROLE_TAG` on boontrack's summary runs.
+SUMMARY_ROLE = "summary"
+#: Columns of the metric points :func:`pick_best_val_step` reads, one row per logged point.
+POINT_COLUMNS = ("run_id", "step", "value")
+#: Prefixes of the run frame's columns, in the order they follow the contract columns.
+_PREFIXES = ("params.", "metrics.", "tags.")
+
+
+def is_summary_run(tags: Mapping[str, Any]) -> bool:
+    """True for a run boontrack wrote: its tags (MLflow) or config (W&B) carry a ``boontrack.role`` (``summary``,
+    or another role of boontrack's own runs such as MLflow's per-group curve runs)."""
+    return SUMMARY_ROLE_TAG in tags
+
+
+def check_options(backend: str, options: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    """The options given (dashes in names as underscores, None values left out); InputError for unknown ones.
+
+    ``known`` are the names of :attr:`boontrack.backends.Backend.options` (either spelling).
+    """
+    known_names = sorted({name.replace("-", "_") for name in known})
+    given = {name.replace("-", "_"): value for name, value in options.items() if value is not None}
+    unknown = sorted(set(given) - set(known_names))
+    if unknown:
+        listed = ", ".join(f"`{name}`" for name in unknown)
+        accepted = ", ".join(f"`{name}`" for name in known_names) or "none"
+        raise InputError(f"unknown option(s) for {backend} sources: {listed} (known: {accepted})")
+    return given
+
+
+def artifact_path(relative: str, *, reserved: Iterable[str] = ()) -> PurePosixPath:
+    """``relative`` as a path that stays inside the directory it is written to; ValueError otherwise.
+
+    Refused: absolute paths, ``..`` parts, empty paths, and the names in ``reserved`` (files the sink writes
+    itself).
+    """
+    path = PurePosixPath(relative)
+    if not relative or path.is_absolute() or Path(relative).is_absolute() or ".." in path.parts or "\\" in relative:
+        raise ValueError(f"artifact path {relative!r} cannot be written: it would leave the directory it is written to")
+    if relative in set(reserved) or str(path) in set(reserved):
+        raise ValueError(f"artifact path {relative!r} cannot be written: the name is reserved for boontrack's own files")
+    return path
+
+
+def write_artifacts(directory: Path, artifacts: Mapping[str, bytes]) -> list[Path]:
+    """Write each artifact (relative path -> bytes) under ``directory``; every path is checked first.
+
+    Returns the files written, in the order given. Nothing is written when any path is refused.
+    """
+    paths = [(directory / artifact_path(relative), data) for relative, data in artifacts.items()]
+    for target, data in paths:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(bytes(data))
+    return [target for target, _ in paths]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run as a backend translated it from its SDK: plain values, before any typing.
+
+    ``created_at`` is anything :func:`pandas.to_datetime` reads (naive times are UTC; None when unknown);
+    ``duration_s`` is None when unknown (a running run has no end yet). ``metrics`` hold numbers only.
+    """
+
+    run_id: str
+    status: str
+    created_at: Any = None
+    duration_s: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, float] = field(default_factory=dict)
+    tags: Mapping[str, Any] = field(default_factory=dict)
+
+
+def build_run_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
+    """The run frame of :mod:`boontrack.backends`, typed the same for every backend.
+
+    Columns: ``run_id`` and ``status`` (``str``; status lower case, "unknown" when empty), ``created_at``
+    (``datetime64[ns, UTC]``, NaT when unknown), ``duration_s`` (float64, NaN when unknown), then ``params.*``,
+    ``metrics.*`` (float64) and ``tags.*`` (``str``, missing as NaN), each sorted by name. Summary runs
+    (:func:`is_summary_run` on the tags) are left out before the frame is built, so that their metrics leave no
+    empty columns behind.
+    """
+    import numpy as np
+    import pandas as pd
+
+    runs = [run for run in runs if not is_summary_run(run.tags)]
+    created = pd.to_datetime(pd.Series([run.created_at for run in runs], dtype=object), utc=True, errors="coerce")
+    base = pd.DataFrame(
+        {
+            "run_id": pd.Series([str(run.run_id) for run in runs], dtype="str"),
+            "status": pd.Series([(run.status or "unknown").lower() for run in runs], dtype="str"),
+            "created_at": created.astype("datetime64[ns, UTC]"),
+            "duration_s": np.array(
+                [np.nan if run.duration_s is None else float(run.duration_s) for run in runs], dtype=np.float64
+            ),
+        }
+    )
+    parts = [base]
+    for prefix in _PREFIXES:
+        records = [getattr(run, prefix[:-1]) for run in runs]
+        if not any(records):
+            continue
+        part = pd.DataFrame.from_records(records, index=base.index)
+        part = part.reindex(columns=sorted(part.columns, key=str)).add_prefix(prefix)
+        if prefix == "metrics.":
+            part = part.astype("float64")
+        elif prefix == "tags.":
+            part = part.astype("str")
+        parts.append(part)
+    return pd.concat(parts, axis=1)
+
+
+def pick_best_val_step(
+    val_points: pd.DataFrame, test_points: pd.DataFrame | None = None, *, maximize: bool = True
+) -> pd.DataFrame:
+    r"""The validation value at each run's best step, and the test value of the model kept at that step.
+
+    The pairing of the Boo_n paper (Bajgar et al. 2018, §3.1.2 and Eq. 5: the test score of the model chosen on
+    validation), computed for every run of a sweep at once from long-format points.
+
+    Parameters
+    ----------
+    val_points, test_points
+        One row per logged point of the validation (test) metric, columns ``run_id``, ``step``, ``value``,
+        rows in the order they were logged. A step logged twice counts with its last value (a resumed run
+        that logs a step again replaces it). ``test_points`` None: no test metric.
+    maximize
+        Direction of the validation metric.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``run_id`` (the runs with at least one non-NaN validation point, sorted), columns ``step``
+        (the best step), ``val``, ``test`` and ``test_logged`` (whether the run has any test point; when not,
+        the backend keeps the run's last reported test value, e.g. a W&B summary value set once after training).
+
+    Notes
+    -----
+    The rule, the same for every tracker:
+
+    1. **Best step.** NaN validation points are not candidates (the model was not measured there). The best
+       step is the one with the highest (``maximize``) or lowest value; among equal best values the **earliest**
+       step wins: that is the checkpoint that early stopping and Lightning's ``ModelCheckpoint`` keep, since
+       they replace the kept model only on a strict improvement.
+    2. **Test at the best step.** When the run logged a test point at the best step, its value is the test
+       score, also when it is NaN (the run is then dropped by the RunTable as missing the test metric: a test
+       value from another step would describe another model).
+    3. **Test logged once.** Otherwise, when the run logged the test metric at exactly one step, that single
+       value is the test score, whatever its step: it is how ``trainer.test(ckpt_path="best")`` (or a final
+       evaluation of the restored best checkpoint) reports, once after training, and it describes the model the
+       run kept.
+    4. **Test at other steps only.** Otherwise (several test points, none at the best step) the test score is
+       NaN and the RunTable drops the run as missing the test metric. The test at a nearby step measures a
+       different model than the one selected, and choosing "the nearest" would silently pair scores of two
+       models; log validation and test with the same step (in W&B, in the same ``log`` call) instead.
+    """
+    import numpy as np
+    import pandas as pd
+
+    frames = [val_points] if test_points is None else [val_points, test_points]
+    for points in frames:
+        missing = [c for c in POINT_COLUMNS if c not in points.columns]
+        if missing:
+            raise ValueError(f"points need the columns {list(POINT_COLUMNS)}; missing {missing}")
+    # Run ids as integer codes shared by both metrics: every step below is a numpy sort or a scatter.
+    codes, run_ids = pd.factorize(pd.concat([points["run_id"].astype(str) for points in frames], ignore_index=True))
+    runs = len(run_ids)
+    val_code, val_step, val_value = _last_per_step(codes[: len(val_points)], val_points)
+    usable = ~np.isnan(val_value)
+    val_code, val_step, val_value = val_code[usable], val_step[usable], val_value[usable]
+    # best value first (highest, or lowest when minimizing), then the earliest step
+    order = np.lexsort((val_step, -val_value if maximize else val_value, val_code))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = val_code[order][1:] != val_code[order][:-1]
+    best = order[first]
+    has_best = np.zeros(runs, dtype=bool)
+    has_best[val_code[best]] = True
+    best_step = np.zeros(runs, dtype=np.int64)
+    best_step[val_code[best]] = val_step[best]
+    best_val = np.full(runs, np.nan)
+    best_val[val_code[best]] = val_value[best]
+
+    test = np.full(runs, np.nan)
+    test_logged = np.zeros(runs, dtype=bool)
+    if test_points is not None:
+        test_code, test_step, test_value = _last_per_step(codes[len(val_points) :], test_points)
+        test_logged[test_code] = True
+        single = np.bincount(test_code, minlength=runs) == 1
+        test[test_code[single[test_code]]] = test_value[single[test_code]]
+        at_best = has_best[test_code] & (test_step == best_step[test_code])
+        test[test_code[at_best]] = test_value[at_best]  # a point at the best step wins over a single one
+
+    result = pd.DataFrame(
+        {"step": best_step, "val": best_val, "test": test, "test_logged": test_logged},
+        index=pd.Index(np.asarray(run_ids, dtype=object), name="run_id"),
+    )
+    return result.loc[has_best].sort_index()
+
+
+def _last_per_step(codes: np.ndarray, points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(run code, step, value) with one point per (run, step): the last one logged, sorted by run and step."""
+    import numpy as np
+
+    step = points["step"].to_numpy(dtype=np.int64)
+    value = points["value"].to_numpy(dtype=np.float64)
+    order = np.lexsort((np.arange(codes.size), step, codes))
+    code, step, value = codes[order], step[order], value[order]
+    last = np.ones(code.size, dtype=bool)
+    last[:-1] = (code[1:] != code[:-1]) | (step[1:] != step[:-1])
+    return code[last], step[last], value[last]
+
+
+def apply_best_val_step(frame: pd.DataFrame, picked: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
+    """``frame`` with ``metrics.<val>`` (and ``metrics.<test>``) replaced by :func:`pick_best_val_step`'s values.
+
+    Runs without validation points keep their last values (the fallback of ``pick="best_val_step"``); runs
+    without any test point keep their last test value.
+    """
+
+    out = frame.copy()
+    ids = out["run_id"].astype(str)
+    picked_here = ids.isin(picked.index).to_numpy()
+    _replace(out, f"metrics.{request.val}", picked_here, ids.map(picked["val"]))
+    if request.test is not None:
+        with_test = picked_here & ids.map(picked["test_logged"]).fillna(False).to_numpy(dtype=bool)
+        _replace(out, f"metrics.{request.test}", with_test, ids.map(picked["test"]))
+    return out
+
+
+def _replace(frame: pd.DataFrame, column: str, where: Any, values: pd.Series) -> None:
+    """Set ``frame[column]`` to ``values`` where ``where`` holds; a missing column is added only when needed."""
+    import numpy as np
+
+    if column not in frame and not where.any():
+        return
+    previous = frame[column].to_numpy(dtype=np.float64) if column in frame else np.nan
+    frame[column] = np.where(where, values.to_numpy(dtype=np.float64), previous)
