@@ -114,6 +114,9 @@ def test_one_curve_run_per_group_under_the_summary_run(sqlite_uri):
     assert points(cnn, "boon/curve/ci_high") == [(1, 0.6), (2, 0.7)]
     assert points(mlp, "boon/curve") == [(1, 0.55)] and points(mlp, "boon/curve/ci_low") == []  # no band: no point
     assert cnn.data.tags["boontrack.group"] == "cnn" and cnn.data.tags[SUMMARY_ROLE_TAG] == "group-curve"
+    # the curve run's page says what its metrics are and at which n the listed value is
+    note = cnn.data.tags["mlflow.note.content"]
+    assert "group cnn:" in note and "(n = 1 to 2)" in note and "those at n = 2." in note and "Compare" in note
     # never read back as input, from the experiment as from the sweep
     frame = MlflowSource(sweep.experiment_name, tracking_uri=sqlite_uri).read(MetricRequest("val"))
     assert frame.empty

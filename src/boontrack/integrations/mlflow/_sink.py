@@ -281,6 +281,7 @@ class MlflowSink(Sink):
             WRITE_TAG: write_id,
             PARENT_TAG: self._run_id,
             "boontrack.group": label,
+            NOTE_TAG: curve_run_description(label, columns["n"]),
         }
         run = self._client.create_run(self._experiment_id, tags=tags, run_name=label)
         metrics = []
@@ -354,6 +355,22 @@ def summary_run_name(spec: dict[str, Any], reported: Sequence[int] = ()) -> str:
     metric = spec.get("test") or spec.get("val") or ""
     budgets = ",".join(str(n) for n in spec.get("n") or reported)
     return f"boon {str(metric).removeprefix('metrics.')} {spec.get('estimator', '')} n={budgets}".replace("  ", " ")
+
+
+def curve_run_description(label: str, n: np.ndarray) -> str:
+    """The curve run's description: what its metrics are, which value its page lists, how to overlay groups.
+
+    Its page lists each metric's last value, the one at the largest n, which is not a Boo_n of the summary.
+    """
+    from boontrack.reports import _md
+
+    return (
+        f"**boontrack** curve of group {_md(label)}: `boon/curve` is the expected score of the "
+        f"best-validation run out of n runs, at step = n (n = {int(n.min())} to {int(n.max())}), with its bootstrap "
+        f"band `boon/curve/ci_low` to `boon/curve/ci_high`; the values listed are those at n = {int(n.max())}.\n"
+        "To overlay the groups: tick this run and the summary run's other child runs, click Compare, then click "
+        "`boon/curve` in the Metrics table and add `boon/curve/ci_low` and `boon/curve/ci_high` on the Y-axis."
+    )
 
 
 def spec_params(spec: dict[str, Any]) -> dict[str, str]:
