@@ -1,141 +1,223 @@
-"""Populations with known Boo_n and the coverage engine (boontrack.simulate).
-
-The exact truths are checked against independent values: the paper's constants for normal scores, the closed
-form E[exp(t max(Z1, Z2))] = 2 exp(t^2 / 2) Phi(t / sqrt 2) for log-normal scores at n = 2, the mean for n = 1,
-and Monte Carlo (best-validation run of n draws, ties broken at random) for the beta-binomial population and a
-kernel fit.
-"""
+"""The simulation study (boontrack.simulate): comparisons of two approaches on simulated sweeps, the errors of
+the estimators, "how many runs do I need", and the ``boontrack simulate`` command."""
 
 from __future__ import annotations
 
+import csv
 import math
+import warnings
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy import stats
 
-from boontrack.resampling import boo_n_curve_ci
-from boontrack.simulate import band_coverage, coverage, kernel_fit, population
+from boontrack import cli
+from boontrack.compare import boo_n_difference_ci, mean_difference_ci
+from boontrack.estimators import boo_n, boo_n_gaussian
+from boontrack.simulate import (
+    _boo_n_rows,
+    _gaussian_rows,
+    comparison_rates,
+    estimator_errors,
+    format_study,
+    kernel_fit,
+    population,
+    sample_comparison,
+    study,
+)
 
-E_MAX_5, E_MAX_10 = 1.162964, 1.538753  # E[max of n N(0, 1)], Bajgar et al. 2018, Table 4
-
-
-def monte_carlo_boo_n(pop, n: int, draws: int, seed: int) -> tuple[float, float]:
-    """Mean test score of the best-validation run of n draws (random tie-break), and its standard error."""
-    val, test = pop.sample(n, replications=draws, rng=seed)
-    jitter = np.random.default_rng(seed + 1).random(val.shape)  # breaks validation ties uniformly
-    best = np.lexsort((jitter, val), axis=1)[:, -1]
-    picked = np.take_along_axis(test, best[:, None], axis=1)[:, 0]
-    return float(picked.mean()), float(picked.std() / math.sqrt(draws))
-
-
-def test_normal_truth_is_the_papers_constant():
-    assert population("normal").boo_n(5) == pytest.approx(0.5 * E_MAX_5, abs=1e-6)
-    assert population("normal", rho=0.3, mean=0.8, sd=0.01).boo_n([1, 10]) == pytest.approx(
-        [0.8, 0.8 + 0.3 * 0.01 * E_MAX_10], abs=1e-8
-    )
+#: E[max of 3 N(0, 1)] = 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, §3.2).
+EXPECTED_MAX_OF_3 = 3 / (2 * math.sqrt(math.pi))
 
 
-@pytest.mark.parametrize("sigma, rho", [(1.0, 0.5), (0.4, 0.9)])
-def test_skewed_truths_closed_forms(sigma, rho):
-    tilt = sigma * rho
-    spread = math.exp(sigma**2 * (1 - rho**2) / 2)
-    right, left = population("lognormal", sigma=sigma, rho=rho), population("left_skewed", sigma=sigma, rho=rho)
-    assert right.boo_n(1) == pytest.approx(math.exp(sigma**2 / 2), rel=1e-10)
-    assert left.boo_n(1) == pytest.approx(-math.exp(sigma**2 / 2), rel=1e-10)
-    best_of_two = 2 * math.exp(tilt**2 / 2)
-    assert right.boo_n(2) == pytest.approx(spread * best_of_two * stats.norm.cdf(tilt / math.sqrt(2)), rel=1e-10)
-    assert left.boo_n(2) == pytest.approx(-spread * best_of_two * stats.norm.cdf(-tilt / math.sqrt(2)), rel=1e-10)
+def invoke(*args: str):
+    return CliRunner().invoke(cli.main, list(args))
 
 
-@pytest.mark.parametrize("name", ["lognormal", "left_skewed", "beta_binomial"])
-def test_truths_agree_with_monte_carlo(name):
-    pop = population(name)
-    for n, seed in ((5, 1), (10, 2)):
-        estimate, se = monte_carlo_boo_n(pop, n, 200_000, seed)
-        assert pop.boo_n(n) == pytest.approx(estimate, abs=4 * se)
+# ----------------------------------------------------------------------------------------------------------
+# Vectorised estimates of many sweeps
 
 
-def test_beta_binomial_has_ties_and_its_mean():
-    pop = population("beta_binomial", a=8.0, b=2.0, trials=20)
-    assert pop.boo_n(1) == pytest.approx(0.8, abs=1e-14)  # E[p] = a / (a + b)
-    val, _ = pop.sample(30, rng=0)
-    assert np.unique(val).size < 30
+@pytest.mark.parametrize("name", ["normal", "beta_binomial"])  # beta-binomial: tied validation scores
+def test_rows_of_sweeps_match_the_estimators_sweep_by_sweep(name):
+    val, test = population(name).sample(12, replications=6, rng=3)
+    budgets = np.array([1, 3, 12])
+    for estimator in ("V", "U", "W"):
+        expected = [boo_n(val[r], test[r], n=budgets, estimator=estimator) for r in range(6)]
+        np.testing.assert_allclose(_boo_n_rows(val, test, budgets, estimator), expected, rtol=0, atol=1e-13)
+    expected = [boo_n_gaussian(val[r], test[r], n=budgets) for r in range(6)]
+    np.testing.assert_allclose(_gaussian_rows(val, test, budgets), expected, rtol=0, atol=1e-13)
 
 
-def test_kernel_fit_truth_agrees_with_monte_carlo():
-    rng = np.random.default_rng(3)
-    val = rng.normal(0.7, 0.02, 15)
-    test = val + rng.normal(0, 0.01, 15)
-    fit = kernel_fit(val, test)
-    estimate, se = monte_carlo_boo_n(fit, 4, 200_000, 7)
-    assert fit.boo_n(4) == pytest.approx(estimate, abs=4 * se)
-    assert fit.boo_n(1) == pytest.approx(test.mean(), abs=1e-9)  # kernel noise has mean 0
-    lower = kernel_fit(-val, test, maximize=False)  # lower is better: the same population
-    assert lower.boo_n(4) == pytest.approx(fit.boo_n(4), abs=1e-12)
+def test_estimator_errors_of_the_mean_are_the_sampling_error_of_a_mean():
+    """At n = 1 every estimator is the mean test score: bias 0 and variance sd^2 / m = 1 / m (normal, sd 1)."""
+    errors = estimator_errors(population("normal"), m=10, n=(1, 3), replications=4000, rng=1)
+    at_one = [e for e in errors if e.n == 1]
+    assert [e.estimator for e in at_one] == ["V", "U", "W", "gaussian"]
+    for e in at_one:
+        assert e.truth == pytest.approx(0.0, abs=1e-12)
+        assert abs(e.bias) < 3 * math.sqrt(0.1 / 4000)
+        assert e.variance == pytest.approx(0.1, rel=0.08)  # the variance's relative sd is sqrt(2 / 4000) = 2.2 %
+        assert e.mse == pytest.approx(e.bias**2 + e.variance, rel=1e-12)
+    at_three = {e.estimator: e for e in errors if e.n == 3}
+    assert at_three["V"].truth == pytest.approx(0.5 * EXPECTED_MAX_OF_3, rel=1e-9)
+    # U is unbiased (Dodge et al. 2021, §3): within three standard errors of the truth
+    assert abs(at_three["U"].bias) < 3 * math.sqrt(at_three["U"].variance / 4000)
+    assert at_three["V"].bias < 0  # V is biased downwards at small m
 
 
-def test_normal_sample_has_the_correlation():
-    val, test = population("normal", rho=0.8).sample(20_000, rng=0)
-    assert np.corrcoef(val[0], test[0])[0, 1] == pytest.approx(0.8, abs=0.02)
-    assert val.shape == test.shape == (1, 20_000)
+# ----------------------------------------------------------------------------------------------------------
+# Comparisons on simulated sweeps
 
 
-@pytest.mark.filterwarnings("ignore::boontrack.FewRunsWarning")
-def test_coverage_is_the_share_of_intervals_holding_the_truth():
-    """The engine against the public API: the same sweeps and resamples, one boo_n_curve_ci per sweep."""
-    pop, m, budgets, reps, resamples = population("normal"), 12, [1, 3], 40, 99
-    cells = coverage(pop, m=m, n=budgets, methods="percentile", replications=reps, n_resamples=resamples, rng=4)
-    rng = np.random.default_rng(4)
-    val, test = pop.sample(m, replications=reps, rng=rng)
-    bands = [
-        boo_n_curve_ci(val[r], test[r], n=budgets, n_resamples=resamples, method="percentile", rng=rng)
-        for r in range(reps)
-    ]
-    truth = pop.boo_n(budgets)
-    for k, cell in enumerate(cells):
-        hits = [band.low[k] <= truth[k] <= band.high[k] for band in bands]
-        assert (cell.n, cell.method, cell.replications) == (budgets[k], "percentile", reps)
-        assert cell.coverage == pytest.approx(np.mean(hits), abs=1e-12)
-        assert cell.median_width == pytest.approx(np.median([b.high[k] - b.low[k] for b in bands]), abs=1e-12)
-        assert cell.truth == pytest.approx(truth[k], abs=1e-12)
+def test_paired_sweeps_share_their_seed_and_the_shift_is_exact():
+    pop = population("normal", rho=1.0)
+    for share, correlation in ((0.5, 0.5), (0.75, 0.9)):
+        a_val, a_test, b_val, b_test = sample_comparison(pop, 20_000, paired=True, seed_share=share, rng=2)
+        assert np.corrcoef(a_test[0], b_test[0])[0, 1] == pytest.approx(correlation, abs=0.02)
+    a_val, a_test, b_val, b_test = sample_comparison(pop, 20_000, paired=False, shift=0.25, rng=2)
+    assert abs(np.corrcoef(a_test[0], b_test[0])[0, 1]) < 0.03
+    assert (a_test.mean() - b_test.mean()) == pytest.approx(0.25, abs=0.05)
+    # beta-binomial scores on a grid of 1/50 stay on a grid (of 1/100): ties remain
+    a_val, *_ = sample_comparison(population("beta_binomial"), 50, paired=True, rng=3)
+    np.testing.assert_allclose(a_val * 100, np.round(a_val * 100), atol=1e-9)
 
 
-def test_coverage_shares_resamples_between_studentized_and_percentile():
-    pop = population("beta_binomial")
-    both = coverage(pop, m=10, n=[1, 5], replications=30, n_resamples=99, rng=2)
-    alone = coverage(pop, m=10, n=[1, 5], methods=["studentized"], replications=30, n_resamples=99, rng=2)
-    assert [c.method for c in both] == ["studentized"] * 2 + ["percentile"] * 2
-    assert both[:2] == alone
+@pytest.mark.parametrize("paired", [True, False])
+def test_comparison_rates_are_the_public_functions_replication_by_replication(paired):
+    """The same seed gives the same sweeps, then the resamples of each replication's Boo_n difference and mean
+    difference in turn: the rejections are those of boo_n_difference_ci, mean_difference_ci and scipy's tests."""
+    pop, replications = population("normal"), 12
+    rates = {r.statistic: r for r in comparison_rates(pop, m=10, n=3, paired=paired, shift=0.8,
+                                                      replications=replications, n_resamples=99, rng=5)}  # fmt: skip
+    rng = np.random.default_rng(5)
+    a_val, a_test, b_val, b_test = sample_comparison(pop, 10, paired=paired, shift=0.8, replications=replications, rng=rng)
+    boo, mean = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for r in range(replications):
+            options = dict(paired=paired, n_resamples=99, rng=rng)
+            boo.append(boo_n_difference_ci(a_val[r], b_val[r], a_test[r], b_test[r], n=3, **options))
+            mean.append(mean_difference_ci(a_test[r], b_test[r], **options))
+
+    def excludes_zero(results):
+        return np.mean([not (x.confidence_interval.low <= 0 <= x.confidence_interval.high) for x in results])
+
+    assert rates["boo_3 studentized"].rejection == excludes_zero(boo)
+    assert rates["mean studentized"].rejection == excludes_zero(mean)
+    widths = [x.confidence_interval.high - x.confidence_interval.low for x in boo]
+    assert rates["boo_3 studentized"].median_width == pytest.approx(np.median(widths), rel=1e-12)
+    if paired:
+        expected = {"paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
+                    "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue}  # fmt: skip
+    else:
+        expected = {"welch": stats.ttest_ind(a_test, b_test, equal_var=False, axis=1).pvalue,
+                    "mann-whitney": stats.mannwhitneyu(a_test, b_test, axis=1).pvalue}  # fmt: skip
+    for name, pvalues in expected.items():
+        assert rates[name].rejection == np.mean(pvalues < 0.05)
+        assert math.isnan(rates[name].median_width)
 
 
 @pytest.mark.parametrize(
-    "call, message",
+    ("kwargs", "message"),
     [
-        (lambda: population("cauchy"), r"`name` must be one of"),
-        (lambda: population("normal", nu=3), r"unknown parameter\(s\) \['nu'\]"),
-        (lambda: population("normal", rho=1.5), r"`rho` must be in \[-1, 1\]"),
-        (lambda: population("lognormal", sigma=0), r"`sigma` must be > 0"),
-        (lambda: coverage("normal", m=10), r"`population` must be a boontrack.simulate.Population"),
-        (lambda: coverage(population("normal"), m=4, n=5, estimator="U"), r"`n` = 5 exceeds `m` = 4"),
-        (lambda: coverage(population("normal"), m=4, methods="basic"), r"`methods` must be one of"),
+        ({"m": 5, "n": 6}, "`n` = 6 exceeds `m` = 5"),
+        ({"paired": 1}, "`paired` must be True or False"),
+        ({"shift": math.inf}, "`shift` must be a finite number"),
+        ({"seed_share": 1.0}, r"`seed_share` must be in \[0, 1\)"),
+        ({"replications": 0}, "`replications` must be an integer >= 1"),
     ],
 )
-def test_bad_arguments(call, message):
+def test_comparison_rates_rejects(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        call()
+        comparison_rates(population("normal"), **{"m": 10, **kwargs})
 
 
-@pytest.mark.filterwarnings("ignore::boontrack.FewRunsWarning")
-def test_band_coverage_is_the_share_of_bands_holding_the_whole_curve():
-    """The engine against the public API: one boo_n_curve_ci per sweep over n = 1..m/2, same resamples."""
-    pop, m, reps, resamples = population("normal", rho=1.0), 10, 30, 99
-    result = band_coverage(pop, m=m, replications=reps, n_resamples=resamples, rng=6)
-    rng = np.random.default_rng(6)
-    val, test = pop.sample(m, replications=reps, rng=rng)
-    truth = pop.boo_n(list(range(1, 6)))
-    bands = [boo_n_curve_ci(val[r], test[r], n=range(1, 6), n_resamples=resamples, rng=rng) for r in range(reps)]
-    assert result.budgets == (1, 2, 3, 4, 5) and result.method == "studentized"
-    assert result.pointwise == np.mean([np.all((b.low <= truth) & (truth <= b.high)) for b in bands])
-    held = [np.all((b.simultaneous_low <= truth) & (truth <= b.simultaneous_high)) for b in bands]
-    assert result.simultaneous == np.mean(held) >= result.pointwise
+#: (population, m, paired): 8 cells x 400 replications = 3,200 pairs of sweeps.
+NULL_CELLS = [(name, m, paired) for name in ("normal", "beta_binomial") for m in (10, 20) for paired in (True, False)]
+
+
+@pytest.mark.slow
+def test_studentized_difference_intervals_hold_their_level_on_null_populations():
+    """A and B from the same population, nominal 5 %: the studentized interval of ΔBoo_5 rejects within one point
+    of nominal over all cells (pooled standard error 0.4 points) and never significantly more than 6 % in a
+    cell, where the percentile interval rejects too often (7-10 % at m = 10-20)."""
+    studentized, percentile = [], []
+    for name, m, paired in NULL_CELLS:
+        rates = comparison_rates(population(name), m=m, n=5, paired=paired, replications=400, n_resamples=499,
+                                 rng=np.random.default_rng([7, m, paired]))  # fmt: skip
+        default, plain = rates[0], rates[1]
+        assert (default.statistic, plain.statistic) == ("boo_5 studentized", "boo_5 percentile")
+        assert default.rejection <= 0.06 + 2 * math.sqrt(0.05 * 0.95 / 400), (name, m, paired, default.rejection)
+        studentized.append(default.rejection)
+        percentile.append(plain.rejection)
+    assert 0.04 <= np.mean(studentized) <= 0.06
+    assert np.mean(percentile) > 0.065
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The study and the command
+
+
+def test_study_runs_needed_for_a_width_and_for_a_power():
+    result = study(population("normal"), m=10, n=(1, 3), methods=("studentized",), width=1.5, shift=1.0,
+                   plan_runs=(5, 10, 40), replications=30, n_resamples=99, rng=4)  # fmt: skip
+    assert result.width.m == (5, 10, 40) and result.power.m == (5, 10, 40)
+    assert result.width.value[0] > result.width.value[-1]  # more runs, narrower
+    reached = [m for m, w in zip(result.width.m, result.width.value) if w <= 1.5]
+    assert result.width.m_needed == min(reached, default=None)
+    reached = [m for m, p in zip(result.power.m, result.power.value) if p >= 0.8]
+    assert result.power.m_needed == min(reached, default=None)
+    assert [c.n for c in result.coverage] == [1, 3]
+
+
+def test_simulate_command_on_a_named_population(tmp_path):
+    args = ["--m", "10", "--n", "1,3", "--ci-method", "studentized", "--ci-method", "percentile",
+            "--replications", "20", "--resamples", "49", "--seed", "3"]  # fmt: skip
+    result = invoke("simulate", "--population", "normal", *args, "--out", str(tmp_path / "out"), "--no-plots")
+    assert result.exit_code == 0, result.output
+    direct = study(population("normal"), m=10, n=(1, 3), methods=("studentized", "percentile"), replications=20,
+                   n_resamples=49, rng=3)  # fmt: skip
+    assert result.stdout == format_study(direct) + "\n"
+    with open(tmp_path / "out" / "study.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    intervals = [r for r in rows if r["section"] == "interval"]
+    assert [(r["name"], int(r["n"])) for r in intervals] == [("studentized", 1), ("studentized", 3),
+                                                             ("percentile", 1), ("percentile", 3)]  # fmt: skip
+    assert float(intervals[1]["truth"]) == pytest.approx(0.5 * EXPECTED_MAX_OF_3, rel=1e-9)  # rho sd E[max of 3]
+    assert float(intervals[0]["coverage"]) == direct.coverage[0].coverage
+    assert not (tmp_path / "out" / "study.png").exists()
+
+
+def test_simulate_command_on_a_fit_of_the_users_runs(tmp_path):
+    rng = np.random.default_rng(0)
+    val = rng.normal(0.7, 0.02, 16)
+    path = tmp_path / "runs.csv"
+    path.write_text("run_id,val,test\n" + "".join(f"r{i},{v},{v + 0.01 * i % 3}\n" for i, v in enumerate(val)))
+    result = invoke("simulate", str(path), "--val", "val", "--test", "test", "--n", "1,4", "--ci-method", "studentized",
+                    "--replications", "10", "--resamples", "49")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("kernel: m = 16 runs")
+    test = np.array([v + 0.01 * i % 3 for i, v in enumerate(val)])
+    truth = kernel_fit(val, test).boo_n(4)
+    assert f"4  V          {truth:.4g}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give either SOURCE or --population, not both or neither"),
+        (["runs.csv", "--population", "normal"], "give either SOURCE or --population"),
+        (["--population", "normal", "--val", "acc"], "describe SOURCE; none was given"),
+        (["runs.csv"], "SOURCE needs --val"),
+        (["--population", "cauchy"], "'cauchy' is not one of"),
+        (["--population", "normal", "--replications", "0"], "--replications must be an integer >= 1, got 0"),
+        (["--population", "normal", "--width", "-1"], "--width must be a number > 0"),
+        (["--population", "normal", "--n", "0"], "budgets must be >= 1"),
+    ],
+)
+def test_simulate_command_refuses_bad_options_in_one_line(args, message):
+    result = invoke("simulate", *args)
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr

@@ -48,10 +48,12 @@ __all__ = [
     "coverage",
     "coverage_check",
     "estimator_errors",
+    "format_study",
     "kernel_fit",
     "population",
     "sample_comparison",
     "study",
+    "write_study",
 ]
 
 PopulationName = Literal["normal", "lognormal", "left_skewed", "beta_binomial"]
@@ -999,3 +1001,94 @@ def study(
         width=None if width is None else _runs_needed("median width", largest, width, widths),
         power=None if shift is None else _runs_needed("power", largest, power, powers),
     )
+
+
+def format_study(result: Study) -> str:
+    """The terminal tables of a :class:`Study`: estimators, intervals, runs needed."""
+    nominal = result.coverage[0].confidence_level if result.coverage else 0.95
+    replications = result.coverage[0].replications if result.coverage else 0
+    lines = [
+        f"{result.population}: m = {result.m} runs, {replications} simulated sweeps per cell",
+        "",
+        "Estimators of Boo_n (Dodge et al. 2021, §3)",
+        *_aligned(
+            [["n", "estimator", "truth", "bias", "sd", "RMSE"]]
+            + [[str(e.n), e.estimator, f"{e.truth:.4g}", f"{e.bias:+.3g}", f"{math.sqrt(e.variance):.3g}",
+                f"{math.sqrt(e.mse):.3g}"] for e in result.errors]  # fmt: skip
+        ),
+        "",
+        f"Intervals of Boo_n (estimator V), nominal {100 * nominal:g} %",
+        *_aligned(
+            [["n", "method", "coverage", "median width"]]
+            + [[str(c.n), c.method, f"{100 * c.coverage:.1f} % ± {100 * c.coverage_se:.1f}", f"{c.median_width:.3g}"]
+               for c in result.coverage]  # fmt: skip
+        ),
+    ]
+    for plan in (result.width, result.power):
+        if plan is None:
+            continue
+        goal = "at most" if plan.quantity == "median width" else "at least"
+        what = (
+            f"median width of the Boo_{plan.n} interval"
+            if plan.quantity == "median width"
+            else f"power to tell two approaches apart by ΔBoo_{plan.n} (paired runs)"
+        )
+        verdict = (
+            f"{plan.m_needed} runs" if plan.m_needed is not None else f"more than {max(plan.m)} runs (not reached)"
+        )
+        lines += ["", f"Runs needed: {what} {goal} {plan.target:g}: {verdict}"]
+        lines += _aligned([["m", *map(str, plan.m)], [plan.quantity, *(f"{v:.3g}" for v in plan.value)]])
+    return "\n".join(lines)
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def write_study(result: Study, directory: Any, *, plots: bool = True) -> list[str]:
+    """Write ``study.csv`` (:meth:`Study.rows`) and, with matplotlib, ``study.png`` into ``directory``.
+
+    The plot shows the coverage of each interval method by budget against the nominal level and, when asked
+    for, the runs-needed curves. Returns the paths written.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "study.csv"]
+    pd.DataFrame(result.rows()).to_csv(written[0], index=False)
+    if plots and importlib.util.find_spec("matplotlib") is not None:
+        written.append(out / "study.png")
+        _plot_study(result, written[-1])
+    return [str(p) for p in written]
+
+
+def _plot_study(result: Study, path: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plans = [p for p in (result.width, result.power) if p is not None]
+    fig, axes = plt.subplots(1, 1 + len(plans), figsize=(5.5 * (1 + len(plans)), 4), squeeze=False)
+    ax = axes[0, 0]
+    for method in dict.fromkeys(c.method for c in result.coverage):
+        cells = [c for c in result.coverage if c.method == method]
+        ax.errorbar([c.n for c in cells], [c.coverage for c in cells], yerr=[2 * c.coverage_se for c in cells],
+                    marker="o", capsize=3, label=method)  # fmt: skip
+    if result.coverage:
+        ax.axhline(result.coverage[0].confidence_level, color="grey", linestyle="--", label="nominal")
+    ax.set(xlabel="budget n", ylabel="coverage", title=f"{result.population}, m = {result.m}")
+    ax.legend(fontsize="small")
+    for ax, plan in zip(axes[0, 1:], plans):
+        ax.plot(plan.m, plan.value, marker="o")
+        ax.axhline(plan.target, color="grey", linestyle="--", label="target")
+        ax.set(xscale="log", xlabel="runs m", ylabel=plan.quantity, title=f"Boo_{plan.n}: runs needed")
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
