@@ -13,8 +13,10 @@ every approach against a baseline).
 The difference intervals are studentized (bootstrap-t) by default, like the single-group intervals of
 :mod:`boontrack.resampling`: each resample's difference is divided by its delta-method standard error, the
 root of the sum of the two squared standard errors for independent groups, and for pairs the standard error of
-the pairs' influence values (influence on A minus influence on B). Their measured type-I error and power are in
-``tests/benchmarks/bench_compare.py``.
+the pairs' influence values (influence on A minus influence on B). Measured on null populations (A and B drawn
+alike, 1,000 replications per cell, ``tests/benchmarks/bench_compare.py``), the 95 % interval of a difference in
+Boo_5 excluded 0 in 3.1-6.0 % of normal and beta-binomial cases at m = 10-50 runs per approach (percentile:
+5.8-9.7 %), and in 1.8-2.7 % on skewed scores, where the t-tests are conservative too.
 
 The scores compared are test scores (validation scores when no test scores are given); Boo_n uses the
 validation scores to pick the best run and reports its test score.
@@ -205,7 +207,7 @@ def paired_t_test(a: Any, b: Any) -> PairedTResult:
 
     Reimers & Gurevych (2018), §7, Evaluation 3 with a shared seed: the seed's effect on both runs cancels in
     the difference, so the test sees the approach's effect against the spread of the differences only. NaN when
-    every difference is the same.
+    every difference is 0; when every difference is the same other value, the statistic is infinite and p = 0.
 
     Raises
     ------
