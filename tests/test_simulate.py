@@ -221,3 +221,19 @@ def test_simulate_command_refuses_bad_options_in_one_line(args, message):
     result = invoke("simulate", *args)
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+def test_simulate_command_needs_one_group_of_runs(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("run_id,model,acc\n" + "".join(f"r{i},{'ab'[i % 2]},{0.5 + 0.01 * i}\n" for i in range(12)))
+    base = ["simulate", str(path), "--val", "acc", "--group-by", "model", "--replications", "5", "--resamples", "19",
+            "--ci-method", "percentile", "--n", "1"]  # fmt: skip
+    result = invoke(*base)
+    assert result.exit_code == 2
+    assert result.stderr == "Error: the runs form 2 groups (a, b): choose one with --fit-group\n"
+    result = invoke(*base, "--fit-group", "nope")
+    assert result.exit_code == 2
+    assert result.stderr == "Error: --fit-group 'nope' is not a group of the runs; groups: a, b\n"
+    result = invoke(*base, "--fit-group", "b")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("kernel: m = 6 runs")
