@@ -200,10 +200,15 @@ def test_paired_by_seed_against_a_named_baseline_with_holm():
         assert c.wilcoxon.pvalue == pytest.approx(
             stats.wilcoxon(merged["metrics.test_acc"], merged["metrics.test_acc_base"]).pvalue, rel=1e-6
         )
+        assert c.paired_t.pvalue == pytest.approx(
+            stats.ttest_rel(merged["metrics.test_acc"], merged["metrics.test_acc_base"]).pvalue, rel=1e-9
+        )
+        # paired runs: the paired tests are the headline ones, Welch and Mann-Whitney are not reported
+        assert c.welch is None and c.mann_whitney is None and list(c.tests) == ["paired_t", "wilcoxon"]
         wilcoxon_p.append(c.wilcoxon.pvalue)
     np.testing.assert_allclose([c.wilcoxon.pvalue_adjusted for c in summary.comparisons], _holm(np.array(wilcoxon_p)))
-    welch_p = np.array([c.welch.pvalue for c in summary.comparisons])
-    np.testing.assert_allclose([c.welch.pvalue_adjusted for c in summary.comparisons], _holm(welch_p))
+    paired_t_p = np.array([c.paired_t.pvalue for c in summary.comparisons])
+    np.testing.assert_allclose([c.paired_t.pvalue_adjusted for c in summary.comparisons], _holm(paired_t_p))
 
 
 def test_all_pairs_with_benjamini_hochberg_and_unpaired_when_seeds_differ():
@@ -213,11 +218,14 @@ def test_all_pairs_with_benjamini_hochberg_and_unpaired_when_seeds_differ():
     pairs = {(c.group, c.baseline): c for c in summary.comparisons}
     assert set(pairs) == {("b", "a"), ("c", "a"), ("c", "b")}
     assert pairs[("b", "a")].paired and not pairs[("c", "a")].paired and not pairs[("c", "b")].paired
-    assert pairs[("c", "a")].wilcoxon is None
-    raw = np.array([c.mann_whitney.pvalue for c in summary.comparisons])
-    np.testing.assert_allclose(
-        [c.mann_whitney.pvalue_adjusted for c in summary.comparisons], stats.false_discovery_control(raw)
-    )
+    assert pairs[("c", "a")].wilcoxon is None and pairs[("c", "a")].paired_t is None
+    assert pairs[("b", "a")].mann_whitney is None and pairs[("b", "a")].welch is None
+    # one family per kind of test over every comparison: each comparison's own t-test, then its rank test
+    for kind in (0, 1):
+        results = [list(c.tests.values())[kind] for c in summary.comparisons]
+        np.testing.assert_allclose(
+            [r.pvalue_adjusted for r in results], stats.false_discovery_control([r.pvalue for r in results])
+        )
 
 
 def test_minimized_metric_uses_the_lowest_validation_score():

@@ -16,6 +16,7 @@ from boontrack.compare import (
     independent_difference,
     mann_whitney,
     mean_difference_ci,
+    paired_t_test,
     welch_test,
     wilcoxon_signed_rank,
 )
@@ -72,13 +73,92 @@ def test_wilcoxon_is_scipy_and_needs_pairs():
         wilcoxon_signed_rank(a, b[:-1])
 
 
+def test_paired_t_is_scipy_and_needs_pairs():
+    a, b = paired_with_shift()
+    ref = stats.ttest_rel(a, b)
+    res = paired_t_test(a, b)
+    assert (res.statistic, res.pvalue, res.df) == (ref.statistic, ref.pvalue, ref.df)
+    d = a - b  # the one-sample t statistic of the differences, by hand
+    assert res.statistic == pytest.approx(d.mean() / (d.std(ddof=1) / np.sqrt(d.size)), rel=1e-12)
+    with pytest.raises(ValueError, match="paired runs need the same number of runs in `a` and `b`.*got 40 and 39"):
+        paired_t_test(a, b[:-1])
+    with pytest.raises(ValueError, match="at least 2 pairs of runs, got 1"):
+        paired_t_test([1.0], [2.0])
+
+
+def test_paired_tests_find_a_shift_that_unpaired_tests_miss():
+    """Seed effects 15x the approach effect: the paired tests see the shift, Welch and Mann-Whitney do not."""
+    a, b = paired_with_shift()
+    assert paired_t_test(a, b).pvalue < 1e-6 and wilcoxon_signed_rank(a, b).pvalue < 1e-6
+    assert welch_test(a, b).pvalue > 0.2 and mann_whitney(a, b).pvalue > 0.2
+
+
 # ----------------------------------------------------------------------------------------------------------
 # Bootstrap intervals of differences
 
 
+def _studentized_oracle(estimate, resampled, errors, error, level=0.95):
+    """Symmetric bootstrap-t interval, written out: est +- q se, q the level quantile of |est* - est| / se*."""
+    q = np.quantile(np.abs(resampled - estimate) / errors, level)
+    return estimate - q * error, estimate + q * error
+
+
+def test_studentized_mean_difference_is_bootstrap_t_written_out():
+    """The mean's standard error is closed-form: sqrt(s_A^2 / m_A + s_B^2 / m_B) unpaired (ddof=0), s_D / sqrt(m)
+    paired; resample r uses the documented indices."""
+    _, _, a, b = approaches(m_a=30, m_b=25)
+    res = mean_difference_ci(a, b, n_resamples=300, rng=6)
+    gen = np.random.default_rng(6)
+    ia, ib = gen.integers(0, a.size, (300, a.size)), gen.integers(0, b.size, (300, b.size))
+    ra, rb = a[ia], b[ib]
+    errors = np.sqrt(ra.var(axis=1) / a.size + rb.var(axis=1) / b.size)
+    expected = _studentized_oracle(a.mean() - b.mean(), ra.mean(1) - rb.mean(1), errors,
+                                   np.sqrt(a.var() / a.size + b.var() / b.size))  # fmt: skip
+    assert res.method == "studentized"
+    assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx(expected, abs=1e-12)
+
+    a, b = paired_with_shift()
+    res = mean_difference_ci(a, b, paired=True, n_resamples=300, rng=8)
+    idx = np.random.default_rng(8).integers(0, a.size, (300, a.size))
+    d = a - b
+    expected = _studentized_oracle(d.mean(), d[idx].mean(1), d[idx].std(1) / np.sqrt(d.size), d.std() / np.sqrt(d.size))
+    assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx(expected, abs=1e-12)
+
+
+def test_paired_boo_n_difference_against_a_constant_is_the_single_group_interval():
+    """B's test scores constant: B has no influence, so the paired studentized interval of Boo_n(A) - c is
+    A's own studentized interval (boo_n_ci, same seed, same resamples) minus c, ties in A included."""
+    a_val, _, a_test, _ = approaches(m_a=20, m_b=20)
+    b_val = np.random.default_rng(3).normal(size=20)
+    for estimator in ("V", "W"):
+        res = boo_n_difference_ci(
+            a_val, b_val, a_test, np.full(20, 0.5), n=4, estimator=estimator, paired=True, n_resamples=500, rng=11
+        )
+        single = boo_n_ci(a_val, a_test, n=4, estimator=estimator, n_resamples=500, rng=11)
+        assert single.method == "studentized"
+        np.testing.assert_allclose(res.bootstrap_distribution, single.bootstrap_distribution - 0.5, atol=1e-12)
+        ours = (res.confidence_interval.low, res.confidence_interval.high)
+        theirs = (single.confidence_interval.low - 0.5, single.confidence_interval.high - 0.5)
+        assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_unpaired_studentized_error_is_the_root_sum_of_squares():
+    """Unpaired, against a constant B the interval is A's studentized interval shifted (se_B = 0); with B a
+    copy of A's runs resampled independently, wider than either alone."""
+    a_val, _, a_test, _ = approaches(m_a=20, m_b=20)
+    res = boo_n_difference_ci(a_val, a_val, a_test, np.full(20, 0.5), n=3, n_resamples=400, rng=12)
+    single = boo_n_ci(a_val, a_test, n=3, n_resamples=400, rng=12)
+    # A's indices come first in each batch, then B's: with one batch, A's resamples are boo_n_ci's
+    np.testing.assert_allclose(res.bootstrap_distribution, single.bootstrap_distribution - 0.5, atol=1e-12)
+    ours = (res.confidence_interval.low, res.confidence_interval.high)
+    assert ours == pytest.approx((single.confidence_interval.low - 0.5, single.confidence_interval.high - 0.5))
+
+
 def test_unpaired_boo_n_difference_matches_materialised_resamples():
     a_val, b_val, a_test, b_test = approaches()
-    res = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=4, estimator="W", n_resamples=200, rng=7)
+    res = boo_n_difference_ci(
+        a_val, b_val, a_test, b_test, n=4, estimator="W", method="percentile", n_resamples=200, rng=7
+    )
     # documented protocol: per batch, the indices of A, then those of B
     rng = np.random.default_rng(7)
     idx_a = rng.integers(0, a_val.size, size=(200, a_val.size), dtype=np.int32)
@@ -130,7 +210,7 @@ def test_differences_match_scipy_bootstrap_with_the_same_seed():
         n_resamples=300,
         rng=5,
     )
-    ours = mean_difference_ci(a_test, b_test, n_resamples=300, rng=5)
+    ours = mean_difference_ci(a_test, b_test, method="percentile", n_resamples=300, rng=5)
     np.testing.assert_allclose(ours.bootstrap_distribution, ref.bootstrap_distribution, rtol=0, atol=1e-14)
     assert ours.confidence_interval.low == pytest.approx(ref.confidence_interval.low, abs=1e-14)
     assert ours.confidence_interval.high == pytest.approx(ref.confidence_interval.high, abs=1e-14)
@@ -161,7 +241,8 @@ def test_difference_warnings():
 def test_compare_approaches_unpaired_uses_test_scores():
     a_val, b_val, a_test, b_test = approaches()
     res = compare_approaches(a_val, b_val, a_test, b_test, n=3, n_resamples=300, rng=5)
-    assert res.wilcoxon is None
+    assert res.wilcoxon is None and res.paired_t is None
+    assert res.headline == {"welch": res.welch, "mann_whitney": res.mann_whitney}
     assert res.welch.pvalue == stats.ttest_ind(a_test, b_test, equal_var=False).pvalue
     assert res.mann_whitney.statistic == stats.mannwhitneyu(a_test, b_test).statistic
     assert res.mean_difference.estimate == pytest.approx(a_test.mean() - b_test.mean(), abs=1e-15)
@@ -180,6 +261,8 @@ def test_compare_approaches_paired_and_without_test():
     a, b = paired_with_shift()
     res = compare_approaches(a, b, paired=True, n_resamples=300, rng=2)
     assert res.wilcoxon == wilcoxon_signed_rank(a, b)
+    assert res.paired_t == paired_t_test(a, b)
+    assert res.headline == {"paired_t": res.paired_t, "wilcoxon": res.wilcoxon}
     assert res.welch == welch_test(a, b)
     assert res.mean_difference.estimate == pytest.approx(a.mean() - b.mean(), abs=1e-15)
 
@@ -257,11 +340,29 @@ def test_adjust_pvalues_rejects(pvalues, kwargs, message):
         adjust_pvalues(pvalues, **kwargs)
 
 
+def test_independent_difference_of_studentized_results_combines_the_intervals():
+    """MOVER (Zou & Donner 2008), by hand: each side of the difference from the facing sides of A and B."""
+    gen = np.random.default_rng(4)
+    a_val, b_val = gen.normal(1.0, 1.0, 30), gen.normal(0.0, 2.0, 25)
+    a, b = boo_n_ci(a_val, n=3, n_resamples=400, rng=1), boo_n_ci(b_val, n=3, n_resamples=400, rng=2)
+    diff = independent_difference(a, b)
+    ca, cb = a.confidence_interval, b.confidence_interval
+    est = a.estimate - b.estimate
+    assert diff.method == "studentized"
+    assert diff.confidence_interval.low == pytest.approx(
+        est - np.sqrt((a.estimate - ca.low) ** 2 + (cb.high - b.estimate) ** 2), abs=1e-12
+    )
+    assert diff.confidence_interval.high == pytest.approx(
+        est + np.sqrt((ca.high - a.estimate) ** 2 + (b.estimate - cb.low) ** 2), abs=1e-12
+    )
+
+
 def test_independent_difference_subtracts_resample_by_resample():
     gen = np.random.default_rng(2)
     a_val, b_val = gen.normal(1.0, 1.0, 40), gen.normal(0.0, 1.0, 50)
-    a, b = boo_n_ci(a_val, n=5, n_resamples=400, rng=1), boo_n_ci(b_val, n=5, n_resamples=400, rng=2)
+    a, b = (boo_n_ci(x, n=5, method="percentile", n_resamples=400, rng=s) for x, s in ((a_val, 1), (b_val, 2)))
     diff = independent_difference(a, b)
+    assert diff.method == "percentile"
     np.testing.assert_array_equal(diff.bootstrap_distribution, a.bootstrap_distribution - b.bootstrap_distribution)
     assert diff.estimate == pytest.approx(boo_n(a_val, n=5) - boo_n(b_val, n=5), abs=1e-12)
     low, high = np.quantile(a.bootstrap_distribution - b.bootstrap_distribution, [0.025, 0.975])

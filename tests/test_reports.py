@@ -121,9 +121,10 @@ def test_metric_names_for_several_groups_and_comparisons(sweep):
     for other in ("lr_0.01_dropout_0.5", "lr_0.1_dropout_0.2", "lr_0.1_dropout_0.5"):
         path = f"sweep/test_acc/{other}/vs_{base}"
         for name in ("boo_5", "boo_5/ci_low", "boo_5/ci_high", "mean", "mean/ci_low", "mean/ci_high",
-                     "welch_p", "welch_p_adj", "mann_whitney_p", "mann_whitney_p_adj", "wilcoxon_p",
-                     "wilcoxon_p_adj", "prob_superiority"):
+                     "paired_t_p", "paired_t_p_adj", "wilcoxon_p", "wilcoxon_p_adj", "prob_superiority"):
             assert f"{path}/{name}" in metrics
+        # paired runs: the unpaired tests are not the right ones and are not written
+        assert f"{path}/welch_p" not in metrics and f"{path}/mann_whitney_p" not in metrics
     first = kept_of(frame, "0.01", "0.2")
     assert metrics[f"sweep/test_acc/{group}/vs_{base}/mean"] == pytest.approx(
         kept["metrics.test_acc"].mean() - first["metrics.test_acc"].mean()
@@ -212,7 +213,10 @@ def test_markdown_report_has_the_key_numbers(sweep):
     assert "| crashed-1 | status 'failed' |" in text and "| no-metric | missing metric 'val_acc' |" in text
     assert "Anderson-Darling" in text and "adjusted by Holm over the 3 comparisons" in text
     c = summary.comparisons[0]
-    assert f"{c.welch.pvalue:.3g} ({c.welch.pvalue_adjusted:.3g})" in text or c.welch.pvalue < 1e-4
+    p, adjusted = c.paired_t.pvalue, c.paired_t.pvalue_adjusted
+    assert f"paired t {p:.3g} ({adjusted:.3g})" in text or p < 1e-4
+    rows = [line for line in text.split("## Comparisons")[1].splitlines() if line.startswith("| lr=")]
+    assert len(rows) == 3 and all("| paired t " in r and "| Wilcoxon " in r and "Welch" not in r for r in rows)
     assert "| lr=0.01,dropout=0.5 | lr=0.01,dropout=0.2 | yes |" in text
 
 
@@ -236,6 +240,9 @@ def test_curve_table_and_terminal_table(sweep):
     assert lines[0].startswith("test_acc: estimator V")
     assert all(any(line.startswith(g.label) for line in lines) for g in summary.groups)
     assert f"{boo_n(kept['metrics.val_acc'], kept['metrics.test_acc'], n=5):.4g}" in text
+    c = summary.comparisons[0]  # paired by seed: the paired tests, adjusted
+    row = next(line for line in lines if line.startswith(c.group) and "paired t / Wilcoxon" in line)
+    assert f"{c.paired_t.pvalue_adjusted:.3g} / {c.wilcoxon.pvalue_adjusted:.3g}" in row
 
 
 def test_render_outputs(sweep):

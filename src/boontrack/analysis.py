@@ -129,20 +129,36 @@ class TestResult:
 
 @dataclass(frozen=True)
 class ComparisonSummary:
-    """Group ``group`` against ``baseline``: differences are ``group - baseline`` of the test scores."""
+    """Group ``group`` against ``baseline``: differences are ``group - baseline`` of the test scores.
+
+    The tests are the right ones for the design. Runs paired by seed (both groups have the same distinct
+    seeds): the paired t-test and the Wilcoxon signed-rank test, and the difference intervals resample pairs;
+    ``welch`` and ``mann_whitney`` are None. Otherwise Welch's t-test and the Mann-Whitney U test, the groups
+    resampled independently; ``paired_t`` and ``wilcoxon`` are None. Each p-value is adjusted over the
+    comparisons within its family: the t-test of each comparison (paired t or Welch) form one family, the rank
+    test (Wilcoxon or Mann-Whitney) another.
+    """
 
     group: str
     baseline: str
-    #: Whether runs were paired by seed (then the bootstrap resamples pairs and Wilcoxon is computed).
+    #: Whether runs were paired by seed (then the bootstrap resamples pairs and the tests are the paired ones).
     paired: bool
     boo_n_difference: Mapping[int, IntervalEstimate]
     mean_difference: IntervalEstimate
-    welch: TestResult
-    mann_whitney: TestResult
-    #: P(group > baseline) + 0.5 P(equal), from the Mann-Whitney statistic.
+    welch: TestResult | None
+    mann_whitney: TestResult | None
+    #: P(group > baseline) + 0.5 P(equal) for a run of each, from the Mann-Whitney statistic.
     prob_superiority: float
     wilcoxon: TestResult | None
     warnings: tuple[str, ...] = ()
+    paired_t: TestResult | None = None
+
+    @property
+    def tests(self) -> dict[str, TestResult]:
+        """The headline tests by name, t-test first: ``paired_t`` and ``wilcoxon``, or ``welch`` and
+        ``mann_whitney``."""
+        names = ("paired_t", "wilcoxon") if self.paired else ("welch", "mann_whitney")
+        return {name: getattr(self, name) for name in names}
 
 
 @dataclass(frozen=True)
@@ -209,8 +225,8 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
     :meth:`Spec.budgets_for`) with a bootstrap interval, the expected-best curve over n = 1..m with a
     band (and over expected compute time when durations are known), the Gaussian estimate with the normality
     verdict, the mean with an interval, and diagnostics. Then every group against the baseline (or all pairs):
-    differences in Boo_n and mean with intervals, Welch, Mann-Whitney and (paired by seed) Wilcoxon tests,
-    p-values adjusted over all comparisons (``spec.correction``).
+    differences in Boo_n and mean with intervals, the paired t-test and Wilcoxon signed-rank test for runs paired
+    by seed or Welch and Mann-Whitney otherwise, p-values adjusted over all comparisons (``spec.correction``).
 
     Parameters
     ----------
@@ -501,31 +517,18 @@ def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | 
 def _compare_groups(
     table: RunTable, spec: Spec, bands: Mapping[str, CurveBand]
 ) -> tuple[ComparisonSummary, ...]:
-    from boontrack.compare import adjust_pvalues
-
     pairs = _comparison_pairs(table, spec)
     if not pairs:
         return ()
     raw = [_compare_pair(table, spec, bands, a, b) for a, b in pairs]
-    comparisons = [comparison for _, comparison, _, _ in raw]
-
-    def adjusted(test: str) -> dict[int, float]:
-        """Adjusted p-values of one test over the comparisons where it is defined, by position.
-
-        A test is undefined (NaN p-value) when both groups have constant scores; it takes no part in the
-        correction and keeps NaN.
-        """
-        results = {i: getattr(c, test) for i, c in enumerate(comparisons) if getattr(c, test) is not None}
-        defined = [i for i, r in results.items() if math.isfinite(r.pvalue)]
-        adjusted = dict.fromkeys(results, math.nan)
-        if defined:
-            pvalues = [results[i].pvalue for i in defined]
-            adjusted.update(zip(defined, adjust_pvalues(pvalues, method=spec.correction).tolist()))
-        return adjusted
-
-    welch, mann_whitney, wilcoxon = adjusted("welch"), adjusted("mann_whitney"), adjusted("wilcoxon")
+    tests = [c.headline for _, c, _, _ in raw]
+    # One family per kind of test: the t-test of every comparison (paired t or Welch), then the rank test.
+    families = [{i: list(t.items())[kind] for i, t in enumerate(tests)} for kind in (0, 1)]
+    adjusted = [_adjusted(family, spec.correction) for family in families]
     out = []
     for i, ((a, b), (paired, c, boo_differences, messages)) in enumerate(zip(pairs, raw)):
+        results = {name: TestResult(float(r.statistic), float(r.pvalue), adjusted[kind][i])
+                   for kind, (name, r) in enumerate(tests[i].items())}  # fmt: skip
         out.append(
             ComparisonSummary(
                 group=table.groups[a],
@@ -533,16 +536,31 @@ def _compare_groups(
                 paired=paired,
                 boo_n_difference=boo_differences,
                 mean_difference=IntervalEstimate.from_bootstrap(c.mean_difference),
-                welch=TestResult(float(c.welch.statistic), float(c.welch.pvalue), welch[i]),
-                mann_whitney=TestResult(float(c.mann_whitney.statistic), float(c.mann_whitney.pvalue), mann_whitney[i]),
+                welch=results.get("welch"),
+                mann_whitney=results.get("mann_whitney"),
                 prob_superiority=float(c.mann_whitney.prob_superiority),
-                wilcoxon=None
-                if c.wilcoxon is None
-                else TestResult(float(c.wilcoxon.statistic), float(c.wilcoxon.pvalue), wilcoxon[i]),
+                wilcoxon=results.get("wilcoxon"),
+                paired_t=results.get("paired_t"),
                 warnings=messages,
             )
         )
     return tuple(out)
+
+
+def _adjusted(family: Mapping[int, tuple[str, Any]], correction: str) -> dict[int, float]:
+    """Adjusted p-values of one family of tests (comparison position -> (name, result)), by position.
+
+    A test is undefined (NaN p-value) when both groups have constant scores (or, paired, every difference is
+    the same); it takes no part in the correction and keeps NaN.
+    """
+    from boontrack.compare import adjust_pvalues
+
+    defined = [i for i, (_, r) in family.items() if math.isfinite(r.pvalue)]
+    adjusted = dict.fromkeys(family, math.nan)
+    if defined:
+        pvalues = [family[i][1].pvalue for i in defined]
+        adjusted.update(zip(defined, adjust_pvalues(pvalues, method=correction).tolist()))
+    return adjusted
 
 
 def _compare_pair(
@@ -556,12 +574,14 @@ def _compare_pair(
     budgets = [(j, k) for j, k in enumerate(spec.budgets) if k in reported[label_a] and k in reported[label_b]]
     aligned = _paired_arrays(table, label_a, label_b)
     with _collected_warnings() as messages:
-        if aligned is None:
+        if aligned is None and spec.ci_method != "studentized":
             comparison, differences = _independent_comparison(
                 table, spec, bands[label_a], bands[label_b], a, b, budgets
             )
         else:
-            comparison, differences = _paired_comparison(spec, aligned, table.test_column is not None, a, b, budgets)
+            arrays = aligned or (*table.arrays(label_a), *table.arrays(label_b))
+            has_test = table.test_column is not None
+            comparison, differences = _resampled_comparison(spec, arrays, has_test, aligned is not None, a, b, budgets)
     left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
     if left_out:
         smaller = min(runs, key=runs.get)
@@ -574,7 +594,8 @@ def _compare_pair(
 
 
 def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
-    """Runs not paired by seed: the two groups' own (independent) resamples are resamples of the difference."""
+    """Runs not paired by seed, percentile-type intervals: the two groups' own (independent) resamples are
+    resamples of the difference (:func:`boontrack.compare.independent_difference`)."""
     from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
 
     differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for _, k in budgets}
@@ -589,17 +610,20 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     return comparison, differences
 
 
-def _paired_comparison(spec, aligned, has_test, a, b, budgets):
-    """Runs paired by seed: the pairs are resampled together, so the comparison draws its own resamples."""
+def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
+    """The comparison drawing its own resamples: runs paired by seed (the pairs are resampled together), or a
+    studentized interval, which needs every resample's standard error (a group's band does not keep them)."""
     from boontrack.compare import boo_n_difference_ci, compare_approaches
 
-    a_val, a_test, b_val, b_test = aligned
+    a_val, a_test, b_val, b_test = arrays
     if not has_test:
         a_test = b_test = None
     options = dict(
         estimator=spec.estimator,
         maximize=spec.maximize,
-        paired=True,
+        paired=paired,
+        # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
+        method="studentized" if spec.ci_method == "studentized" else "percentile",
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
     )

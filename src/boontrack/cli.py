@@ -1,4 +1,5 @@
-"""The ``boontrack`` command: ``summarize`` a sweep, ``reaggregate`` the jobs of a config file.
+"""The ``boontrack`` command: ``summarize`` a sweep, ``reaggregate`` the jobs of a config file, ``simulate`` the
+estimators and intervals on a population.
 
 Start-up stays fast: this module imports click and boontrack's light modules only; numpy, pandas and the
 tracker SDKs are imported inside the commands that need them.
@@ -289,3 +290,121 @@ def reaggregate(ctx: click.Context, config: str, force: bool, lock_timeout: floa
     on_error = (lambda: click.echo(redact(traceback.format_exc()), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
     failed = run_jobs(jobs, force=force, lock_timeout=lock_timeout, log=click.echo, on_error=on_error)
     ctx.exit(1 if failed else 0)
+
+
+#: ``--population`` spellings of :data:`boontrack.simulate.POPULATIONS`.
+_POPULATION_SPELLINGS = {"normal": "normal", "lognormal": "lognormal", "left-skewed": "left_skewed",
+                         "beta-binomial": "beta_binomial"}  # fmt: skip
+
+
+@main.command()
+@click.argument("source", required=False)
+@click.option("--population", type=click.Choice(tuple(_POPULATION_SPELLINGS)), help="A named population of runs.")
+@click.option("--val", metavar="METRIC", help="SOURCE: validation metric (the fit is of these runs).")
+@click.option("--test", metavar="METRIC", help="SOURCE: test metric (default: val).")
+@click.option("--minimize", is_flag=True, help="SOURCE: lower validation scores are better.")
+@click.option("--group-by", multiple=True, metavar="KEY", help="SOURCE: group runs by this column (repeatable).")
+@click.option("--fit-group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
+@click.option("--m", "m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
+@click.option("--n", "n", callback=_parse_budgets, metavar="N[,N...]", help="Budgets. [default: 1,5,10]")
+@click.option("--ci-method", "methods", type=click.Choice(CI_METHODS), multiple=True,
+              help="Interval methods (repeatable). [default: all]")  # fmt: skip
+@click.option("--width", type=float, help="Runs needed for a median interval width of Boo_n at most this.")
+@click.option("--shift", type=float, help="Runs needed to tell apart two approaches this far apart in Boo_n.")
+@click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted with --shift.")
+@click.option("--replications", type=int, default=200, show_default=True, help="Simulated sweeps per cell.")
+@click.option("--resamples", type=int, default=499, show_default=True, help="Bootstrap resamples per interval.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
+@click.option("--out", type=click.Path(file_okay=False), help="Write study.csv and study.png into this directory.")
+@click.option("--no-plots", is_flag=True, help="Write no PNG plot.")
+def simulate(
+    source: str | None,
+    population: str | None,
+    val: str | None,
+    test: str | None,
+    minimize: bool,
+    group_by: tuple[str, ...],
+    fit_group: str | None,
+    m: int | None,
+    n: tuple[int, ...] | None,
+    methods: tuple[str, ...],
+    out: str | None,
+    no_plots: bool,
+    **options: Any,
+) -> None:
+    """Simulate the estimators and intervals on a population of runs (Dodge et al. 2021, §3-4).
+
+    The population is named (--population) or a smoothed fit of the runs of SOURCE (read as summarize reads
+    it). Prints the bias, variance and MSE of V, U, W and the Gaussian estimate, the coverage and width of
+    each interval method, and with --width or --shift how many runs are needed.
+    """
+    from boontrack.simulate import format_study, write_study
+    from boontrack.simulate import population as named_population
+
+    if (source is None) == (population is None):
+        raise click.UsageError("give either SOURCE or --population, not both or neither")
+    if source is None and (val or test or minimize or group_by or fit_group):
+        raise click.UsageError("--val, --test, --minimize, --group-by and --fit-group describe SOURCE; none was given")
+    if source is not None and not val:
+        raise click.UsageError("SOURCE needs --val")
+    if population is not None:
+        pop, runs = named_population(_POPULATION_SPELLINGS[population]), 20
+    else:
+        pop, runs = _fitted_population(source, val, test, minimize, group_by, fit_group)
+    with _simulate_vocabulary():
+        result = _study(pop, runs if m is None else m, n, methods, options)
+    click.echo(format_study(result))
+    if out is not None:
+        for path in write_study(result, out, plots=not no_plots):
+            click.echo(f"Written: {path}", err=True)
+
+
+def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...], options: dict[str, Any]) -> Any:
+    from boontrack.simulate import study
+
+    return study(
+        pop,
+        m=m,
+        n=(1, 5, 10) if n is None else n,
+        methods=methods or CI_METHODS,
+        width=options["width"],
+        shift=options["shift"],
+        power=options["power"],
+        replications=options["replications"],
+        n_resamples=options["resamples"],
+        rng=options["seed"],
+        progress=sys.stderr.isatty(),
+    )
+
+
+#: ``study`` parameters whose option has another name; any other quoted parameter is its option (`m` -> --m).
+_SIMULATE_OPTIONS = {"n_resamples": "--resamples", "rng": "--seed", "methods": "--ci-method"}
+
+
+@contextlib.contextmanager
+def _simulate_vocabulary() -> Iterator[None]:
+    """Bad input found by the simulation, one line naming the option as ``simulate`` spells it."""
+    try:
+        yield
+    except ValueError as exc:
+        text = _QUOTED_NAME.sub(lambda m: _SIMULATE_OPTIONS.get(m.group(1), f"--{m.group(1)}"), str(exc))
+        raise InputError(text) from exc
+
+
+def _fitted_population(source, val, test, minimize, group_by, fit_group) -> tuple[Any, int]:
+    """The smoothed fit of one group of SOURCE's runs, and its number of runs."""
+    from boontrack.backends import MetricRequest, open_source
+    from boontrack.runtable import RunTable
+    from boontrack.simulate import kernel_fit
+
+    with _option_vocabulary():
+        spec = make_spec(val=val, test=test, minimize=minimize, group_by=group_by or None)
+        request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
+        table = RunTable.from_frame(open_source(source).read(request), spec)
+    if fit_group is None and len(table.groups) > 1:
+        raise InputError(f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group")
+    label = fit_group if fit_group is not None else table.groups[0]
+    if label not in table.groups:
+        raise InputError(f"--fit-group {label!r} is not a group of the runs; groups: {', '.join(table.groups)}")
+    val_scores, test_scores = table.arrays(label)
+    return kernel_fit(val_scores, test_scores, maximize=spec.maximize), val_scores.size

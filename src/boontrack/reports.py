@@ -34,9 +34,10 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/<metric>/<group>/runs`, `.../dropped` | per-group run counts (several groups only) |
 | `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`) | Boo_n(group) - Boo_n(base) with its interval |
 | `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`) | mean(group) - mean(base) with its interval |
-| `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted (Holm or BH over all comparisons) |
-| `boon/<metric>/<group>/vs_<base>/mann_whitney_p`, `.../mann_whitney_p_adj` | Mann-Whitney U p-value, raw and adjusted |
-| `boon/<metric>/<group>/vs_<base>/wilcoxon_p`, `.../wilcoxon_p_adj` | Wilcoxon signed-rank p-value (runs paired by seed only) |
+| `boon/<metric>/<group>/vs_<base>/paired_t_p`, `.../paired_t_p_adj` | paired t-test p-value, raw and adjusted (Holm or BH over the t-tests of all comparisons); runs paired by seed only |
+| `boon/<metric>/<group>/vs_<base>/wilcoxon_p`, `.../wilcoxon_p_adj` | Wilcoxon signed-rank p-value, raw and adjusted (over the rank tests of all comparisons); runs paired by seed only |
+| `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted; unpaired runs only |
+| `boon/<metric>/<group>/vs_<base>/mann_whitney_p`, `.../mann_whitney_p_adj` | Mann-Whitney U p-value, raw and adjusted; unpaired runs only |
 | `boon/<metric>/<group>/vs_<base>/prob_superiority` | P(group > base) + 0.5 P(equal) |
 
 The expected-validation curve of each group is a step series (step = n) named
@@ -216,11 +217,9 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
         for n, interval in c.boo_n_difference.items():
             put_interval(f"{path}/boo_{n}", interval)
         put_interval(f"{path}/mean", c.mean_difference)
-        for test_name in ("welch", "mann_whitney", "wilcoxon"):
-            result = getattr(c, test_name)
-            if result is not None:
-                put(f"{path}/{test_name}_p", result.pvalue)
-                put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
+        for test_name, result in c.tests.items():
+            put(f"{path}/{test_name}_p", result.pvalue)
+            put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
         put(f"{path}/prob_superiority", c.prob_superiority)
     return out
 
@@ -282,6 +281,10 @@ def _num(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
 
 
+#: Display names of the tests of a comparison.
+_TEST_NAMES = {"paired_t": "paired t", "wilcoxon": "Wilcoxon", "welch": "Welch", "mann_whitney": "Mann-Whitney"}
+
+
 def _pvalue(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
 
@@ -341,12 +344,12 @@ def _comparison_lines(summary: Summary) -> list[str]:
     spec = summary.spec
     budgets = [n for n in spec.budgets if any(n in c.boo_n_difference for c in summary.comparisons)]
     header = ["group", "vs", "paired", *(f"ΔBoo_{n}" for n in budgets), "Δmean"]
-    header += ["Welch p (adj.)", "Mann-Whitney p (adj.)", "P(group > vs)", "Wilcoxon p (adj.)"]
+    header += ["t-test p (adj.)", "rank test p (adj.)", "P(group > vs)"]
     rows = []
     for c in summary.comparisons:
-        wilcoxon = (
-            f"{_pvalue(c.wilcoxon.pvalue)} ({_pvalue(c.wilcoxon.pvalue_adjusted)})" if c.wilcoxon else "not paired"
-        )
+        tests = [
+            f"{_TEST_NAMES[name]} {_pvalue(r.pvalue)} ({_pvalue(r.pvalue_adjusted)})" for name, r in c.tests.items()
+        ]
         rows.append(
             [
                 _md(c.group),
@@ -354,10 +357,8 @@ def _comparison_lines(summary: Summary) -> list[str]:
                 "yes" if c.paired else "no",
                 *(_interval_at(c.boo_n_difference, n) for n in budgets),
                 _interval(c.mean_difference),
-                f"{_pvalue(c.welch.pvalue)} ({_pvalue(c.welch.pvalue_adjusted)})",
-                f"{_pvalue(c.mann_whitney.pvalue)} ({_pvalue(c.mann_whitney.pvalue_adjusted)})",
+                *tests,
                 f"{c.prob_superiority:.3f}",
-                wilcoxon,
             ]
         )
     correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[spec.correction]
@@ -365,8 +366,11 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "## Comparisons",
         "",
         f"Differences are group minus `vs` on the {_scores(summary)}, with {spec.confidence_level * 100:g} % bootstrap "
-        f"intervals; p-values are raw and, in parentheses, adjusted by {correction} over the "
-        f"{len(summary.comparisons)} comparison{'s' if len(summary.comparisons) != 1 else ''}.",
+        "intervals. Runs paired by seed (both groups have the same seeds) are compared as pairs: the intervals "
+        "resample pairs, the tests are the paired t-test and the Wilcoxon signed-rank test; otherwise Welch's "
+        "t-test and the Mann-Whitney U test. P-values are raw and, in parentheses, adjusted by "
+        f"{correction} over the {len(summary.comparisons)} comparison{'s' if len(summary.comparisons) != 1 else ''} "
+        "(the t-tests together, the rank tests together).",
         "",
         *_md_table(header, rows),
         "",
@@ -502,7 +506,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     ]
     if data["comparisons"]:
         largest = max(n for n in budgets if all(n in reported for reported in boo_n.values()))  # Summary.common_budgets
-        header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", f"Mann-Whitney p adj. ({spec.correction})"]
+        header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", "tests", f"p adj. ({spec.correction})"]
         header.append("P(group > vs)")
         rows = [
             [
@@ -510,7 +514,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
                 _printable(c["baseline"]),
                 _interval(_intervals(c["boo_n_difference"])[largest]),
                 _interval(IntervalEstimate(**c["mean_difference"])),
-                _pvalue(c["mann_whitney"]["pvalue_adjusted"]),
+                *_terminal_tests(c),
                 f"{c['prob_superiority']:.3f}",
             ]
             for c in data["comparisons"]
@@ -526,6 +530,16 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)
+
+
+def _terminal_tests(comparison: Mapping[str, Any]) -> list[str]:
+    """The headline tests of a comparison's JSON data and their adjusted p-values, as two cells."""
+    names = ("paired_t", "wilcoxon") if comparison["paired"] else ("welch", "mann_whitney")
+    results = [comparison.get(name) or {} for name in names]  # a summary stored before paired_t existed lacks it
+    return [
+        " / ".join(_TEST_NAMES[name] for name in names),
+        " / ".join(_pvalue(r.get("pvalue_adjusted")) for r in results),
+    ]
 
 
 def _summary_data(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any]:

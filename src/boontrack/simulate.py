@@ -36,14 +36,24 @@ from boontrack.spec import CI_METHODS, ESTIMATORS
 
 __all__ = [
     "BandCoverage",
+    "ComparisonRate",
     "CoverageCell",
     "CoverageCheck",
+    "EstimatorError",
     "Population",
+    "RunsNeeded",
+    "Study",
     "band_coverage",
+    "comparison_rates",
     "coverage",
     "coverage_check",
+    "estimator_errors",
+    "format_study",
     "kernel_fit",
     "population",
+    "sample_comparison",
+    "study",
+    "write_study",
 ]
 
 PopulationName = Literal["normal", "lognormal", "left_skewed", "beta_binomial"]
@@ -557,3 +567,528 @@ def band_coverage(
         replications=replications,
         n_resamples=n_resamples,
     )
+
+
+@dataclass(frozen=True)
+class ComparisonRate:
+    """How often one interval or test of a comparison rejects "no difference", on simulated pairs of sweeps.
+
+    Attributes
+    ----------
+    population, m, n, paired, shift, confidence_level, replications, n_resamples
+        What was measured: A and B of ``m`` runs each, A shifted by ``shift`` (0: the null).
+    statistic
+        ``"boo_<n> studentized"``, ``"boo_<n> percentile"``, ``"mean studentized"``, ``"mean percentile"``
+        (the interval excludes 0), or a test at level ``1 - confidence_level``: ``"paired t"``, ``"wilcoxon"``
+        (paired), ``"welch"``, ``"mann-whitney"`` (unpaired).
+    rejection
+        Share of the replications that reject: the type-I error when ``shift`` is 0, else the power.
+    rejection_se
+        Its binomial standard error.
+    median_width
+        Median interval width (NaN for a test).
+    """
+
+    population: str
+    m: int
+    n: int
+    paired: bool
+    shift: float
+    statistic: str
+    confidence_level: float
+    rejection: float
+    rejection_se: float
+    median_width: float
+    replications: int
+    n_resamples: int
+
+
+def sample_comparison(
+    population: Population,
+    m: int,
+    *,
+    paired: bool,
+    shift: float = 0.0,
+    seed_share: float = 0.5,
+    replications: int = 1,
+    rng: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Sweeps of approaches A and B: (a_val, a_test, b_val, b_test), each of shape (replications, m).
+
+    Unpaired, A and B are independent sweeps of ``population``. Paired, run i of A and of B share a seed: with
+    S, X, Y three independent sweeps, ``A = w S + (1 - w) X`` and ``B = w S + (1 - w) Y`` (``w = seed_share``,
+    validation and test alike), so A and B have the same distribution and a pair's correlation is
+    ``w^2 / (w^2 + (1 - w)^2)`` (0.5 at the default; scores on a grid stay on a grid, so ties stay). A's
+    validation and test scores are then raised by ``shift``: Boo_n(A) - Boo_n(B) is exactly ``shift`` at
+    every n, and so is the difference in means.
+    """
+    rng = as_rng(rng)
+    if paired:
+        (s_val, s_test), (x_val, x_test), (y_val, y_test) = (
+            population.sample(m, replications=replications, rng=rng) for _ in range(3)
+        )
+        w = seed_share
+        a_val, a_test = w * s_val + (1 - w) * x_val, w * s_test + (1 - w) * x_test
+        b_val, b_test = w * s_val + (1 - w) * y_val, w * s_test + (1 - w) * y_test
+    else:
+        (a_val, a_test), (b_val, b_test) = (population.sample(m, replications=replications, rng=rng) for _ in range(2))
+    return a_val + shift, a_test + shift, b_val, b_test
+
+
+def _comparison_rates_iv(pop, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng):
+    if not isinstance(pop, Population):
+        raise ValueError(f"`population` must be a boontrack.simulate.Population, got {pop!r}")
+    m = as_count(m, "m")
+    budget = as_count(n, "n")
+    if budget > m:
+        raise ValueError(f"`n` = {budget} exceeds `m` = {m}")
+    if not isinstance(paired, bool):
+        raise ValueError(f"`paired` must be True or False, got {paired!r}")
+    if not (isinstance(shift, (int, float)) and math.isfinite(shift)):
+        raise ValueError(f"`shift` must be a finite number, got {shift!r}")
+    if not (isinstance(seed_share, (int, float)) and 0.0 <= seed_share < 1.0):
+        raise ValueError(f"`seed_share` must be in [0, 1), got {seed_share!r}")
+    return (
+        m,
+        budget,
+        paired,
+        float(shift),
+        float(seed_share),
+        as_probability(confidence_level, "confidence_level"),
+        as_count(replications, "replications"),
+        as_count(n_resamples, "n_resamples"),
+        as_rng(rng),
+    )
+
+
+def comparison_rates(
+    population: Population,
+    *,
+    m: int,
+    n: int = 5,
+    paired: bool = True,
+    shift: float = 0.0,
+    seed_share: float = 0.5,
+    confidence_level: float = 0.95,
+    replications: int = 500,
+    n_resamples: int = 999,
+    rng: Any = None,
+) -> tuple[ComparisonRate, ...]:
+    """Type-I error (``shift=0``) or power of the comparisons of two approaches, on simulated sweeps.
+
+    Each replication draws A and B (:func:`sample_comparison`) and computes what a summary reports for the
+    comparison (:mod:`boontrack.compare`): the intervals of Boo_n(A) - Boo_n(B) and of mean(A) - mean(B),
+    studentized and percentile (one resampling serves both), and the headline tests of the design (paired t
+    and Wilcoxon signed-rank, or Welch and Mann-Whitney) at level ``1 - confidence_level``. An interval
+    rejects when it excludes 0.
+
+    Parameters
+    ----------
+    population : Population
+    m : int
+        Runs per approach.
+    n : int
+        Budget of the Boo_n difference.
+    paired : bool
+        Runs paired by seed (see :func:`sample_comparison`) and compared as pairs.
+    shift : float
+        The true difference A - B, in Boo_n at every n and in mean.
+    seed_share : float
+        The seed's share of a paired run (:func:`sample_comparison`).
+    confidence_level, replications, n_resamples, rng
+        As in :func:`coverage`.
+
+    Returns
+    -------
+    tuple of ComparisonRate
+        Boo_n studentized, Boo_n percentile, mean studentized, mean percentile, then the two tests.
+    """
+    import warnings
+
+    from boontrack.compare import _difference_interval, _Group
+    from boontrack.resampling import _percentile_interval
+
+    m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
+        population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
+    )
+    a_val, a_test, b_val, b_test = sample_comparison(
+        population, m, paired=paired, shift=shift, seed_share=seed_share, replications=replications, rng=rng
+    )
+    ends = np.empty((4, replications, 2))  # Boo_n studentized, Boo_n percentile, mean studentized, mean percentile
+    for r in range(replications):  # one pair of sweeps per iteration; everything inside is vectorised
+        for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val[r], b_val[r]), (1, a_test[r], b_test[r]))):
+            groups = _Group(a_v, a_test[r], True, budget_k, "V"), _Group(b_v, b_test[r], True, budget_k, "V")
+            _, dist, interval = _difference_interval(*groups, paired, "studentized", level, n_resamples, rng)
+            ends[2 * k, r], ends[2 * k + 1, r] = interval, _percentile_interval(dist, level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: NaN p-values, counted as no rejection
+        if paired:
+            tests = {
+                "paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
+                "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue,
+            }
+        else:
+            tests = {
+                "welch": stats.ttest_ind(a_test, b_test, equal_var=False, axis=1).pvalue,
+                "mann-whitney": stats.mannwhitneyu(a_test, b_test, alternative="two-sided", axis=1).pvalue,
+            }
+    names = (f"boo_{budget} studentized", f"boo_{budget} percentile", "mean studentized", "mean percentile")
+    rejected = {name: (ends[k, :, 0] > 0) | (ends[k, :, 1] < 0) for k, name in enumerate(names)}
+    widths = {name: float(np.median(ends[k, :, 1] - ends[k, :, 0])) for k, name in enumerate(names)}
+    rejected.update({name: np.nan_to_num(p, nan=1.0) < 1.0 - level for name, p in tests.items()})
+    common = dict(population=population.name, m=m, n=budget, paired=paired, shift=shift, confidence_level=level)
+    return tuple(
+        ComparisonRate(
+            **common,
+            statistic=name,
+            rejection=float(hits.mean()),
+            rejection_se=math.sqrt(hits.mean() * (1.0 - hits.mean()) / replications),
+            median_width=widths.get(name, math.nan),
+            replications=replications,
+            n_resamples=n_resamples,
+        )
+        for name, hits in rejected.items()
+    )
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The study of Dodge et al. (2021), §3-4: estimator errors, interval coverage, and how many runs are needed
+
+
+def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimator: str) -> np.ndarray:
+    """Boo_n of every sweep (row) at every budget, (sweeps, budgets), with the tie rule of Bajgar et al. (§3.2).
+
+    Rows are sorted by validation score (worst first); a run in a tie block of ranks ``start+1..end`` weighs
+    ``(P(end) - P(start)) / (end - start)``, which averages the block's test scores (:func:`boontrack.boo_n`).
+    """
+    from boontrack.estimators import best_of_n_cdf
+
+    rows, m = val.shape
+    order = np.argsort(val, axis=1, kind="stable")
+    v, t = np.take_along_axis(val, order, axis=1), np.take_along_axis(test, order, axis=1)
+    rank = np.broadcast_to(np.arange(m), (rows, m))
+    step = v[:, 1:] != v[:, :-1]
+    start = np.maximum.accumulate(np.where(np.hstack([np.ones((rows, 1), bool), step]), rank, 0), axis=1)
+    ends = np.where(np.hstack([step, np.ones((rows, 1), bool)]), rank + 1, m)
+    end = np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
+    cdf = best_of_n_cdf(m, budgets, estimator)  # (budgets, m + 1)
+    weights = (cdf[:, end] - cdf[:, start]) / (end - start)  # (budgets, rows, m)
+    return np.einsum("brm,rm->rb", weights, t)
+
+
+def _gaussian_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """The Gaussian estimate of every sweep (Bajgar et al. 2018, eq. 6; :func:`boontrack.boo_n_gaussian`)."""
+    centred_v, centred_t = val - val.mean(axis=1, keepdims=True), test - test.mean(axis=1, keepdims=True)
+    sd_v, sd_t = centred_v.std(axis=1, ddof=1), centred_t.std(axis=1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.nan_to_num((centred_v * centred_t).sum(axis=1) / ((val.shape[1] - 1) * sd_v * sd_t))
+    best = np.asarray(expected_max_of(stats.norm(), budgets.tolist()), dtype=np.float64)
+    return test.mean(axis=1)[:, None] + (rho * sd_t)[:, None] * best[None, :]
+
+
+@dataclass(frozen=True)
+class EstimatorError:
+    """Bias, variance and MSE of one estimator of Boo_n, over simulated sweeps (Dodge et al. 2021, §3).
+
+    ``estimator`` is ``"V"``, ``"U"``, ``"W"`` or ``"gaussian"``; ``bias = mean(estimate) - truth``,
+    ``variance`` the variance of the estimates (ddof=0), ``mse = bias^2 + variance``.
+    """
+
+    population: str
+    m: int
+    n: int
+    estimator: str
+    truth: float
+    bias: float
+    variance: float
+    mse: float
+    replications: int
+
+
+def estimator_errors(
+    population: Population, *, m: int, n: Any = (1, 5, 10), replications: int = 1000, rng: Any = None
+) -> tuple[EstimatorError, ...]:
+    """Bias, variance and MSE of the estimators V, U, W and the Gaussian one, on ``replications`` sweeps of m runs.
+
+    One draw of sweeps serves every estimator (a paired comparison). U is left out at budgets above m.
+
+    Returns
+    -------
+    tuple of EstimatorError
+        By estimator (V, U, W, gaussian), then budget ascending.
+    """
+    m, budgets, _, _, _, replications, _, rng = _coverage_iv(
+        population, m, n, ("studentized",), "V", 0.95, replications, 1, rng
+    )
+    truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
+    val, test = population.sample(m, replications=replications, rng=rng)
+    out = []
+    for estimator in (*ESTIMATORS, "gaussian"):
+        kept = budgets if estimator != "U" else budgets[budgets <= m]
+        if not kept.size:
+            continue
+        estimates = _gaussian_rows(val, test, kept) if estimator == "gaussian" else _boo_n_rows(val, test, kept, estimator)
+        bias = estimates.mean(axis=0) - truth[: kept.size]
+        variance = estimates.var(axis=0)
+        out += [
+            EstimatorError(population.name, m, int(k), estimator, float(truth[j]), float(bias[j]),
+                           float(variance[j]), float(bias[j] ** 2 + variance[j]), replications)
+            for j, k in enumerate(kept)
+        ]  # fmt: skip
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class RunsNeeded:
+    """How a quantity of interest changes with the number of runs m, and the smallest m that reaches a target.
+
+    Attributes
+    ----------
+    quantity
+        ``"median width"`` of the default (studentized) interval of Boo_n, or ``"power"`` of the studentized
+        interval of Boo_n(A) - Boo_n(B) (seed-paired runs) at a true difference ``shift``.
+    n
+        The budget.
+    target
+        The width to reach (at most) or the power to reach (at least).
+    m, value
+        The numbers of runs tried and the quantity at each.
+    m_needed
+        The smallest m tried that reaches the target, or None.
+    """
+
+    quantity: str
+    n: int
+    target: float
+    m: tuple[int, ...]
+    value: tuple[float, ...]
+    m_needed: int | None
+
+
+def _reached(quantity: str, value: float, target: float) -> bool:
+    return value <= target if quantity == "median width" else value >= target
+
+
+def _runs_needed(quantity: str, n: int, target: float, measured: dict[int, float]) -> RunsNeeded:
+    reached = [m for m, value in measured.items() if _reached(quantity, value, target)]
+    return RunsNeeded(quantity, n, target, tuple(measured), tuple(measured.values()), min(reached, default=None))
+
+
+@dataclass(frozen=True)
+class Study:
+    """The result of :func:`study`: estimator errors, interval coverage, and runs needed (when asked)."""
+
+    population: str
+    m: int
+    errors: tuple[EstimatorError, ...]
+    coverage: tuple[CoverageCell, ...]
+    width: RunsNeeded | None
+    power: RunsNeeded | None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every number as one row per (section, ...): the CSV ``boontrack simulate --out`` writes."""
+        rows = [
+            {"section": "estimator", "m": e.m, "n": e.n, "name": e.estimator, "truth": e.truth, "bias": e.bias,
+             "variance": e.variance, "mse": e.mse}
+            for e in self.errors
+        ]  # fmt: skip
+        rows += [
+            {"section": "interval", "m": c.m, "n": c.n, "name": c.method, "truth": c.truth, "coverage": c.coverage,
+             "coverage_se": c.coverage_se, "median_width": c.median_width}
+            for c in self.coverage
+        ]  # fmt: skip
+        for plan in (self.width, self.power):
+            if plan is not None:
+                rows += [
+                    {"section": f"runs needed: {plan.quantity}", "m": m, "n": plan.n, "name": "target",
+                     "target": plan.target, "value": value}
+                    for m, value in zip(plan.m, plan.value)
+                ]  # fmt: skip
+        return [{"population": self.population, **row} for row in rows]
+
+
+#: Numbers of runs tried by "how many runs do I need".
+PLAN_RUNS = (5, 10, 20, 50, 100, 200)
+
+
+def _study_iv(pop, m, n, methods, width, shift, power, plan_runs, replications, n_resamples, rng):
+    m, budgets, methods, _, level, replications, n_resamples, rng = _coverage_iv(
+        pop, m, n, methods, "V", 0.95, replications, n_resamples, rng
+    )
+    for name, value in (("width", width), ("shift", shift)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise ValueError(f"`{name}` must be a number > 0, got {value!r}")
+    power = as_probability(power, "power")
+    plan = sorted({as_count(k, "plan_runs") for k in plan_runs})
+    if (width is not None or shift is not None) and budgets.max() > min(plan):
+        plan = [k for k in plan if k >= budgets.max()]
+    return m, budgets, methods, width, shift, power, tuple(plan), replications, n_resamples, rng
+
+
+def study(
+    population: Population,
+    *,
+    m: int,
+    n: Any = (1, 5, 10),
+    methods: Any = CI_METHODS,
+    width: float | None = None,
+    shift: float | None = None,
+    power: float = 0.8,
+    plan_runs: Any = PLAN_RUNS,
+    replications: int = 200,
+    n_resamples: int = 499,
+    rng: Any = None,
+    progress: bool = False,
+) -> Study:
+    """Dodge et al. (2021), §3-4, on one population: how good are the estimates, the intervals, and m?
+
+    - Estimators: bias, variance and MSE of V, U, W and the Gaussian estimate at m runs
+      (:func:`estimator_errors`, ``5 x replications`` sweeps: they are cheap).
+    - Intervals: coverage and median width of each method at m runs (:func:`coverage`).
+    - With ``width``: the median width of the default interval of Boo_n at the largest budget for each m of
+      ``plan_runs``, and the smallest m whose width is at most ``width``.
+    - With ``shift``: the power of the studentized interval of Boo_n(A) - Boo_n(B) at the largest budget,
+      seed-paired runs (:func:`comparison_rates`), A better by ``shift``, for each m of ``plan_runs``, and the
+      smallest m reaching ``power``.
+
+    Parameters
+    ----------
+    population : Population
+    m : int
+        Runs per sweep for the estimator and interval sections.
+    n : int or sequence of int
+        Budgets.
+    methods : sequence of str
+        Interval methods (:data:`boontrack.spec.CI_METHODS`).
+    width, shift : float, optional
+        Targets of "how many runs do I need".
+    power : float
+        The power to reach with ``shift``.
+    plan_runs : sequence of int
+        Numbers of runs tried (those below the largest budget are skipped).
+    replications, n_resamples, rng
+        As in :func:`coverage`.
+    progress : bool
+        A progress bar over the steps on stderr, only when stderr is a terminal.
+    """
+    from boontrack.analysis import _progress_bar
+
+    m, budgets, methods, width, shift, power, plan, replications, n_resamples, rng = _study_iv(
+        population, m, n, methods, width, shift, power, plan_runs, replications, n_resamples, rng
+    )
+    largest = int(budgets.max())
+    common = dict(replications=replications, n_resamples=n_resamples, rng=rng)
+    steps = [("errors", None), *(("coverage", x) for x in methods)]
+    steps += [("width", k) for k in plan if width is not None] + [("power", k) for k in plan if shift is not None]
+    errors, cells, widths, powers = (), [], {}, {}
+    with _progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
+        for kind, arg in bar:
+            if kind == "errors":
+                errors = estimator_errors(population, m=m, n=budgets, replications=5 * replications, rng=rng)
+            elif kind == "coverage":
+                cells += coverage(population, m=m, n=budgets, methods=(arg,), **common)
+            elif kind == "width":
+                (cell,) = coverage(population, m=arg, n=largest, methods=("studentized",), **common)
+                widths[arg] = cell.median_width
+            else:
+                rates = comparison_rates(population, m=arg, n=largest, paired=True, shift=shift, **common)
+                powers[arg] = rates[0].rejection
+    return Study(
+        population=population.name,
+        m=m,
+        errors=errors,
+        coverage=tuple(cells),
+        width=None if width is None else _runs_needed("median width", largest, width, widths),
+        power=None if shift is None else _runs_needed("power", largest, power, powers),
+    )
+
+
+def format_study(result: Study) -> str:
+    """The terminal tables of a :class:`Study`: estimators, intervals, runs needed."""
+    nominal = result.coverage[0].confidence_level if result.coverage else 0.95
+    replications = result.coverage[0].replications if result.coverage else 0
+    lines = [
+        f"{result.population}: m = {result.m} runs, {replications} simulated sweeps per cell",
+        "",
+        "Estimators of Boo_n (Dodge et al. 2021, §3)",
+        *_aligned(
+            [["n", "estimator", "truth", "bias", "sd", "RMSE"]]
+            + [[str(e.n), e.estimator, f"{e.truth:.4g}", f"{e.bias:+.3g}", f"{math.sqrt(e.variance):.3g}",
+                f"{math.sqrt(e.mse):.3g}"] for e in result.errors]  # fmt: skip
+        ),
+        "",
+        f"Intervals of Boo_n (estimator V), nominal {100 * nominal:g} %",
+        *_aligned(
+            [["n", "method", "coverage", "median width"]]
+            + [[str(c.n), c.method, f"{100 * c.coverage:.1f} % ± {100 * c.coverage_se:.1f}", f"{c.median_width:.3g}"]
+               for c in result.coverage]  # fmt: skip
+        ),
+    ]
+    for plan in (result.width, result.power):
+        if plan is None:
+            continue
+        goal = "at most" if plan.quantity == "median width" else "at least"
+        what = (
+            f"median width of the Boo_{plan.n} interval"
+            if plan.quantity == "median width"
+            else f"power to tell two approaches apart by ΔBoo_{plan.n} (paired runs)"
+        )
+        verdict = (
+            f"{plan.m_needed} runs" if plan.m_needed is not None else f"more than {max(plan.m)} runs (not reached)"
+        )
+        lines += ["", f"Runs needed: {what} {goal} {plan.target:g}: {verdict}"]
+        lines += _aligned([["m", *map(str, plan.m)], [plan.quantity, *(f"{v:.3g}" for v in plan.value)]])
+    return "\n".join(lines)
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def write_study(result: Study, directory: Any, *, plots: bool = True) -> list[str]:
+    """Write ``study.csv`` (:meth:`Study.rows`) and, with matplotlib, ``study.png`` into ``directory``.
+
+    The plot shows the coverage of each interval method by budget against the nominal level and, when asked
+    for, the runs-needed curves. Returns the paths written.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "study.csv"]
+    pd.DataFrame(result.rows()).to_csv(written[0], index=False)
+    if plots and importlib.util.find_spec("matplotlib") is not None:
+        written.append(out / "study.png")
+        _plot_study(result, written[-1])
+    return [str(p) for p in written]
+
+
+def _plot_study(result: Study, path: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plans = [p for p in (result.width, result.power) if p is not None]
+    fig, axes = plt.subplots(1, 1 + len(plans), figsize=(5.5 * (1 + len(plans)), 4), squeeze=False)
+    ax = axes[0, 0]
+    for method in dict.fromkeys(c.method for c in result.coverage):
+        cells = [c for c in result.coverage if c.method == method]
+        ax.errorbar([c.n for c in cells], [c.coverage for c in cells], yerr=[2 * c.coverage_se for c in cells],
+                    marker="o", capsize=3, label=method)  # fmt: skip
+    if result.coverage:
+        ax.axhline(result.coverage[0].confidence_level, color="grey", linestyle="--", label="nominal")
+    ax.set(xlabel="budget n", ylabel="coverage", title=f"{result.population}, m = {result.m}")
+    ax.legend(fontsize="small")
+    for ax, plan in zip(axes[0, 1:], plans):
+        ax.plot(plan.m, plan.value, marker="o")
+        ax.axhline(plan.target, color="grey", linestyle="--", label="target")
+        ax.set(xscale="log", xlabel="runs m", ylabel=plan.quantity, title=f"Boo_{plan.n}: runs needed")
+        ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
