@@ -126,7 +126,7 @@ def test_an_empty_frame_has_the_contract_columns():
 
 
 def test_summary_runs_are_recognised_by_one_marker():
-    assert is_summary_run({"boontrack.role": "summary"})
+    assert is_summary_run({"boontrack.role": "summary"}) and is_summary_run({"boontrack.role": "group-curve"})
     assert not is_summary_run({"boontrack.role": "input"}) and not is_summary_run({})
 
 

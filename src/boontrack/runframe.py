@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POINT_COLUMNS",
+    "GROUP_CURVE_ROLE",
     "SUMMARY_ROLE",
     "SUMMARY_ROLE_TAG",
     "RunRecord",
@@ -48,6 +49,8 @@ __all__ = [
 SUMMARY_ROLE_TAG = "boontrack.role"
 #: Value of :data:`SUMMARY_ROLE_TAG` on boontrack's summary runs.
 SUMMARY_ROLE = "summary"
+#: Value of :data:`SUMMARY_ROLE_TAG` on the per-group curve runs under an MLflow summary run.
+GROUP_CURVE_ROLE = "group-curve"
 #: Columns of the metric points :func:`pick_best_val_step` reads, one row per logged point.
 POINT_COLUMNS = ("run_id", "step", "value")
 #: Prefixes of the run frame's columns, in the order they follow the contract columns.
@@ -55,9 +58,9 @@ _PREFIXES = ("params.", "metrics.", "tags.")
 
 
 def is_summary_run(tags: Mapping[str, Any]) -> bool:
-    """True for a run boontrack wrote: its tags (MLflow) or config (W&B) carry a ``boontrack.role`` (``summary``,
-    or another role of boontrack's own runs such as MLflow's per-group curve runs)."""
-    return SUMMARY_ROLE_TAG in tags
+    """True for a run boontrack wrote: its tags (MLflow) or config (W&B) carry ``boontrack.role`` = ``summary``
+    or :data:`GROUP_CURVE_ROLE`."""
+    return tags.get(SUMMARY_ROLE_TAG) in (SUMMARY_ROLE, GROUP_CURVE_ROLE)
 
 
 def check_options(backend: str, options: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:

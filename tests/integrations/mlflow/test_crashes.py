@@ -25,7 +25,8 @@ import pytest
 
 from boontrack.backends import SUMMARY_ROLE_TAG
 from boontrack.integrations.mlflow import summarize_sweep
-from boontrack.integrations.mlflow._sink import FINGERPRINT_TAG, GROUP_ROLE, KEY_TAG, WRITE_TAG
+from boontrack.integrations.mlflow._sink import FINGERPRINT_TAG, KEY_TAG, WRITE_TAG
+from boontrack.runframe import GROUP_CURVE_ROLE
 
 from integrations.mlflow.mlflow_helpers import mixed_sweep
 
@@ -170,7 +171,7 @@ def assert_one_complete_summary(sweep, fingerprint: str) -> None:
     assert summary.data.metrics["boon/runs"] == len(kept)
     assert summary.data.metrics["boon/test_acc/mean"] == pytest.approx(test.mean(), abs=1e-12)
     (group,) = [r for r in runs if r is not summary]  # no group_by: one group
-    assert group.data.tags[SUMMARY_ROLE_TAG] == GROUP_ROLE and group.info.status == "FINISHED"
+    assert group.data.tags[SUMMARY_ROLE_TAG] == GROUP_CURVE_ROLE and group.info.status == "FINISHED"
     assert group.data.tags["mlflow.parentRunId"] == summary.info.run_id
     assert {r.data.tags[WRITE_TAG] for r in runs} == {summary.data.tags[WRITE_TAG]}
 

@@ -39,7 +39,7 @@ import numpy as np
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.integrations.mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
-from boontrack.runframe import SUMMARY_ROLE, write_artifacts
+from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -51,7 +51,6 @@ WRITE_RECORD_PREFIX = "boontrack.write."
 GROUPS_TAG = "boontrack.groups"
 NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
-GROUP_ROLE = "group-curve"
 #: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
 GROUP_CURVE_KEY = "boon/curve"
 #: Curves longer than this are thinned to log-spaced budgets: one request, and a readable line chart.
@@ -208,7 +207,7 @@ class MlflowSink(Sink):
         groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
         clean = (
             len(own) == 1 + len(groups)
-            and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_ROLE and r.info.status == "FINISHED" for r in groups)
+            and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups)
             and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
         )
         return _State(records, own, keep, clean)
@@ -276,7 +275,7 @@ class MlflowSink(Sink):
         from mlflow.entities import Metric
 
         tags = {
-            SUMMARY_ROLE_TAG: GROUP_ROLE,
+            SUMMARY_ROLE_TAG: GROUP_CURVE_ROLE,
             KEY_TAG: self._key,
             WRITE_TAG: write_id,
             PARENT_TAG: self._run_id,
