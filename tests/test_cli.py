@@ -97,7 +97,7 @@ def test_help_and_version():
     result = run_boontrack("--help")
     assert result.returncode == 0
     assert "summarize" in result.stdout and "reaggregate" in result.stdout
-    assert invoke("--version").output.strip().endswith("0.1.0")
+    assert invoke("--version").output.strip().endswith("0.2.0")
     assert "--tracking-uri" in invoke("summarize", "--help").output
 
 
