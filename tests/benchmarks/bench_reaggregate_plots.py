@@ -15,31 +15,13 @@ time (user + system) and the wall time of the command's process.
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-
-def reaggregate(config: Path) -> tuple[float, float, str]:
-    """Run ``boontrack reaggregate``; its CPU seconds, wall seconds and stdout."""
-    command = [shutil.which("boontrack") or "boontrack", "reaggregate", "--config", str(config)]
-    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
-        _, status, usage = os.wait4(process.pid, 0)  # reaped here, so that its own rusage is returned
-        wall = time.perf_counter() - start
-        stdout.seek(0)
-        stderr.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(command)} failed:\n{stderr.read()}")
-        return usage.ru_utime + usage.ru_stime, wall, stdout.read()
+from bench_summarize import boontrack
 
 
 def write_jobs(directory: Path, *, jobs: int, runs: int, plots: bool) -> Path:
@@ -81,7 +63,8 @@ def main() -> None:
             directory = Path(tmp)
             config = write_jobs(directory, jobs=options.jobs, runs=options.runs, plots=variant == "plots")
             for label in ("first", "unchanged"):
-                cpu, wall, stdout = reaggregate(config)
+                wall, _, process, cpu = boontrack("reaggregate", "--config", str(config))
+                stdout = process.stdout
                 expected = "updated" if label == "first" else "unchanged"
                 assert stdout.count(f": {expected}") == options.jobs, stdout
                 pngs = len(list((directory / "out").rglob("*.png")))
