@@ -302,27 +302,28 @@ class _RankedRuns:
         """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, budgets).
 
         ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``indices.shape[1]``, one row per budget.
-        Boo_n of a resample is linear in P: ``sum_b (P(C_b) - P(C_b - c_b)) mean_b``. With few tie blocks
-        (fewer than ``m / _GATHER_SHARE``) the weights are gathered from the table for every budget at once.
-        Else each resample becomes a row holding ``+mean_b`` at position ``C_b`` and ``-mean_b`` at
-        ``C_b - c_b`` (two bincounts), and one matrix product with the table gives every budget at once, in
-        BLAS (with one thread: :func:`_one_blas_thread`).
+        Boo_n of a resample is linear in P, and summed by parts it needs one value of P per block:
+        ``sum_b (P(C_b) - P(C_{b-1})) mean_b = sum_b P(C_b) (mean_b - mean_{b+1}) - P(0) mean_1`` (with
+        ``mean_{B+1} = 0``). With few tie blocks (fewer than ``m / _GATHER_SHARE``) these values are gathered
+        from the table for every budget at once. Else each resample becomes a row holding
+        ``mean_b - mean_{b+1}`` at position ``C_b`` (one bincount), and one matrix product with the table gives
+        every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`).
         """
         counts, sums = self.block_totals(indices)
         cum = np.cumsum(counts, axis=1)
-        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
-        if cdf.shape[0] == 1 or self.blocks * _GATHER_SHARE <= self.m:
-            values = np.empty((cum.shape[0], cdf.shape[0]))
-            for part in _budget_slices(cdf.shape[0], cum.size):
-                weight = _block_weights(cdf[part], cum, cum - counts)
-                values[:, part] = np.einsum("kij,ij->ik", weight, means)
-            return values + self._offset
-        means = means.ravel()
+        falls = sums / np.maximum(counts, 1)  # the block means; a block without draws has weight 0
+        first = cdf[:, 0] * falls[:, :1]  # P(0) mean_1, (resamples, budgets)
+        falls[:, :-1] -= falls[:, 1:]  # ufuncs buffer overlapping operands
         size, width = cum.shape[0], cdf.shape[1]
-        offsets = (np.arange(size) * width)[:, None]
-        signed = np.bincount((cum + offsets).ravel(), weights=means, minlength=size * width)
-        signed -= np.bincount((cum - counts + offsets).ravel(), weights=means, minlength=size * width)
-        return signed.reshape(size, width) @ cdf.T + self._offset
+        if cdf.shape[0] == 1 or self.blocks * _GATHER_SHARE <= self.m:
+            values = np.empty((size, cdf.shape[0]))
+            for part in _budget_slices(cdf.shape[0], cum.size):
+                values[:, part] = np.einsum("kij,ij->ik", cdf[part].take(cum, axis=1), falls)
+        else:
+            offsets = (np.arange(size) * width)[:, None]
+            signed = np.bincount((cum + offsets).ravel(), weights=falls.ravel(), minlength=size * width)
+            values = signed.reshape(size, width) @ cdf.T
+        return values - first + self._offset
 
     @_one_blas_thread
     def boo_n_studentized(
@@ -359,8 +360,8 @@ class _RankedRuns:
             g = slope[part]
             g_high = g.take(cum, axis=1)
             step = means * (g_high - g.take(prev, axis=1))
-            # R_b: the block's own term plus the steps of the blocks above it (a reverse cumulative sum).
-            influence = means * g_high + (np.cumsum(step[..., ::-1], axis=2)[..., ::-1] - step)
+            # R_b: the block's own term plus the steps of the blocks above it (all steps less those up to b).
+            influence = means * g_high + (step.sum(axis=2, keepdims=True) - np.cumsum(step, axis=2))
             centre = np.einsum("ij,kij->ki", share, influence)
             influence -= centre[..., None]
             variance = np.einsum("ij,kij->ki", share, influence * influence)
