@@ -311,9 +311,8 @@ class _RankedRuns:
         """
         counts, sums = self.block_totals(indices)
         cum = np.cumsum(counts, axis=1)
-        falls = sums / np.maximum(counts, 1)  # the block means; a block without draws has weight 0
-        first = cdf[:, 0] * falls[:, :1]  # P(0) mean_1, (resamples, budgets)
-        falls[:, :-1] -= falls[:, 1:]  # ufuncs buffer overlapping operands
+        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
+        falls = _falls(means)
         size, width = cum.shape[0], cdf.shape[1]
         if cdf.shape[0] == 1 or self.blocks * _GATHER_SHARE <= self.m:
             values = np.empty((size, cdf.shape[0]))
@@ -323,7 +322,7 @@ class _RankedRuns:
             offsets = (np.arange(size) * width)[:, None]
             signed = np.bincount((cum + offsets).ravel(), weights=falls.ravel(), minlength=size * width)
             values = signed.reshape(size, width) @ cdf.T
-        return values - first + self._offset
+        return values - cdf[:, 0] * means[:, :1] + self._offset
 
     @_one_blas_thread
     def boo_n_studentized(
@@ -336,18 +335,18 @@ class _RankedRuns:
         towards run i, in block b, is ``L_i = R_b + (D_b / q_b) (t_i - mean_b)`` up to a constant, with
         ``D_b`` the block's weight, ``q_b`` its share of draws and
         ``R_b = mean_b g(Q_b) + sum_{b' > b} mean_b' (g(Q_b') - g(Q_{b'-1}))``, where ``g = G'`` is ``slope``
-        (one row per budget, like ``cdf``). The standard error is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)``
-        (the nonparametric delta method, Efron & Tibshirani 1993, §21.3). Returns two arrays of shape
-        (resamples, budgets): one reverse cumulative sum per budget, no per-resample loop; budgets are
+        (one row per budget, like ``cdf``); summed by parts as in :meth:`boo_n`,
+        ``R_b = sum_{b' >= b} g(Q_b') (mean_b' - mean_{b'+1})``, one reverse cumulative sum. The standard error
+        is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
+        §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
         processed together, as (budgets, resamples, blocks) arrays of at most ``_CACHE_ELEMENTS`` values.
         """
         m = indices.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(indices, squares=ties)
         cum = np.cumsum(counts, axis=1)
-        prev = cum - counts
-        drawn = np.maximum(counts, 1)
-        means = sums / drawn  # a block without draws has weight 0
+        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
+        falls = _falls(means)
         share = counts / m
         if ties:  # spread of the test scores inside each block: sum_i c_i (t_i - mean_b)^2 / m
             spread = np.maximum(squares[0] - sums * means, 0.0) / m
@@ -355,17 +354,20 @@ class _RankedRuns:
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
         for part in _budget_slices(cdf.shape[0], cum.size):
-            weight = _block_weights(cdf[part], cum, prev)  # (budgets, resamples, blocks)
-            values[:, part] = np.einsum("kij,ij->ik", weight, means)
-            g = slope[part]
-            g_high = g.take(cum, axis=1)
-            step = means * (g_high - g.take(prev, axis=1))
-            # R_b: the block's own term plus the steps of the blocks above it (all steps less those up to b).
-            influence = means * g_high + (step.sum(axis=2, keepdims=True) - np.cumsum(step, axis=2))
+            p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
+            values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
+            terms = slope[part].take(cum, axis=1)
+            terms *= falls
+            # R_b = the sum of the terms from b up: all terms, less the cumulative sum, plus the own term.
+            influence = terms - np.cumsum(terms, axis=2)
+            influence += terms.sum(axis=2, keepdims=True)
             centre = np.einsum("ij,kij->ki", share, influence)
             influence -= centre[..., None]
             variance = np.einsum("ij,kij->ki", share, influence * influence)
-            if ties:
+            if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws
+                weight = np.empty_like(p_high)
+                np.subtract(p_high[..., 0], cdf[part, :1], out=weight[..., 0])
+                np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
                 weight /= share_floor
                 variance += np.einsum("ij,kij->ki", spread, weight * weight)
             variances[:, part] = variance.T
@@ -400,9 +402,11 @@ def _slope_table(m: int, budgets: np.ndarray, estimator: Estimator) -> np.ndarra
     return m * np.gradient(p, axis=1)
 
 
-def _block_weights(cdf: np.ndarray, cum: np.ndarray, prev: np.ndarray) -> np.ndarray:
-    """``P(C_b) - P(C_{b-1})`` for each budget (row of ``cdf``), resample and block: (budgets, resamples, blocks)."""
-    return cdf.take(cum, axis=1) - cdf.take(prev, axis=1)  # take: 1.6x faster than fancy indexing
+def _falls(means: np.ndarray) -> np.ndarray:
+    """``mean_b - mean_{b+1}`` along the blocks of each resample (``mean_{B+1} = 0``), for sums by parts."""
+    falls = means.copy()
+    falls[:, :-1] -= means[:, 1:]
+    return falls
 
 
 def _budget_slices(budgets: int, per_budget: int) -> list[slice]:
