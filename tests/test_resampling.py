@@ -88,6 +88,22 @@ def test_batches_follow_each_other_in_the_stream(monkeypatch):
     np.testing.assert_array_equal(whole, boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution)
 
 
+def test_batches_are_bounded_in_memory_at_any_number_of_runs(monkeypatch):
+    """A batch holds about _BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
+    drawn = []
+    draw = resampling._draw_indices
+
+    def recording(rng, m, size):
+        drawn.append(size * m)
+        return draw(rng, m, size)
+
+    monkeypatch.setattr(resampling, "_draw_indices", recording)
+    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 1000)
+    boo_n_ci(np.arange(300.0), n=2, n_resamples=10, method="percentile", rng=0)  # 3 resamples per batch
+    boo_n_ci(np.arange(2000.0), n=2, n_resamples=4, method="percentile", rng=0)  # one
+    assert drawn == [900, 900, 900, 300, 2000, 2000, 2000, 2000]
+
+
 def test_kernels_run_with_one_blas_thread(monkeypatch):
     """BLAS threads multiplied the CPU time of the kernels' small matrix products: they run with one, and the
     caller's setting is restored afterwards."""
