@@ -26,8 +26,9 @@ blocks per budget; :meth:`_RankedRuns.boo_n_studentized`). It was chosen by its 
 populations with a known Boo_n (:mod:`boontrack.simulate`, ``tests/benchmarks/bench_coverage.py``).
 
 Resamples are processed in batches of about ``_BATCH_ELEMENTS`` draws (16 MB), counted in cache-sized chunks,
-so memory stays bounded and ``n_resamples`` is limited only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never
-touches the global random state.
+so memory stays bounded and ``n_resamples`` is limited only by time. The kernels run BLAS with one thread
+(:func:`_one_blas_thread`). Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and
+never touches the global random state.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ _MIN_BATCH = 1
 #: Runs x resamples counted at once: small enough that the counting's arrays (~2 MB each) stay in cache, which
 #: makes it 2-5x faster than on whole batches; also the size of the (budgets, resamples, blocks) arrays.
 _CACHE_ELEMENTS = 1 << 18
-#: Boo_n gathers its block weights from the table of P when the tie blocks are fewer than m / _GATHER_SHARE
-#: (2 x budgets gathers per block); with more blocks one matrix product per batch is cheaper (measured).
+#: Boo_n gathers P at the block ends from its table when the tie blocks are fewer than m / _GATHER_SHARE (one
+#: gather per block and budget); with more blocks one matrix product per batch is cheaper (measured).
 _GATHER_SHARE = 8
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
