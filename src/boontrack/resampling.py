@@ -342,6 +342,10 @@ class _RankedRuns:
         §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
         processed together, as (budgets, resamples, blocks) arrays of at most ``_CACHE_ELEMENTS`` values.
         """
+        rows = max(1, _CACHE_ELEMENTS // self.blocks)
+        if indices.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
+            parts = [self.boo_n_studentized(indices[k : k + rows], cdf, slope) for k in range(0, len(indices), rows)]
+            return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
         m = indices.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(indices, squares=ties)
