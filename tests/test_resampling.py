@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+import threadpoolctl
 from scipy import special, stats
 
 from boontrack import resampling
@@ -83,6 +84,46 @@ def test_batches_follow_each_other_in_the_stream(monkeypatch):
     monkeypatch.setattr(resampling, "_MIN_BATCH", 1)  # batches of 7 resamples
     batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
     np.testing.assert_array_equal(whole, batched)
+    monkeypatch.setattr(resampling, "_CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
+    np.testing.assert_array_equal(whole, boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution)
+
+
+def test_batches_are_bounded_in_memory_at_any_number_of_runs(monkeypatch):
+    """A batch holds about _BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
+    drawn = []
+    draw = resampling._draw_indices
+
+    def recording(rng, m, size):
+        drawn.append(size * m)
+        return draw(rng, m, size)
+
+    monkeypatch.setattr(resampling, "_draw_indices", recording)
+    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 1000)
+    boo_n_ci(np.arange(300.0), n=2, n_resamples=10, method="percentile", rng=0)  # 3 resamples per batch
+    boo_n_ci(np.arange(2000.0), n=2, n_resamples=4, method="percentile", rng=0)  # one
+    assert drawn == [900, 900, 900, 300, 2000, 2000, 2000, 2000]
+
+
+def test_kernels_run_with_one_blas_thread(monkeypatch):
+    """BLAS threads multiplied the CPU time of the kernels' small matrix products: they run with one, and the
+    caller's setting is restored afterwards."""
+    if not any(pool["user_api"] == "blas" for pool in threadpoolctl.threadpool_info()):
+        pytest.skip("no BLAS library loaded")
+    seen = []
+    count = resampling._RankedRuns.block_totals
+
+    def counting(self, *args, **kwargs):  # called inside every kernel
+        seen.extend(pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas")
+        return count(self, *args, **kwargs)
+
+    monkeypatch.setattr(resampling._RankedRuns, "block_totals", counting)
+    val, test = np.arange(200.0), np.arange(200.0)[::-1].copy()  # no ties: the matrix-product kernel
+    with threadpoolctl.threadpool_limits(2, user_api="blas"):
+        for method in ("studentized", "percentile"):
+            boo_n_curve_ci(val, test, n=[1, 2, 5], n_resamples=50, method=method, rng=0)
+        after = [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    assert seen and set(seen) == {1}
+    assert set(after) == {2}
 
 
 def test_percentile_interval_is_numpy_quantiles():
@@ -228,7 +269,9 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 # Curves and the mean
 
 
-def test_curve_matches_materialised_resamples_at_every_budget():
+@pytest.mark.parametrize("gather_share", [1, 10**9], ids=["gathered-weights", "matrix-product"])
+def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gather_share):
+    monkeypatch.setattr(resampling, "_GATHER_SHARE", gather_share)  # both ways of weighting the blocks
     val, test = tied_runs(m=60)
     budgets = [1, 2, 5, 13, 40, 60]
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
@@ -483,9 +526,12 @@ def delta_method_se(val: np.ndarray, test: np.ndarray, counts: np.ndarray, n: in
     return float(np.sqrt(p @ influence**2 / m))
 
 
-def test_studentized_band_from_numerical_influence_functions():
+@pytest.mark.parametrize("cache_elements", [None, 1], ids=["one-pass", "budget-by-budget"])
+def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_elements):
     """Bootstrap-t from first principles: each resample's Boo_n from boo_n, its standard error from numerical
     derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
+    if cache_elements is not None:  # one resample and one budget at a time
+        monkeypatch.setattr(resampling, "_CACHE_ELEMENTS", cache_elements)
     val, test = tied_runs(m=14, seed=3)
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)

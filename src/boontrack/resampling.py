@@ -25,13 +25,15 @@ error, from the empirical influence function of the L-statistic (one reverse cum
 blocks per budget; :meth:`_RankedRuns.boo_n_studentized`). It was chosen by its measured coverage on
 populations with a known Boo_n (:mod:`boontrack.simulate`, ``tests/benchmarks/bench_coverage.py``).
 
-Resamples are processed in batches of about ``_BATCH_ELEMENTS`` draws (a few MB), so ``n_resamples`` is
-limited only by time. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never
-touches the global random state.
+Resamples are processed in batches of about ``_BATCH_ELEMENTS`` draws (16 MB), counted in cache-sized chunks,
+so memory stays bounded and ``n_resamples`` is limited only by time. The kernels run BLAS with one thread
+(:func:`_one_blas_thread`). Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and
+never touches the global random state.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from scipy import special
+from threadpoolctl import ThreadpoolController
 
 from boontrack._validation import (
     as_budget,
@@ -68,11 +71,17 @@ __all__ = [
 
 Method = Literal["studentized", "percentile", "bca", "smoothed"]
 
-#: Runs x resamples per batch: small enough that a batch's arrays (~2 MB each) stay in cache, which makes the
-#: counting 3-5x faster than with large batches; memory stays bounded at any n_resamples.
-_BATCH_ELEMENTS = 1 << 18
-#: ... but at least this many resamples per batch, so that row operations stay vectorised for large m.
-_MIN_BATCH = 64
+#: Runs x resamples per batch (16 MB of int32 indices): enough resamples that the work per tie block stays
+#: vectorised, few enough that memory stays bounded at any n_resamples and m ...
+_BATCH_ELEMENTS = 1 << 22
+#: ... with at least this many resamples per batch.
+_MIN_BATCH = 1
+#: Runs x resamples counted at once: small enough that the counting's arrays (~2 MB each) stay in cache, which
+#: makes it 2-5x faster than on whole batches; also the size of the (budgets, resamples, blocks) arrays.
+_CACHE_ELEMENTS = 1 << 18
+#: Boo_n gathers P at the block ends from its table when the tie blocks are fewer than m / _GATHER_SHARE (one
+#: gather per block and budget); with more blocks one matrix product per batch is cheaper (measured).
+_GATHER_SHARE = 8
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
 #: Runs below which the intervals of one group under-cover whatever the budget (measured: see
@@ -219,6 +228,28 @@ class _Resampled(NamedTuple):
     plausible: tuple[float, float]
 
 
+@functools.cache
+def _thread_pools() -> ThreadpoolController:
+    """The thread pools of the loaded native libraries, found once (a search costs about a millisecond)."""
+    return ThreadpoolController()
+
+
+def _one_blas_thread(kernel):
+    """Run ``kernel`` with BLAS limited to one thread (restored afterwards; about 5 us per call).
+
+    The kernels' matrix products are small (a batch of resamples by m + 1 ranks, times the budgets): BLAS
+    threads gained no wall time and cost up to 9x the CPU on two cores, more with several processes each
+    starting its own threads. More cores are used by running jobs or groups in separate processes.
+    """
+
+    @functools.wraps(kernel)
+    def limited(*args, **kwargs):
+        with _thread_pools().limit(limits=1, user_api="blas"):
+            return kernel(*args, **kwargs)
+
+    return limited
+
+
 class _RankedRuns:
     """Runs ranked by validation score and grouped into tie blocks, ready to evaluate Boo_n on resamples.
 
@@ -234,7 +265,8 @@ class _RankedRuns:
         blocks = rank_blocks(val, maximize=maximize)
         self.m = val.size
         self.blocks = blocks.ends.size
-        self._block_of = np.empty(self.m, dtype=np.intp)  # tie block of each run, in input order
+        # Tie block of each run, in input order; int32 halves the memory the gather reads (m < 2^31 runs).
+        self._block_of = np.empty(self.m, dtype=np.int32)
         self._block_of[blocks.order] = np.repeat(np.arange(self.blocks), np.diff(blocks.ends, prepend=0))
         # Test scores are summed relative to their median: constant scores then give exactly their value (a
         # collapsed interval), and sums of large counts keep their precision.
@@ -247,37 +279,53 @@ class _RankedRuns:
         Returns two arrays of shape (resamples, blocks), and a third, the sum of squared test scores, with
         ``squares=True``.
         """
-        size = indices.shape[0]
-        flat = (self._block_of.take(indices) + (np.arange(size) * self.blocks)[:, None]).ravel()
-        length = self.blocks * size
-        counts = np.bincount(flat, minlength=length).reshape(size, self.blocks)
-        drawn = self._test.take(indices).ravel()
-        sums = np.bincount(flat, weights=drawn, minlength=length).reshape(size, self.blocks)
-        if not squares:
-            return counts, sums
-        return counts, sums, np.bincount(flat, weights=drawn * drawn, minlength=length).reshape(size, self.blocks)
+        size, width = indices.shape
+        totals = [
+            np.empty((size, self.blocks), dtype=np.intp),
+            *(np.empty((size, self.blocks)) for _ in range(1 + squares)),
+        ]
+        rows = max(1, _CACHE_ELEMENTS // max(width, 1))
+        for start in range(0, size, rows):  # chunks of resamples whose arrays stay in cache: 2-5x faster
+            runs = indices[start : start + rows].astype(np.intp)  # take casts int32 indices per call: cast once
+            done = runs.shape[0]
+            flat = np.add(self._block_of.take(runs), (np.arange(done) * self.blocks)[:, None], dtype=np.intp).ravel()
+            length = self.blocks * done
+            part = slice(start, start + done)
+            totals[0][part] = np.bincount(flat, minlength=length).reshape(done, self.blocks)
+            drawn = self._test.take(runs).ravel()
+            totals[1][part] = np.bincount(flat, weights=drawn, minlength=length).reshape(done, self.blocks)
+            if squares:
+                totals[2][part] = np.bincount(flat, weights=drawn * drawn, minlength=length).reshape(done, self.blocks)
+        return tuple(totals)
 
+    @_one_blas_thread
     def boo_n(self, indices: np.ndarray, cdf: np.ndarray) -> np.ndarray:
         """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, budgets).
 
         ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``indices.shape[1]``, one row per budget.
-        Boo_n of a resample is linear in P: ``sum_b (P(C_b) - P(C_b - c_b)) mean_b``. So each resample becomes a
-        row holding ``+mean_b`` at position ``C_b`` and ``-mean_b`` at ``C_b - c_b`` (two bincounts), and one
-        matrix product with the table of P gives every budget at once, in BLAS.
+        Boo_n of a resample is linear in P, and summed by parts it needs one value of P per block:
+        ``sum_b (P(C_b) - P(C_{b-1})) mean_b = sum_b P(C_b) (mean_b - mean_{b+1}) - P(0) mean_1`` (with
+        ``mean_{B+1} = 0``). With few tie blocks (fewer than ``m / _GATHER_SHARE``) these values are gathered
+        from the table for every budget at once. Else each resample becomes a row holding
+        ``mean_b - mean_{b+1}`` at position ``C_b`` (one bincount), and one matrix product with the table gives
+        every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`).
         """
         counts, sums = self.block_totals(indices)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
-        if cdf.shape[0] == 1:  # one budget: two gathers are cheaper than building the rows
-            p = cdf[0]
-            return np.einsum("ij,ij->i", p.take(cum) - p.take(cum - counts), means)[:, None] + self._offset
-        means = means.ravel()
+        falls = _falls(means)
         size, width = cum.shape[0], cdf.shape[1]
-        offsets = (np.arange(size) * width)[:, None]
-        signed = np.bincount((cum + offsets).ravel(), weights=means, minlength=size * width)
-        signed -= np.bincount((cum - counts + offsets).ravel(), weights=means, minlength=size * width)
-        return signed.reshape(size, width) @ cdf.T + self._offset
+        if cdf.shape[0] == 1 or self.blocks * _GATHER_SHARE <= self.m:
+            values = np.empty((size, cdf.shape[0]))
+            for part in _budget_slices(cdf.shape[0], cum.size):
+                values[:, part] = np.einsum("kij,ij->ik", cdf[part].take(cum, axis=1), falls)
+        else:
+            offsets = (np.arange(size) * width)[:, None]
+            signed = np.bincount((cum + offsets).ravel(), weights=falls.ravel(), minlength=size * width)
+            values = signed.reshape(size, width) @ cdf.T
+        return values - cdf[:, 0] * means[:, :1] + self._offset
 
+    @_one_blas_thread
     def boo_n_studentized(
         self, indices: np.ndarray, cdf: np.ndarray, slope: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -288,35 +336,46 @@ class _RankedRuns:
         towards run i, in block b, is ``L_i = R_b + (D_b / q_b) (t_i - mean_b)`` up to a constant, with
         ``D_b`` the block's weight, ``q_b`` its share of draws and
         ``R_b = mean_b g(Q_b) + sum_{b' > b} mean_b' (g(Q_b') - g(Q_{b'-1}))``, where ``g = G'`` is ``slope``
-        (one row per budget, like ``cdf``). The standard error is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)``
-        (the nonparametric delta method, Efron & Tibshirani 1993, §21.3). Returns two arrays of shape
-        (resamples, budgets): one reverse cumulative sum per budget, no per-resample loop.
+        (one row per budget, like ``cdf``); summed by parts as in :meth:`boo_n`,
+        ``R_b = sum_{b' >= b} g(Q_b') (mean_b' - mean_{b'+1})``, one reverse cumulative sum. The standard error
+        is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
+        §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
+        processed together, as (budgets, resamples, blocks) arrays of at most ``_CACHE_ELEMENTS`` values.
         """
+        rows = max(1, _CACHE_ELEMENTS // self.blocks)
+        if indices.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
+            parts = [self.boo_n_studentized(indices[k : k + rows], cdf, slope) for k in range(0, len(indices), rows)]
+            return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
         m = indices.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(indices, squares=ties)
         cum = np.cumsum(counts, axis=1)
-        prev = cum - counts
-        drawn = np.maximum(counts, 1)
-        means = sums / drawn  # a block without draws has weight 0
+        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
+        falls = _falls(means)
         share = counts / m
         if ties:  # spread of the test scores inside each block: sum_i c_i (t_i - mean_b)^2 / m
             spread = np.maximum(squares[0] - sums * means, 0.0) / m
+            share_floor = np.maximum(share, 1.0 / m)
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
-        for k, (p, g) in enumerate(zip(cdf, slope)):
-            weight = p.take(cum) - p.take(prev)
-            values[:, k] = np.einsum("ij,ij->i", weight, means)
-            g_high = g.take(cum)
-            step = means * (g_high - g.take(prev))
-            # R_b: the block's own term plus the steps of the blocks above it (a reverse cumulative sum).
-            influence = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
-            centre = np.einsum("ij,ij->i", share, influence)
-            influence -= centre[:, None]
-            variance = np.einsum("ij,ij->i", share, influence * influence)
-            if ties:
-                variance += np.einsum("ij,ij->i", (weight / np.maximum(share, 1.0 / m)) ** 2, spread)
-            variances[:, k] = variance
+        for part in _budget_slices(cdf.shape[0], cum.size):
+            p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
+            values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
+            terms = slope[part].take(cum, axis=1)
+            terms *= falls
+            # R_b = the sum of the terms from b up: all terms, less the cumulative sum, plus the own term.
+            influence = terms - np.cumsum(terms, axis=2)
+            influence += terms.sum(axis=2, keepdims=True)
+            centre = np.einsum("ij,kij->ki", share, influence)
+            influence -= centre[..., None]
+            variance = np.einsum("ij,kij->ki", share, influence * influence)
+            if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws
+                weight = np.empty_like(p_high)
+                np.subtract(p_high[..., 0], cdf[part, :1], out=weight[..., 0])
+                np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
+                weight /= share_floor
+                variance += np.einsum("ij,kij->ki", spread, weight * weight)
+            variances[:, part] = variance.T
         return values + self._offset, np.sqrt(variances / m)
 
     def estimate(self, cdf: np.ndarray) -> np.ndarray:
@@ -348,8 +407,22 @@ def _slope_table(m: int, budgets: np.ndarray, estimator: Estimator) -> np.ndarra
     return m * np.gradient(p, axis=1)
 
 
-def _batch_sizes(n_resamples: int, runs: int) -> list[int]:
-    size = max(_MIN_BATCH, _BATCH_ELEMENTS // runs)
+def _falls(means: np.ndarray) -> np.ndarray:
+    """``mean_b - mean_{b+1}`` along the blocks of each resample (``mean_{B+1} = 0``), for sums by parts."""
+    falls = means.copy()
+    falls[:, :-1] -= means[:, 1:]
+    return falls
+
+
+def _budget_slices(budgets: int, per_budget: int) -> list[slice]:
+    """Budgets in groups whose (budgets, resamples, blocks) arrays hold at most ``_CACHE_ELEMENTS`` values."""
+    step = max(1, _CACHE_ELEMENTS // max(per_budget, 1))
+    return [slice(k, k + step) for k in range(0, budgets, step)]
+
+
+def _batch_sizes(n_resamples: int, runs: int, elements: int | None = None) -> list[int]:
+    """Resamples per batch, batches of about ``elements`` (default ``_BATCH_ELEMENTS``) runs x resamples."""
+    size = max(_MIN_BATCH, (elements or _BATCH_ELEMENTS) // runs)
     full, rest = divmod(n_resamples, size)
     return [size] * full + ([rest] if rest else [])
 
@@ -394,7 +467,7 @@ def _smoothed_boo_n(
     out = np.empty((n_resamples, cdf.shape[0]))
     done = 0
     positions = np.arange(m)
-    for size in _batch_sizes(n_resamples, 2 * m):
+    for size in _batch_sizes(n_resamples, 2 * m, _CACHE_ELEMENTS):  # sorted per batch: keep it in cache
         idx = _draw_indices(rng, m, size)
         v = val[idx] + h_val * rng.standard_normal((size, m))
         t = v if test is None else test[idx] + h_test * rng.standard_normal((size, m))

@@ -104,7 +104,8 @@ def main() -> None:
 
     for estimator in ("V", "U", "W"):
         seconds, band = best_time(
-            lambda: boo_n_curve_ci(val, test, estimator=estimator, n_resamples=9_999, rng=2), repeats
+            lambda: boo_n_curve_ci(val, test, estimator=estimator, n_resamples=9_999, method="percentile", rng=2),
+            repeats,
         )
         lines.append(
             row(
@@ -118,18 +119,19 @@ def main() -> None:
             )
         )
     val, test = synthetic
-    seconds, band = best_time(lambda: boo_n_curve_ci(val, test, n_resamples=9_999, rng=2), repeats)
-    lines.append(
-        row(
-            f"boontrack boo_n_curve_ci percentile, V, {band.n.size} budgets",
-            "synthetic m=1000",
-            9_999,
-            seconds,
-            band.low[band.n == 5][0],
-            band.high[band.n == 5][0],
-            "interval shown at n=5",
+    for method in ("percentile", "studentized"):  # studentized: a standard error per resample and budget
+        seconds, band = best_time(lambda: boo_n_curve_ci(val, test, n_resamples=9_999, method=method, rng=2), repeats)
+        lines.append(
+            row(
+                f"boontrack boo_n_curve_ci {method}, V, {band.n.size} budgets",
+                "synthetic m=1000",
+                9_999,
+                seconds,
+                band.low[band.n == 5][0],
+                band.high[band.n == 5][0],
+                "interval shown at n=5",
+            )
         )
-    )
     print("\n".join(lines))
 
 

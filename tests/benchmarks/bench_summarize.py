@@ -3,12 +3,19 @@
 Run by hand (not collected by pytest)::
 
     python tests/benchmarks/bench_summarize.py [--runs 100000] [--groups 10] [--resamples 10000]
+    python tests/benchmarks/bench_summarize.py --threads-only [--runs 1000000]
 
-Prints Markdown rows: wall time and peak memory (max RSS of the command's process) of
+Prints Markdown rows: CPU time (user + system), wall time and peak memory (max RSS of the command's process) of
 
-- ``boontrack summarize FILE ... --out DIR`` (read, analyze, render plots and reports, write the directory);
+- ``boontrack summarize FILE ... --out DIR`` (read, analyze, render plots and reports, write the directory),
+  once in the environment as given (BLAS free to start its threads) and once with every thread pool limited
+  to one by environment variables (``OPENBLAS_NUM_THREADS=1`` etc.): the CPU time of the first must not
+  exceed that of the second (the kernels limit BLAS themselves);
 - ``boontrack reaggregate`` on the same job once it is up to date (read, fingerprint, nothing written);
 - ``boontrack --help`` (start-up), median of 5.
+
+``--threads-only`` runs just the two ``summarize`` rows. The load average of the machine before and after is
+printed too: on a shared machine CPU time is the figure to compare, wall time depends on the load.
 
 The table is synthetic: per group, validation and test scores from a bivariate normal (correlation 0.5),
 rounded to 4 decimals so that validation ties occur as in real sweeps.
@@ -30,15 +37,26 @@ import numpy as np
 import pandas as pd
 
 BUDGETS = "1,5,10,20,50,100"
+#: Environment variables that limit the native thread pools (OpenBLAS, MKL, OpenMP, BLIS, Accelerate).
+ONE_THREAD = {
+    name: "1"
+    for name in (
+        "OPENBLAS_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OMP_NUM_THREADS",
+        "BLIS_NUM_THREADS",
+        "VECLIB_MAXIMUM_THREADS",
+    )
+}
 
 
-def boontrack(*args: str) -> tuple[float, float, subprocess.CompletedProcess, float]:
+def boontrack(*args: str, env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess, float]:
     """Run the installed command; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
     seconds (user + system) of its process."""
     command = [shutil.which("boontrack") or "boontrack", *args]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
+        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env)
         _, status, usage = os.wait4(process.pid, 0)  # reaped here, so that its own rusage is returned
         wall = time.perf_counter() - start
         stdout.seek(0)
@@ -63,43 +81,53 @@ def make_table(runs: int, groups: int, seed: int = 0) -> pd.DataFrame:
     )
 
 
+def environments() -> dict[str, dict[str, str]]:
+    """The environment as given, less any thread limit, and the same with every thread pool limited to one."""
+    default = {name: value for name, value in os.environ.items() if name not in ONE_THREAD}
+    return {"default threads": default, "one thread (environment)": {**default, **ONE_THREAD}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--groups", type=int, default=10)
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--threads-only", action="store_true", help="only the two summarize rows")
     options = parser.parse_args()
 
+    load_before = os.getloadavg()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         table = tmp_path / "runs.csv"
         make_table(options.runs, options.groups).to_csv(table, index=False)
         spec = ["--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--n", BUDGETS]
         out = tmp_path / "summary"
-        summarize_wall, summarize_peak, *_ = boontrack(
-            "summarize", str(table), *spec, "--resamples", str(options.resamples), "--out", str(out),
-            "--format", "json",
-        )  # fmt: skip
-        config = tmp_path / "boontrack.toml"
-        config.write_text(
-            f'[[jobs]]\nname = "bench"\nsource = "{table}"\nval = "val_acc"\ntest = "test_acc"\n'
-            f'group_by = ["model"]\nn = [{BUDGETS}]\nresamples = {options.resamples}\nout = "{out}"\n'
-        )
-        unchanged_wall, unchanged_peak, unchanged, _ = boontrack("reaggregate", "--config", str(config))
-        assert unchanged.stdout.strip() == "bench: unchanged", unchanged.stdout
-        help_walls = [boontrack("--help")[0] for _ in range(5)]
+        size = f"{options.runs:,} | {options.groups} | {BUDGETS} | {options.resamples:,}"
+        for name, env in environments().items():
+            shutil.rmtree(out, ignore_errors=True)
+            wall, peak, _, cpu = boontrack(
+                "summarize", str(table), *spec, "--resamples", str(options.resamples), "--out", str(out),
+                "--format", "json", env=env,
+            )  # fmt: skip
+            rows.append(f"| `boontrack summarize --out`, {name} | {size} | {cpu:.1f} | {wall:.1f} | {peak:.0f} |")
+        if not options.threads_only:
+            config = tmp_path / "boontrack.toml"
+            config.write_text(
+                f'[[jobs]]\nname = "bench"\nsource = "{table}"\nval = "val_acc"\ntest = "test_acc"\n'
+                f'group_by = ["model"]\nn = [{BUDGETS}]\nresamples = {options.resamples}\nout = "{out}"\n'
+            )
+            wall, peak, unchanged, cpu = boontrack("reaggregate", "--config", str(config))
+            assert unchanged.stdout.strip() == "bench: unchanged", unchanged.stdout
+            rows.append(f"| `boontrack reaggregate` (unchanged) | {size} | {cpu:.1f} | {wall:.1f} | {peak:.0f} |")
+            help_walls = [boontrack("--help")[0] for _ in range(5)]
+            rows.append(f"| `boontrack --help` (median of 5) | | | | | | {statistics.median(help_walls):.3f} | |")
 
-    print("| command | runs | groups | n | resamples | wall (s) | peak RSS (MiB) |")
-    print("|---|---|---|---|---|---|---|")
-    print(
-        f"| `boontrack summarize --out` | {options.runs:,} | {options.groups} | {BUDGETS} | {options.resamples:,} "
-        f"| {summarize_wall:.1f} | {summarize_peak:.0f} |"
-    )
-    print(
-        f"| `boontrack reaggregate` (unchanged) | {options.runs:,} | {options.groups} | {BUDGETS} "
-        f"| {options.resamples:,} | {unchanged_wall:.1f} | {unchanged_peak:.0f} |"
-    )
-    print(f"| `boontrack --help` (median of 5) | | | | | {statistics.median(help_walls):.3f} | |")
+    print("| command | runs | groups | n | resamples | CPU (s) | wall (s) | peak RSS (MiB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    load_after = os.getloadavg()
+    print(f"\nload average (1, 5, 15 min) before: {load_before}, after: {load_after}; {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
