@@ -137,3 +137,23 @@ def test_an_up_to_date_summary_run_gives_its_summary_back(sqlite_uri):
         "spec": {"val": "metrics.val", "test": "acc", "n": [1, 5], "estimator": "V", "group_by": None}
     }
     assert reader.read_summary("fp-other") is None  # another fingerprint: recompute
+
+
+def test_a_completing_writer_never_deletes_a_newer_summary_still_being_written(sqlite_uri):
+    # Two writers that see each other's completion at different moments must not each delete the other's
+    # summary (which left none): only summaries older than the newest complete one are superseded.
+    import time
+
+    sweep = new_sweep(sqlite_uri)
+    source = MlflowSource(parent=sweep.parent_id, tracking_uri=sqlite_uri)
+    older, newer = source.sink(KEY), source.sink(KEY)
+    older.write(OUTPUTS)
+    time.sleep(0.01)  # distinct start times: the second run is the newer one
+    newer.write(OUTPUTS)
+    older.write_fingerprint("fp-1")  # complete first, while the newer run has no fingerprint yet
+    live = {r.info.run_id for r in summary_runs(sweep.client, sweep.experiment_id)}
+    assert live == {older.run_id, newer.run_id}
+
+    newer.write_fingerprint("fp-1")  # the newest complete summary supersedes the older one
+    (kept,) = summary_runs(sweep.client, sweep.experiment_id)
+    assert kept.info.run_id == newer.run_id and source.sink(KEY).read_fingerprint() == "fp-1"

@@ -213,26 +213,36 @@ class MlflowSink(Sink):
         return _State(records, own, keep, clean)
 
     def _remove_superseded(self) -> None:
-        """Delete every own run of the key but the newest complete summary and its group runs; forget the
-        write ids left without runs.
+        """Delete the own runs of the key that the newest complete summary supersedes; forget the write ids
+        left without runs.
 
-        Two writers racing on the same key both end here and keep the same newest summary, so exactly one
-        complete summary stays live; a writer whose unfinished run is deleted by the other fails its write.
+        Superseded are the summaries older than the newest complete one (by start time, then run id) and their
+        group runs, and group runs whose summary is gone. A newer summary is left alone even when unfinished:
+        its writer may still be at work, and when it completes it supersedes this one. Deleting it here could
+        leave no summary at all when two writers see each other's completion at different moments. A newer run
+        left by a crash is not lost either: a key holding it is not "up to date", so the next run writes a
+        newer summary still, which supersedes it.
         """
         state = self._state()
         if state.keep is None:
             return
-        keep_id = state.keep.info.run_id
-        kept = {r.info.run_id for r in state.own if r.info.run_id == keep_id or r.data.tags.get(PARENT_TAG) == keep_id}
+        keep_key = _age_key(state.keep)
+        summaries = {r.info.run_id: r for r in state.own if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE}
+
+        def superseded(run: Any) -> bool:
+            summary = summaries.get(run.data.tags.get(PARENT_TAG)) if run.info.run_id not in summaries else run
+            return summary is None or _age_key(summary) < keep_key
+
         # Group runs first, summaries last: an interrupted deletion never leaves a group run without its summary
         # visible as the only trace of a write.
         doomed = sorted(
-            (r for r in state.own if r.info.run_id not in kept),
+            (r for r in state.own if superseded(r)),
             key=lambda r: r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE,
         )
         for run in doomed:
             self._discard(run.info.run_id)
-        live_writes = {r.data.tags[WRITE_TAG] for r in state.own if r.info.run_id in kept}
+        gone = {r.info.run_id for r in doomed}
+        live_writes = {r.data.tags[WRITE_TAG] for r in state.own if r.info.run_id not in gone}
         used = {r.data.tags[WRITE_TAG] for r in state.own}
         horizon = _now_ms() - UNUSED_RECORD_AFTER_MS
         for write_id, recorded_at in state.records.items():
