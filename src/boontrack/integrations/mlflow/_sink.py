@@ -217,7 +217,8 @@ class MlflowSink(Sink):
         left without runs.
 
         Superseded are the summaries older than the newest complete one (by start time, then run id) and their
-        group runs, and group runs whose summary is gone. A newer summary is left alone even when unfinished:
+        group runs, duplicates of the kept summary from a retried ``create_run``, and group runs whose summary is
+        gone. A newer summary of another write is left alone even when unfinished:
         its writer may still be at work, and when it completes it supersedes this one. Deleting it here could
         leave no summary at all when two writers see each other's completion at different moments. A newer run
         left by a crash is not lost either: a key holding it is not "up to date", so the next run writes a
@@ -226,12 +227,18 @@ class MlflowSink(Sink):
         state = self._state()
         if state.keep is None:
             return
-        keep_key = _age_key(state.keep)
+        keep_id, keep_key, keep_write = state.keep.info.run_id, _age_key(state.keep), state.keep.data.tags[WRITE_TAG]
         summaries = {r.info.run_id: r for r in state.own if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE}
 
         def superseded(run: Any) -> bool:
             summary = summaries.get(run.data.tags.get(PARENT_TAG)) if run.info.run_id not in summaries else run
-            return summary is None or _age_key(summary) < keep_key
+            if summary is None:
+                return True
+            if summary.info.run_id == keep_id:
+                return False
+            # Another summary of the kept one's own write is a duplicate left by a retried create_run (its
+            # request, start time included, was sent again): superseded whatever its age.
+            return summary.data.tags.get(WRITE_TAG) == keep_write or _age_key(summary) < keep_key
 
         # Group runs first, summaries last: an interrupted deletion never leaves a group run without its summary
         # visible as the only trace of a write.
