@@ -227,8 +227,10 @@ def test_paired_interval_is_narrower_on_paired_data():
 
 
 def test_difference_warnings():
-    with pytest.warns(FewRunsWarning, match="5 runs of A and 12 of B"):
+    with pytest.warns(FewRunsWarning, match=r"^5 runs of A and 12 of B: only 5 runs: 95 % intervals covered"):
         mean_difference_ci(np.arange(5.0), np.arange(12.0), n_resamples=10, rng=0)
+    with pytest.warns(FewRunsWarning, match=r"^9 runs of A and 12 of B: n = 5 is above m / 2 = 4.5"):
+        boo_n_difference_ci(np.arange(9.0), np.arange(12.0), n=5, n_resamples=10, rng=0)
     with pytest.warns(ConstantScoresWarning, match="interval of the difference is a point"):
         res = mean_difference_ci(np.full(12, 0.5), np.full(10, 0.25), n_resamples=50, rng=0)
     assert res.confidence_interval.low == res.confidence_interval.high == 0.25

@@ -354,7 +354,8 @@ _GROUP, _COMPARE, _COVERAGE = range(3)
 
 
 def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
-    """One group's summary, and its bootstrap band (whose resamples the comparisons reuse)."""
+    """One group's summary, and its bootstrap band (whose resamples unpaired comparisons reuse, except with the
+    studentized method, whose differences need each resample's standard error)."""
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
     from boontrack.resampling import _few_runs_messages, boo_n_curve_ci

@@ -45,12 +45,12 @@ from boontrack._validation import (
 from boontrack.estimators import Estimator, _warn_or_raise_budget, rank_blocks
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import (
-    _FEW_RUNS,
     BootstrapResult,
     ConfidenceInterval,
     _batch_sizes,
     _cdf_table,
     _draw_indices,
+    _few_runs_messages,
     _percentile_interval,
     _plausible_range,
     _RankedRuns,
@@ -350,13 +350,12 @@ def _difference_interval(
     return estimate, dist, (max(estimate - half, low_a - high_b), min(estimate + half, high_a - low_b))
 
 
-def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, stacklevel: int) -> None:
-    if min(a_test.size, b_test.size) < _FEW_RUNS:
+def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budget: int, stacklevel: int) -> None:
+    """The single-group reasons to doubt an interval (:func:`boontrack.resampling._few_runs_messages`), for the
+    smaller group, and a warning when both groups are constant."""
+    for message in _few_runs_messages(min(a_test.size, b_test.size), np.array([budget])):
         warnings.warn(
-            f"{a_test.size} runs of A and {b_test.size} of B: bootstrap intervals under-cover below "
-            f"~{_FEW_RUNS} runs",
-            FewRunsWarning,
-            stacklevel=stacklevel + 1,
+            f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1
         )
     if np.ptp(a_test) == 0 and np.ptp(b_test) == 0:
         warnings.warn(
@@ -518,7 +517,7 @@ def boo_n_difference_ci(
             a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
         )
     )
-    _warn_difference(a_t, b_t, stacklevel=2)
+    _warn_difference(a_t, b_t, budget, stacklevel=2)
     groups = _Group(a_v, a_t, maximize, budget, estimator), _Group(b_v, b_t, maximize, budget, estimator)
     estimate, dist, interval = _difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
@@ -561,7 +560,7 @@ def mean_difference_ci(
     a, b, paired, method, level, n_resamples, rng = _mean_difference_ci_iv(
         a, b, paired, method, confidence_level, n_resamples, rng
     )
-    _warn_difference(a, b, stacklevel=2)
+    _warn_difference(a, b, 1, stacklevel=2)
     groups = _Group(a, a, True, 1, "V"), _Group(b, b, True, 1, "V")
     estimate, dist, interval = _difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)

@@ -84,10 +84,9 @@ _CACHE_ELEMENTS = 1 << 18
 _GATHER_SHARE = 8
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
-#: Runs below which the intervals of one group under-cover whatever the budget (measured: see
-#: :func:`_few_runs_message`), and below which the comparisons' percentile intervals of differences do.
+#: Runs below which the intervals of one group (and of a difference, for the smaller group) under-cover
+#: whatever the budget (measured: see :func:`_few_runs_message`).
 _FEW_RUNS_INTERVAL = 8
-_FEW_RUNS = 10
 #: Skewness of the test scores towards the better side above which the runs are said to have a long tail,
 #: checked up to _TAIL_RUNS runs (where it was measured); a normal sample of 10-20 exceeds it 2-4 % of the time.
 _LONG_TAIL_SKEWNESS = 1.0
