@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -29,3 +36,107 @@ def _checkout_left_clean():
     yield
     created = {p.name for p in REPOSITORY.iterdir()} - before - TOOL_LEFTOVERS
     assert not created, f"tests wrote into the checkout: {sorted(created)}"
+
+
+# -- Trackers: the real things, shared by the integration tests and the conformance suite ----------------------
+SERVER_START_TIMEOUT_S = 120
+#: uvicorn's start-up line names the port the server bound (it is started on port 0: no find-then-close race).
+_LISTENING = re.compile(rb"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _quiet_mlflow():
+    """No "View run" links on stdout (and no extra request per call) for the MLflow runs the tests create."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+        yield
+
+
+def _healthy(uri: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{uri}/health", timeout=2) as response:
+            return response.status == 200 and response.read().strip() == b"OK"
+    except OSError:
+        return False
+
+
+def _wait_for_server(process: subprocess.Popen, log_path: Path) -> str:
+    """The server's URI once it answers its health check; fails the session if it exits or never does."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+    uri = None
+    while uri is None or not _healthy(uri):
+        if process.poll() is not None:
+            pytest.fail(f"mlflow server exited with {process.returncode}:\n{log_path.read_text()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"mlflow server not ready after {SERVER_START_TIMEOUT_S} s:\n{log_path.read_text()}")
+        if uri is None and (match := _LISTENING.search(log_path.read_bytes())):
+            uri = f"http://127.0.0.1:{int(match.group(1))}"
+        time.sleep(0.2)
+    return uri
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory) -> str:
+    """URI of a real ``mlflow server`` (sqlite backend, proxied artifacts) on 127.0.0.1, started once for the
+    session on a port the system picks, and stopped at its end. Skips without the [mlflow] extra."""
+    pytest.importorskip("mlflow", reason='needs the [mlflow] extra: pip install "boontrack[mlflow]"')
+    root = tmp_path_factory.mktemp("mlflow_server")
+    env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+    command = [
+        sys.executable, "-m", "mlflow", "server",
+        "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+        "--artifacts-destination", str(root / "artifacts"),
+        "--host", "127.0.0.1", "--port", "0", "--workers", "1",
+    ]  # fmt: skip
+    log_path = root / "server.log"
+    with open(log_path, "wb") as log:
+        # Own session: stopping the process group also stops the uvicorn worker.
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            yield _wait_for_server(process, log_path)
+        finally:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(20)
+            except ProcessLookupError:
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def wandb_env(tmp_path_factory: pytest.TempPathFactory):
+    """Isolated wandb settings for the whole session (no user config, no netrc, a fake key, quiet), restored at
+    its end. Skips without the [wandb] extra."""
+    pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
+    from wandb_double import API_KEY
+
+    root = tmp_path_factory.mktemp("wandb-env")
+    env = {name: str(root / name.lower()) for name in
+           ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR")}
+    for path in env.values():
+        Path(path).mkdir()
+    env.update(WANDB_SILENT="true", WANDB_API_KEY=API_KEY, NETRC=str(root / "no-netrc"),
+               WANDB_X_GRAPHQL_RETRY_MAX="1", WANDB_DISABLE_GIT="true")
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("WANDB_BASE_URL", "WANDB_MODE", "WANDB_SWEEP_ID", "WANDB_ENTITY", "WANDB_PROJECT", "WANDB_RUN_ID"):
+            mp.delenv(name, raising=False)
+        for name, value in env.items():
+            mp.setenv(name, value)
+        yield root
+        import wandb
+
+        wandb.teardown()
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray instance (2 CPUs, no dashboard), started once for the whole session and shut down at its
+    end: Ray's start-up costs seconds. Skips without the [ray] extra."""
+    ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
+    context = ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    try:
+        yield context
+    finally:
+        ray.shutdown()

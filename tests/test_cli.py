@@ -370,7 +370,7 @@ def test_a_secret_a_backend_leaves_in_its_error_is_not_printed(monkeypatch):
 
 
 def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path, monkeypatch):
-    from boontrack.pipeline import DirectorySink
+    from boontrack.files import DirectorySink
 
     def no_space(self, outputs):
         raise OSError(28, "No space left on device")

@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
-from boontrack.pipeline import DirectorySink, fingerprint
+from boontrack.files import DirectorySink
+from boontrack.pipeline import fingerprint
 from boontrack.reaggregate import load_config
 from boontrack.runtable import RunTable
 

@@ -10,9 +10,7 @@ The public functions are imported lazily, so ``import boontrack`` and the ``boon
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from boontrack._lazy import lazy_exports
 from boontrack.exceptions import (
     AccuracyWarning,
     BackendError,
@@ -29,28 +27,28 @@ __version__ = "0.2.0"
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
-    "boo_n": "estimators",
-    "expected_max": "estimators",
-    "boo_n_gaussian": "estimators",
-    "expected_max_of": "estimators",
-    "ConfidenceInterval": "resampling",
-    "BootstrapResult": "resampling",
-    "CurveBand": "resampling",
-    "boo_n_ci": "resampling",
-    "boo_n_curve_ci": "resampling",
-    "mean_ci": "resampling",
-    "coverage_check": "simulate",
-    "Comparison": "compare",
-    "compare_approaches": "compare",
-    "adjust_pvalues": "compare",
-    "Diagnostics": "diagnostics",
-    "diagnose": "diagnostics",
-    "RunTable": "runtable",
-    "Spec": "spec",
-    "Summary": "analysis",
-    "analyze": "analysis",
-    "run_job": "pipeline",
-    "open_source": "backends",
+    "boo_n": "boontrack.estimators",
+    "expected_max": "boontrack.estimators",
+    "boo_n_gaussian": "boontrack.estimators",
+    "expected_max_of": "boontrack.estimators",
+    "ConfidenceInterval": "boontrack.resampling",
+    "BootstrapResult": "boontrack.resampling",
+    "CurveBand": "boontrack.resampling",
+    "boo_n_ci": "boontrack.resampling",
+    "boo_n_curve_ci": "boontrack.resampling",
+    "mean_ci": "boontrack.resampling",
+    "coverage_check": "boontrack.simulate",
+    "Comparison": "boontrack.compare",
+    "compare_approaches": "boontrack.compare",
+    "adjust_pvalues": "boontrack.compare",
+    "Diagnostics": "boontrack.diagnostics",
+    "diagnose": "boontrack.diagnostics",
+    "RunTable": "boontrack.runtable",
+    "Spec": "boontrack.spec",
+    "Summary": "boontrack.analysis",
+    "analyze": "boontrack.analysis",
+    "run_job": "boontrack.pipeline",
+    "open_source": "boontrack.backends",
 }
 
 __all__ = [
@@ -68,13 +66,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"boontrack.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'boontrack' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["MASK", "SECRET_VARIABLES", "redact"]
+__all__ = ["MASK", "SECRET_VARIABLES", "describe_error", "redact"]
 
 MASK = "***"
 #: Environment variables whose values are secrets (tracker passwords, tokens and API keys), masked from 3
@@ -68,6 +68,12 @@ def redact(text: str) -> str:
     text = _KEY_SHAPED.sub(lambda m: MASK if _looks_random(m[0]) else m[0], text)
     return _JSON_WEB_TOKEN.sub(MASK, text)
 
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line naming the error and what it says, without credentials."""
+    text = " ".join(str(exc).split())
+    return redact(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 def _looks_random(word: str) -> bool:
     """32 hex digits, or 16 letters and digits with a digit among them (linear time, whatever ``word`` is)."""

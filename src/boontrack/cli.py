@@ -28,14 +28,23 @@ import click
 
 from boontrack import __version__
 from boontrack._redact import redact
+from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
-from boontrack.pipeline import DEFAULT_PREFIX, OPTION_NAMES, PICK_SPELLINGS, make_spec
-from boontrack.spec import CI_METHODS, COMPARE_MODES, CORRECTIONS, DEFAULT_BUDGETS, ESTIMATORS
+from boontrack.spec import (
+    CI_METHODS,
+    COMPARE_MODES,
+    CORRECTIONS,
+    DEFAULT_BUDGETS,
+    ESTIMATORS,
+    OPTION_NAMES,
+    PICK_SPELLINGS,
+    make_spec,
+)
 
 __all__ = ["LAZY_COMMANDS", "main"]
 
 #: Subcommands defined in other modules, imported on use: name -> "module:attribute".
-LAZY_COMMANDS: dict[str, str] = {"demo": "boontrack.demo:demo_command"}
+LAZY_COMMANDS: dict[str, str] = {"demo": "boontrack_mlflow.demo:demo_command"}
 
 #: Exit status per error class; the first match wins (InputError is a ValueError).
 EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = ((BackendError, 1), (ValueError, 2))

@@ -1,11 +1,15 @@
-"""``boontrack.mlflow``: the MLflow post-sweep callback under a short name.
+"""``boontrack.mlflow``: the MLflow integration (``boontrack_mlflow``) under a short name, loaded on first use.
 
     import boontrack.mlflow
     boontrack.mlflow.summarize_sweep(parent_run_id, val="val_acc", test="test_acc", n=(1, 5, 10))
 
-mlflow itself is imported on first use (``pip install "boontrack[mlflow]"``).
+Importing this module imports neither the integration nor mlflow (``pip install "boontrack[mlflow]"``).
 """
 
-from boontrack.integrations.mlflow.callback import SweepHandle, summarize_sweep, sweep
+from __future__ import annotations
+
+from boontrack._lazy import lazy_exports
 
 __all__ = ["SweepHandle", "summarize_sweep", "sweep"]
+
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(__all__, "boontrack_mlflow.callback"))

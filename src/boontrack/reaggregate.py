@@ -25,7 +25,7 @@ The whole file is checked before any job runs. Each job then runs through :func:
 under a lock on its destination, so two copies started at once on one host wait for each other instead of
 computing twice. The lock is an optimisation, not what keeps results whole: ``flock`` does not reach other
 hosts (Kubernetes pods on other nodes; NFS may or may not pass it on), and writers that overlap anyway still
-end with one complete summary, because :class:`~boontrack.pipeline.DirectorySink` publishes each summary,
+end with one complete summary, because :class:`~boontrack.files.DirectorySink` publishes each summary,
 fingerprint included, in one swap and the last swap stays.
 """
 
@@ -43,17 +43,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from boontrack._redact import redact
-from boontrack.backends import available_backends, open_source
+from boontrack.backends import DEFAULT_PREFIX, available_backends, open_source
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.pipeline import (
-    DEFAULT_PREFIX,
-    SOURCE_OPTIONS,
-    make_spec,
-    open_sink,
-    run_job,
-    source_options,
-    summary_key,
-)
+from boontrack.pipeline import SOURCE_OPTIONS, open_sink, run_job, source_options, summary_key
+from boontrack.spec import make_spec
 
 if sys.version_info >= (3, 11):
     import tomllib

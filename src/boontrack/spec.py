@@ -6,7 +6,7 @@ This module imports nothing heavy, so the command line builds its option choices
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -164,4 +164,63 @@ _PROBLEMS = {
     "seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
     "pick": _choice(PICKS),
     "duration": _optional_text,
+}
+
+
+#: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
+PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
+
+def make_spec(
+    *,
+    val: str,
+    test: str | None = None,
+    n: Sequence[int] | None = None,
+    estimator: str = "V",
+    minimize: bool = False,
+    group_by: Sequence[str] | None = None,
+    seed_column: str | None = None,
+    duration: str | None = None,
+    baseline: str | None = None,
+    compare: str = "baseline",
+    correction: str = "holm",
+    confidence: float = 0.95,
+    resamples: int = 9999,
+    ci_method: str = "studentized",
+    seed: int = 0,
+    pick: str = "last",
+) -> Spec:
+    """A :class:`~boontrack.spec.Spec` from the option names of the command line and the config file.
+
+    The keywords are the ``boontrack summarize`` options (dashes as underscores) and the keys of a
+    ``[[jobs]]`` table. :meth:`Spec.check <boontrack.spec.Spec.check>` validates every value, and a bad one
+    raises :class:`InputError` naming the option as the user wrote it. ``n=None`` (not given): the default
+    budgets, each where a group has enough runs (see :meth:`Spec.budgets_for`).
+    """
+    spec = Spec(
+        val=val,
+        test=test,
+        n=tuple(n) if isinstance(n, list) else n,
+        estimator=estimator,
+        # a non-boolean stays as it is, so that the check reports it (``not "yes"`` would be a silent False)
+        maximize=not minimize if isinstance(minimize, bool) else minimize,
+        group_by=tuple(group_by) if isinstance(group_by, list) else group_by,
+        seed_column=seed_column,
+        duration=duration,
+        baseline=baseline,
+        compare=compare,
+        correction=correction,
+        confidence_level=confidence,
+        n_resamples=resamples,
+        ci_method=ci_method,
+        seed=seed,
+        pick=PICK_SPELLINGS.get(pick, pick),
+    )
+    return spec.check(names=OPTION_NAMES)
+
+
+#: Spec fields whose command-line and config name differs (spec field -> option name).
+OPTION_NAMES = {
+    "maximize": "minimize",
+    "confidence_level": "confidence",
+    "n_resamples": "resamples",
 }

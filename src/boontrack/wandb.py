@@ -1,19 +1,15 @@
-"""``boontrack.wandb.summarize_sweep``: the W&B post-sweep callback, loaded on first use.
+"""``boontrack.wandb``: the W&B integration (``boontrack_wandb``) under a short name, loaded on first use.
 
-Importing :mod:`boontrack` does not import this module, and this module does not import ``wandb`` until the
-callback runs.
+    import boontrack.wandb
+    boontrack.wandb.summarize_sweep("ENTITY/PROJECT", sweep="SWEEP_ID", val="val_acc", test="test_acc")
+
+Importing this module imports neither the integration nor wandb (``pip install "boontrack[wandb]"``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from boontrack._lazy import lazy_exports
 
 __all__ = ["summarize_sweep"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "summarize_sweep":
-        from boontrack.integrations.wandb._callback import summarize_sweep
-
-        return summarize_sweep
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(globals(), {"summarize_sweep": "boontrack_wandb._callback"})

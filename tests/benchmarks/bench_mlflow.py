@@ -2,7 +2,7 @@
 
 Compares, in one process on the same data:
 
-- ``boontrack``: :meth:`boontrack.integrations.mlflow.MlflowSource.read` (MlflowClient paging, own frame build);
+- ``boontrack``: :meth:`boontrack_mlflow.MlflowSource.read` (MlflowClient paging, own frame build);
 - ``mlflow.search_runs``: MLflow's fluent search returning a pandas DataFrame;
 - ``raw REST``: POSTs to ``/api/2.0/mlflow/runs/search`` with ``requests``, JSON straight into a DataFrame
   (server only: an embedded store has no REST API).
@@ -43,7 +43,7 @@ import requests  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
 
 from boontrack.backends import MetricRequest  # noqa: E402
-from boontrack.integrations.mlflow import MlflowSource  # noqa: E402
+from boontrack_mlflow import MlflowSource  # noqa: E402
 
 REQUEST = MetricRequest("val_acc", "test_acc")
 EPOCHS = 12

@@ -36,10 +36,11 @@ def isolate(root: Path) -> None:
 
 def bench_listing(n_runs: int) -> None:
     import wandb
-    from wandb_double import API_KEY, FakeRun, WandbDouble
 
     from boontrack.backends import MetricRequest, open_source
-    from boontrack.integrations.wandb._online import PAGE_SIZE
+    from boontrack_wandb._online import PAGE_SIZE
+
+    from wandb_double import API_KEY, FakeRun, WandbDouble
 
     os.environ["WANDB_API_KEY"] = API_KEY
     double = WandbDouble("bench").start()

@@ -2,7 +2,8 @@
 
 A new integration joins the conformance suite by adding one session fixture here that logs the sweep to it and
 returns such an ``open`` function, and its name to :data:`SOURCES`. The tracker fixtures (a real ``mlflow
-server``, the isolated wandb settings) are the ones the integration tests use.
+server``, the isolated wandb settings) are the session fixtures of ``tests/conftest.py``, shared with the
+integration tests.
 """
 
 from __future__ import annotations
@@ -14,28 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
 
 from boontrack.backends import Source, open_source
 
-# The trackers' own fixtures: a real ``mlflow server`` for the session, isolated wandb settings. Without the
-# tracker installed, the sources that need it skip.
-try:
-    from integrations.mlflow.conftest import mlflow_server  # noqa: F401
-except pytest.skip.Exception:
-
-    @pytest.fixture(scope="session")
-    def mlflow_server():
-        pytest.skip("needs the [mlflow] extra")
-
-
-try:
-    from integrations.wandb.conftest import wandb_env  # noqa: F401 - also puts wandb_double on sys.path
-except pytest.skip.Exception:
-
-    @pytest.fixture(scope="session")
-    def wandb_env():
-        pytest.skip("needs the [wandb] extra")
+from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
 
 #: Source fixtures the suite runs against, each named ``source_<name>``.
 SOURCES = ("csv", "mlflow_sqlite", "mlflow_server", "wandb_offline", "wandb_double")
@@ -158,10 +141,10 @@ def source_wandb_offline(wandb_sweep_dir: Path) -> Opener:
 @pytest.fixture(scope="session")
 def source_wandb_double(wandb_sweep_dir: Path) -> Opener:
     """The W&B public API path, against the wire-protocol double seeded from the offline files."""
-    from wandb_double import FakeRun, WandbDouble
+    from boontrack_wandb._offline import find_run_files
+    from boontrack_wandb._records import read_offline_run
 
-    from boontrack.integrations.wandb._offline import find_run_files
-    from boontrack.integrations.wandb._records import read_offline_run
+    from wandb_double import FakeRun, WandbDouble
 
     server = WandbDouble(ENTITY).start()
     for i, path in enumerate(find_run_files(wandb_sweep_dir)):

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from conformance.sweep import EXPECTED, TEST, VAL
 
 from boontrack.analysis import analyze
 from boontrack.backends import MetricRequest
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+
+from conformance.sweep import EXPECTED, TEST, VAL
 
 PICKS = ("last", "best_val_step")
 

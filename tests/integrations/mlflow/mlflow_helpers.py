@@ -3,19 +3,12 @@ snapshot of what a user sees of runs, and an independent Boo_n oracle."""
 
 from __future__ import annotations
 
-import socket
 import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, ViewType
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass

@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from boontrack.backends import SUMMARY_ROLE_TAG
-from boontrack.integrations.mlflow import summarize_sweep
-from boontrack.integrations.mlflow._sink import FINGERPRINT_TAG, KEY_TAG, WRITE_TAG
 from boontrack.runframe import GROUP_CURVE_ROLE
+from boontrack_mlflow import summarize_sweep
+from boontrack_mlflow._sink import FINGERPRINT_TAG, KEY_TAG, WRITE_TAG
 
-from integrations.mlflow.mlflow_helpers import mixed_sweep
+from mlflow_helpers import mixed_sweep
 
 pytestmark = pytest.mark.mlflow
 
@@ -123,7 +123,7 @@ def stop_proxy(server, handler) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from boontrack.integrations.mlflow import summarize_sweep
+    from boontrack_mlflow import summarize_sweep
     summarize_sweep(sys.argv[1], tracking_uri=sys.argv[2], raise_on_error=True, val="val_acc", test="test_acc",
                     n=(1, 3), n_resamples=200)
     """

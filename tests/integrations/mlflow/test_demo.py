@@ -9,8 +9,8 @@ from mlflow import MlflowClient
 from mlflow.entities import ViewType
 
 from boontrack.cli import main
-from boontrack.demo import EXPERIMENT, demo_command, run_demo
 from boontrack.reports import format_table
+from boontrack_mlflow.demo import EXPERIMENT, demo_command, run_demo
 
 pytestmark = [pytest.mark.mlflow, pytest.mark.slow]
 

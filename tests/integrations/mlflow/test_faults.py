@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -19,10 +20,10 @@ from click.testing import CliRunner
 from boontrack.backends import MetricRequest
 from boontrack.cli import main
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
-from boontrack.integrations.mlflow import MlflowSource, summarize_sweep
-from boontrack.integrations.mlflow._client import HTTP_DEFAULTS, bounded_http, redact
+from boontrack_mlflow import MlflowSource, summarize_sweep
+from boontrack_mlflow._client import HTTP_DEFAULTS, bounded_http, redact
 
-from integrations.mlflow.mlflow_helpers import free_port, mixed_sweep, summary_runs
+from mlflow_helpers import mixed_sweep, summary_runs
 
 pytestmark = pytest.mark.mlflow
 
@@ -31,8 +32,11 @@ FAST = {"n_resamples": 200, "n": (1, 3)}
 
 @pytest.fixture
 def dead_uri() -> str:
-    """A tracking URI with credentials, where nothing listens."""
-    return f"http://alice:s3cret-pw@127.0.0.1:{free_port()}"
+    """A tracking URI with credentials, where nothing listens: the port is held by a bound socket that never
+    listens (connections are refused), for the whole test."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://alice:s3cret-pw@127.0.0.1:{held.getsockname()[1]}"
 
 
 @pytest.fixture
@@ -168,7 +172,7 @@ def test_retries_stop_when_the_jobs_budget_is_spent(misbehaving, monkeypatch):
 @pytest.mark.parametrize("misbehaving", ["hang"], indirect=True)
 def test_a_search_that_hangs_is_not_retried_past_the_budget(misbehaving, monkeypatch):
     uri, seen = misbehaving
-    monkeypatch.setattr("boontrack.integrations.mlflow._read.SEARCH_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("boontrack_mlflow._read.SEARCH_TIMEOUT_S", 0.5)
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
     monkeypatch.setenv("BOONTRACK_MLFLOW_MAX_WAIT", "1")
     with pytest.raises(BackendError, match="did not answer in time"):

@@ -15,10 +15,10 @@ import pytest
 
 from boontrack.backends import SUMMARY_ROLE_TAG
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.integrations.mlflow import summarize_sweep
 from boontrack.mlflow import sweep  # the short alias module
+from boontrack_mlflow import summarize_sweep
 
-from integrations.mlflow.mlflow_helpers import boo_n_v, mixed_sweep, new_sweep, snapshot, summary_runs
+from mlflow_helpers import boo_n_v, mixed_sweep, new_sweep, snapshot, summary_runs
 
 pytestmark = pytest.mark.mlflow
 

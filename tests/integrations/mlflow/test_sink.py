@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, MetricRequest, SummaryOutputs
-from boontrack.integrations.mlflow import MlflowSource
-from boontrack.integrations.mlflow._sink import (
+from boontrack_mlflow import MlflowSource
+from boontrack_mlflow._sink import (
     KEY_TAG,
     MAX_CURVE_POINTS,
     WRITE_RECORD_PREFIX,
@@ -17,7 +17,7 @@ from boontrack.integrations.mlflow._sink import (
     thin_curve,
 )
 
-from integrations.mlflow.mlflow_helpers import new_sweep, summary_runs
+from mlflow_helpers import new_sweep, summary_runs
 
 pytestmark = pytest.mark.mlflow
 

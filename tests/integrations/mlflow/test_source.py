@@ -9,9 +9,9 @@ from mlflow.entities import Metric
 
 from boontrack.backends import SUMMARY_ROLE_TAG, MetricRequest, load_backend
 from boontrack.exceptions import InputError
-from boontrack.integrations.mlflow import MlflowBackend, MlflowSource
+from boontrack_mlflow import MlflowBackend, MlflowSource
 
-from integrations.mlflow.mlflow_helpers import mixed_sweep, new_sweep
+from mlflow_helpers import mixed_sweep, new_sweep
 
 pytestmark = pytest.mark.mlflow
 
@@ -104,7 +104,7 @@ def test_best_val_step_pairs_test_with_best_epoch(any_uri):
 
 
 def test_best_val_step_asks_histories_only_of_runs_with_more_than_one_step(any_uri, monkeypatch):
-    from boontrack.integrations.mlflow import _read
+    from boontrack_mlflow import _read
 
     sweep = new_sweep(any_uri)
     epochs = {sweep.add_child(val=[0.5, 0.9, 0.7], test=[0.4, 0.8, 0.6]) for _ in range(2)}
@@ -123,7 +123,7 @@ def test_best_val_step_asks_histories_only_of_runs_with_more_than_one_step(any_u
 
 def test_best_val_step_splits_truncated_history_requests(mlflow_server, monkeypatch):
     """More points than one get-history-bulk answer holds: the request is split, nothing is lost."""
-    from boontrack.integrations.mlflow import _read
+    from boontrack_mlflow import _read
 
     monkeypatch.setattr(_read, "HISTORY_POINTS_PER_REQUEST", 7)
     sweep = new_sweep(mlflow_server)

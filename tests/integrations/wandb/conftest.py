@@ -1,6 +1,7 @@
 """Fixtures for the W&B backend tests: real ``wandb`` code, no cloud.
 
-Every ``WANDB_*`` directory points into a temporary directory, runs are written with the real library in offline
+Every ``WANDB_*`` directory points into a temporary directory (the session fixture ``wandb_env`` of
+``tests/conftest.py``), runs are written with the real library in offline
 mode, and the public-API path talks to :mod:`wandb_double` (a contract double of the W&B wire protocol on
 127.0.0.1). ``wandb.teardown()`` runs before the double stops, so that the ``wandb-core`` sidecar does not keep
 retrying a server that is gone.
@@ -9,7 +10,6 @@ retrying a server that is gone.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,15 +17,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
-sys.path.insert(0, str(Path(__file__).parent))
-
-from wandb_double import API_KEY, FakeRun, WandbDouble  # noqa: E402
-
-ENTITY, PROJECT, SWEEP = "team", "proj", "sweep01"
-MODELS = {"cnn": 0.70, "mlp": 0.60}  # base validation accuracy of each approach
-SEEDS = range(5)
-EPOCHS = 4
-BIG_TEXT = "x" * 70_000  # longer than two 32 KiB blocks: the config record is split into FIRST/MIDDLE/LAST chunks
+from wandb_double import FakeRun, WandbDouble  # noqa: E402
+from wandb_sweep import BIG_TEXT, ENTITY, EPOCHS, MODELS, PROJECT, SEEDS, SWEEP  # noqa: E402
 
 
 @dataclass
@@ -45,27 +38,6 @@ class LoggedRun:
     @property
     def last(self) -> dict[str, float]:
         return self.history[-1]
-
-
-@pytest.fixture(scope="session")
-def wandb_env(tmp_path_factory: pytest.TempPathFactory):
-    """Isolated wandb settings for the whole session (no user config, no netrc, fake key, quiet)."""
-    root = tmp_path_factory.mktemp("wandb-env")
-    env = {name: str(root / name.lower()) for name in
-           ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR")}
-    for path in env.values():
-        Path(path).mkdir()
-    env.update(WANDB_SILENT="true", WANDB_API_KEY=API_KEY, NETRC=str(root / "no-netrc"),
-               WANDB_X_GRAPHQL_RETRY_MAX="1", WANDB_DISABLE_GIT="true")
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ("WANDB_BASE_URL", "WANDB_MODE", "WANDB_SWEEP_ID", "WANDB_ENTITY", "WANDB_PROJECT", "WANDB_RUN_ID"):
-            mp.delenv(name, raising=False)
-        for name, value in env.items():
-            mp.setenv(name, value)
-        yield root
-        import wandb
-
-        wandb.teardown()
 
 
 def _history(model: str, seed: int) -> list[dict[str, float]]:
@@ -117,8 +89,8 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
 @pytest.fixture(scope="session")
 def double(wandb_env: Path, offline_runs: tuple[Path, dict[str, LoggedRun]]):
     """The wire-protocol double, seeded from the offline run files, with WANDB_BASE_URL pointing at it."""
-    from boontrack.integrations.wandb._offline import find_run_files
-    from boontrack.integrations.wandb._records import read_offline_run
+    from boontrack_wandb._offline import find_run_files
+    from boontrack_wandb._records import read_offline_run
 
     server = WandbDouble(ENTITY).start()
     for path in find_run_files(offline_runs[0]):

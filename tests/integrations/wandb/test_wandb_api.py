@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ENTITY, PROJECT, SWEEP
-from wandb_double import API_KEY, FakeRun
 
 from boontrack.backends import MetricRequest, open_source
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.spec import Spec
+
+from wandb_double import API_KEY, FakeRun
+from wandb_sweep import ENTITY, PROJECT, SWEEP
 
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
@@ -383,10 +384,10 @@ def _preset_job(double, project: str):
 
 
 def test_the_curve_chart_preset_is_registered_once_and_draws_the_band(fresh_log):
-    from boontrack.integrations.wandb._sink import CHART_SPEC_FILE
+    from boontrack_wandb._sink import CHART_SPEC_FILE
 
     job, runs, key = _preset_job(fresh_log, "preset")
-    shipped = (Path(__import__("boontrack").__file__).parent / "integrations" / "wandb" / "assets" / CHART_SPEC_FILE)
+    shipped = Path(__import__("boontrack_wandb").__file__).parent / "assets" / CHART_SPEC_FILE
     spec_text = shipped.read_text(encoding="utf-8")
     fresh_log.charts.clear()
     first = job()

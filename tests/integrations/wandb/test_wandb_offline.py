@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import BIG_TEXT, SWEEP
 
 from boontrack.backends import MetricRequest, open_source
 from boontrack.exceptions import InputError
+
+from wandb_sweep import BIG_TEXT, SWEEP
 
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from boontrack._lazy import lazy_exports
 from boontrack.backends import Backend
 from boontrack.exceptions import InputError
 from boontrack.runframe import check_options
@@ -27,13 +28,8 @@ from boontrack.runframe import check_options
 __all__ = ["WandbBackend", "WandbOfflineBackend", "summarize_sweep"]
 
 
-def __getattr__(name: str) -> Any:
-    # The callback imports the pipeline; load it only when asked for.
-    if name == "summarize_sweep":
-        from boontrack.integrations.wandb._callback import summarize_sweep
-
-        return summarize_sweep
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The callback imports the pipeline; load it only when asked for.
+__getattr__, __dir__ = lazy_exports(globals(), {"summarize_sweep": "boontrack_wandb._callback"})
 
 
 class WandbBackend(Backend):
@@ -48,7 +44,7 @@ class WandbBackend(Backend):
     }
 
     def open_source(self, location: str, **options: Any):
-        from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
+        from boontrack_wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
 
         options = check_options(self.name, options, self.options)
         entity, sep, project = location.strip("/").partition("/")
@@ -77,7 +73,7 @@ class WandbOfflineBackend(Backend):
     }
 
     def open_source(self, location: str, **options: Any):
-        from boontrack.integrations.wandb._offline import WandbOfflineSource
+        from boontrack_wandb._offline import WandbOfflineSource
 
         options = check_options(self.name, options, self.options)
         if not location:

@@ -9,8 +9,9 @@ import pandas as pd
 from boontrack._redact import redact
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
-from boontrack.integrations.mlflow import _read
-from boontrack.integrations.mlflow._client import (
+from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
+from boontrack_mlflow import _read
+from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
     bounded_http,
@@ -19,8 +20,7 @@ from boontrack.integrations.mlflow._client import (
     is_missing,
     resolve_tracking_uri,
 )
-from boontrack.integrations.mlflow._sink import MlflowSink
-from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
+from boontrack_mlflow._sink import MlflowSink
 
 
 class MlflowBackend(Backend):

@@ -15,8 +15,8 @@ from boontrack._optional import import_optional
 from boontrack._redact import redact
 from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import BackendError, InputError
-from boontrack.integrations.wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 from boontrack.runframe import RunRecord
+from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,6 +181,6 @@ class WandbSource(Source):
         )
 
     def sink(self, key: str) -> Sink:
-        from boontrack.integrations.wandb._sink import WandbSink
+        from boontrack_wandb._sink import WandbSink
 
         return WandbSink(self, key)

@@ -34,11 +34,22 @@ retry that would exceed it is not made, and the error says what the server asked
 one-line error "cannot reach the MLflow server at URI (is it running?)". Errors name the URI with any
 ``user:password@`` removed.
 
-mlflow itself is imported on first use: ``pip install "boontrack[mlflow]"``.
+Importing this package imports neither mlflow nor numpy or pandas: its names are loaded on first use, and
+mlflow when it is first called (``pip install "boontrack[mlflow]"``).
 """
 
-from boontrack.integrations.mlflow._sink import MlflowSink
-from boontrack.integrations.mlflow._source import MlflowBackend, MlflowSource
-from boontrack.integrations.mlflow.callback import SweepHandle, summarize_sweep, sweep
+from __future__ import annotations
 
-__all__ = ["MlflowBackend", "MlflowSink", "MlflowSource", "SweepHandle", "summarize_sweep", "sweep"]
+from boontrack._lazy import lazy_exports
+
+_EXPORTS = {
+    "MlflowSink": "boontrack_mlflow._sink",
+    "MlflowBackend": "boontrack_mlflow._source",
+    "MlflowSource": "boontrack_mlflow._source",
+    "SweepHandle": "boontrack_mlflow.callback",
+    "summarize_sweep": "boontrack_mlflow.callback",
+    "sweep": "boontrack_mlflow.callback",
+}
+__all__ = list(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from boontrack.exceptions import InputError
-from boontrack.integrations.wandb._online import DEFAULT_TIMEOUT_S, WandbSource
+from boontrack_wandb._online import DEFAULT_TIMEOUT_S, WandbSource
 
 if TYPE_CHECKING:
     from boontrack.pipeline import JobResult

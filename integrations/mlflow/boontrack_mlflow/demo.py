@@ -61,11 +61,11 @@ def run_demo(
     JobResult
         ``"updated"`` after a new sweep, ``"unchanged"`` when a reused sweep's summary was already written.
     """
-    from boontrack.integrations.mlflow import MlflowSource
-    from boontrack.integrations.mlflow._client import bounded_http, connect
     from boontrack.pipeline import run_job, summary_key
     from boontrack.reports import format_table
     from boontrack.spec import Spec
+    from boontrack_mlflow import MlflowSource
+    from boontrack_mlflow._client import bounded_http, connect
 
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 2:
         raise ValueError(f"`trials` must be an integer >= 2, got {trials!r}")

@@ -38,8 +38,8 @@ import numpy as np
 
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
-from boontrack.integrations.mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
 from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
+from boontrack_mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"

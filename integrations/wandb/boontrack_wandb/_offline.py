@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from boontrack.backends import MetricRequest, Source
 from boontrack.exceptions import InputError
-from boontrack.integrations.wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
-from boontrack.integrations.wandb._records import OfflineRun, read_offline_run
+from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
+from boontrack_wandb._records import OfflineRun, read_offline_run
 
 if TYPE_CHECKING:
     import pandas as pd

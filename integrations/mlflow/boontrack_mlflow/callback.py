@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from boontrack.integrations.mlflow._client import import_mlflow
-from boontrack.integrations.mlflow._source import MlflowSource
+from boontrack_mlflow._client import import_mlflow
+from boontrack_mlflow._source import MlflowSource
 
 if TYPE_CHECKING:
     from boontrack.pipeline import JobResult

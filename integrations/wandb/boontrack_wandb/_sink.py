@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
-from boontrack.integrations.wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
-from boontrack.integrations.wandb._online import import_wandb, make_api, redact, translate_errors
 from boontrack.runframe import artifact_path, write_artifacts
+from boontrack_wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
+from boontrack_wandb._online import import_wandb, make_api, redact, translate_errors
 
 if TYPE_CHECKING:
-    from boontrack.integrations.wandb._online import WandbSource
+    from boontrack_wandb._online import WandbSource
 
 #: Summary key of the input fingerprint in the aggregate run.
 FINGERPRINT_KEY = "boontrack/fingerprint"

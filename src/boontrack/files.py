@@ -1,0 +1,499 @@
+"""The file backend: run tables read from files, summaries written to a directory.
+
+Reading (:class:`FileBackend`, :class:`FileSource`): CSV, TSV, JSON lines and Parquet, read as they are. The file
+backend is what a source string without a registered scheme opens (``runs.csv``, ``./sweep.tsv``) and what
+``file:PATH`` opens explicitly. Columns keep the user's names; :class:`boontrack.runtable.RunTable` maps them
+(``--val``, ``--group-by``, ...). Input files are only read.
+
+Writing (:class:`DirectorySink`): the summary of any source, in a directory (``--out DIR``), crash-safe.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import socket
+import sys
+import time
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from boontrack._optional import import_optional
+from boontrack._redact import describe_error
+from boontrack.backends import Backend, MetricRequest, Sink, Source, SummaryOutputs
+from boontrack.exceptions import InputError, WriteBackWarning
+from boontrack.runframe import artifact_path, check_options
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DirectorySink", "FileBackend", "FileSource"]
+
+#: Suffixes pandas decompresses by itself; the format is the suffix before them.
+_COMPRESSION_SUFFIXES = {".gz", ".bz2", ".zip", ".xz", ".zst"}
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    return _read_delimited(path, sep=",")
+
+
+def _read_tsv(path: Path) -> pd.DataFrame:
+    return _read_delimited(path, sep="\t")
+
+
+def _read_delimited(path: Path, *, sep: str) -> pd.DataFrame:
+    import pandas as pd
+
+    # pandas renames a repeated header ("acc", "acc.1"): look at the header as written first.
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+    if len(header):
+        _refuse_repeated_columns(header.iloc[0].tolist(), path)
+    return pd.read_csv(path, sep=sep)
+
+
+def _refuse_repeated_columns(names: list[Any], path: Path) -> None:
+    """InputError naming the first column name that ``names`` holds more than once."""
+    counts = Counter(map(str, names))
+    repeated = next((name for name, count in counts.items() if count > 1), None)
+    if repeated is not None:
+        raise InputError(
+            f"cannot read {path}: column {repeated!r} appears {counts[repeated]} times; give each column its own name"
+        )
+
+
+def _read_json_lines(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    # precise_float: pandas' fast parser otherwise reads 0.6 as 0.6000000000000001
+    return pd.read_json(path, lines=True, precise_float=True)
+
+
+def _read_json(path: Path) -> pd.DataFrame:
+    """A JSON array of run objects, else JSON lines (both are common under ``.json``)."""
+    import pandas as pd
+
+    try:
+        return pd.read_json(path, orient="records", precise_float=True)
+    except ValueError:  # "Trailing data": one object per line
+        return _read_json_lines(path)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    import_optional("pyarrow", extra="parquet", needed_for=f"reading {path}")
+    import pyarrow.parquet
+
+    _refuse_repeated_columns(pyarrow.parquet.read_schema(path).names, path)
+    return pd.read_parquet(path)
+
+
+#: suffix -> (format name for messages, reader)
+_READERS: dict[str, tuple[str, Callable[[Path], Any]]] = {
+    ".csv": ("CSV", _read_csv),
+    ".tsv": ("TSV", _read_tsv),
+    ".tab": ("TSV", _read_tsv),
+    ".jsonl": ("JSON lines", _read_json_lines),
+    ".json": ("JSON", _read_json),
+    ".ndjson": ("JSON lines", _read_json_lines),
+    ".parquet": ("Parquet", _read_parquet),
+    ".pq": ("Parquet", _read_parquet),
+}
+
+
+def _format_suffix(path: Path) -> str:
+    """The suffix that names the format, looking through a compression suffix (``runs.csv.gz`` -> ``.csv``)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in _COMPRESSION_SUFFIXES:
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class FileSource(Source):
+    """One file of runs, one row per run; the format comes from the extension.
+
+    ``.csv``; ``.tsv`` and ``.tab`` (tab-separated); ``.jsonl`` and ``.ndjson`` (one JSON object per line);
+    ``.json`` (an array of objects, or one object per line); ``.parquet`` and ``.pq`` (needs pyarrow). Any of these may be compressed (``.gz``, ``.bz2``, ``.zip``,
+    ``.xz``, ``.zst``).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        suffix = _format_suffix(self.path)
+        if suffix not in _READERS:
+            known = ", ".join(sorted(_READERS))
+            raise InputError(
+                f"cannot read {self.path}: unknown file type {suffix or '(no extension)'!r} (expected one of {known})"
+            )
+        self._format, self._reader = _READERS[suffix]
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    def identity(self) -> str:
+        return str(self.path.resolve())
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        """The file's rows as a DataFrame with the file's own column names (``request`` selects nothing here)."""
+        import pandas as pd
+
+        if not self.path.is_file():
+            reason = "it is a directory" if self.path.is_dir() else "no such file"
+            raise InputError(f"cannot read {self.path}: {reason}")
+        try:
+            frame = self._reader(self.path)
+        except InputError:
+            raise
+        except pd.errors.EmptyDataError:
+            raise InputError(f"cannot read {self.path}: the file is empty") from None
+        except OSError as exc:
+            raise InputError(f"cannot read {self.path}: {exc.strerror or _first_line(exc)}") from None
+        except Exception as exc:  # parsers raise ValueError, ParserError, ArrowInvalid, UnicodeDecodeError, ...
+            raise InputError(f"cannot read {self.path} as {self._format}: {_first_line(exc)}") from None
+        if frame.empty:
+            raise InputError(f"cannot read {self.path}: the file has no rows")
+        _refuse_repeated_columns(list(frame.columns), self.path)
+        return frame
+
+
+class FileBackend(Backend):
+    """``file:PATH``, and any source string whose scheme is not a registered backend."""
+
+    name: ClassVar[str] = "file"
+
+    def open_source(self, location: str, **options: Any) -> FileSource:
+        check_options(self.name, options, self.options)
+        return FileSource(location)
+
+
+class DirectorySink(Sink):
+    """A directory holding one summary: its artifacts, ``metrics.json``, ``curves.json`` and ``description.md``.
+
+    The destination is at every moment the previous complete summary or the new one, each with its own
+    fingerprint (``.boontrack-fingerprint``), whatever happens to the process. ``write`` builds the new content
+    in a hidden sibling directory (``.<name>.staging-<pid>-<host>-<random>``); ``write_fingerprint`` adds the
+    fingerprint there and swaps the two directories in one atomic exchange (``renameat2``, Linux). Where
+    there is no such exchange (other systems; file systems such as NFS), the old directory is renamed aside
+    (``.<name>.previous-...``) and the new one renamed into place; a crash between these two renames leaves no
+    destination until the next :class:`DirectorySink` on that path (any later run) renames the previous one back.
+
+    Every sink on a path first cleans up what crashed writers left beside it: a leftover whose writer is gone
+    (same host: its process has exited; another host: untouched for :attr:`FOREIGN_GRACE_S` seconds) is
+    restored when the destination is missing, else deleted. Concurrent writers need no lock: each publishes
+    a complete directory, and the last one to publish stays.
+
+    The destination must be new, empty, or a directory this sink wrote (its files are listed in
+    ``.boontrack-manifest.json``): a directory with other files is refused, and only files listed in a
+    manifest are ever deleted.
+
+    ``metrics.json`` maps metric names to values (null for non-finite ones); ``curves.json`` is a list of
+    ``{"key", "n", "values"}`` objects, one per curve.
+    """
+
+    FINGERPRINT_FILE = ".boontrack-fingerprint"
+    MANIFEST_FILE = ".boontrack-manifest.json"
+    METRICS_FILE = "metrics.json"
+    #: The artifact holding every number of the summary (see :func:`boontrack.reports.render_outputs`).
+    SUMMARY_FILE = "summary.json"
+    CURVES_FILE = "curves.json"
+    DESCRIPTION_FILE = "description.md"
+    #: Seconds after which a leftover written from another host counts as abandoned (its process cannot be
+    #: checked from here); far longer than the milliseconds a swap takes.
+    FOREIGN_GRACE_S = 3600.0
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).absolute()
+        self._staged: Path | None = None
+        self._recover()
+        self._check_owned()
+
+    def location(self) -> str:
+        return str(self.path)
+
+    def read_fingerprint(self) -> str | None:
+        try:
+            return (self.path / self.FINGERPRINT_FILE).read_text(encoding="utf-8").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def read_summary(self, fingerprint: str) -> dict[str, Any] | None:
+        """The data of ``summary.json`` when this directory holds the summary of ``fingerprint``, else None.
+
+        The fingerprint is read again after ``summary.json``, so that a summary another writer published
+        meanwhile is not taken for this one. A missing or unreadable ``summary.json`` raises.
+        """
+        text = (self.path / self.SUMMARY_FILE).read_text(encoding="utf-8")
+        if self.read_fingerprint() != fingerprint:
+            return None
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{self.path / self.SUMMARY_FILE} does not hold a summary")
+        return data
+
+    def write(self, outputs: SummaryOutputs) -> None:
+        """Build the new content beside the destination; :meth:`write_fingerprint` publishes it."""
+        files = self._render(outputs)
+        self._check_owned()
+        self._discard_staged()
+        staging = self._sibling("staging")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(staging)
+        try:
+            # The manifest first: every file of a staging directory is listed, so a leftover can be deleted.
+            manifest = {"files": sorted(files)}
+            _write_durably(staging / self.MANIFEST_FILE, json.dumps(manifest, indent=2).encode())
+            for relative, data in files.items():
+                (staging / relative).parent.mkdir(parents=True, exist_ok=True)
+                _write_durably(staging / relative, data)
+        except BaseException:
+            self._remove_written(staging)
+            raise
+        self._staged = staging
+
+    def write_fingerprint(self, fingerprint: str) -> None:
+        """Stamp the content of the last :meth:`write` with ``fingerprint`` and swap both into place at once."""
+        if self._staged is None:
+            raise RuntimeError("write_fingerprint() called before write()")
+        staging, self._staged = self._staged, None
+        try:
+            _write_durably(staging / self.FINGERPRINT_FILE, (fingerprint + "\n").encode())
+            _fsync_directory(staging)
+            self._check_owned()
+            self._publish(staging)
+        except BaseException:
+            self._remove_written(staging)
+            raise
+
+    def _publish(self, staging: Path) -> None:
+        """Put ``staging`` at the destination; the content it replaces is deleted (files this sink wrote only)."""
+        try:
+            _exchange(staging, self.path)
+        except FileNotFoundError:  # no destination yet
+            self._rename_into_place(staging, previous=None)
+        except OSError as exc:
+            if exc.errno not in _NO_EXCHANGE:
+                raise
+            previous = self._sibling("previous")
+            try:
+                os.rename(self.path, previous)
+            except FileNotFoundError:
+                previous = None
+            self._rename_into_place(staging, previous)
+        else:
+            self._remove_written(staging)  # it holds the replaced content now
+        _fsync_directory(self.path.parent)
+
+    def _rename_into_place(self, staging: Path, previous: Path | None) -> None:
+        try:
+            os.rename(staging, self.path)
+        except OSError as exc:
+            if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                if previous is not None:
+                    os.rename(previous, self.path)  # put the old summary back before reporting the failure
+                raise
+            # Another writer published between our look and our rename: its complete summary stays, as if it
+            # had published just after us.
+            self._remove_written(staging)
+        if previous is not None:
+            self._remove_written(previous)
+
+    def _discard_staged(self) -> None:
+        if self._staged is not None:
+            self._remove_written(self._staged)
+            self._staged = None
+
+    def _sibling(self, kind: str) -> Path:
+        return self.path.parent / f".{self.path.name}.{kind}-{os.getpid()}-{_HOST_ID}-{uuid.uuid4().hex[:12]}"
+
+    def _leftovers(self) -> list[tuple[Path, str]]:
+        """Staging and previous directories beside the destination whose writer is gone, with their kind."""
+        pattern = re.compile(
+            rf"\.{re.escape(self.path.name)}\.(staging|previous)-(?:(\d+)-([0-9a-f]{{8}})-)?[0-9a-f]{{12,32}}"
+        )
+        try:
+            names = os.listdir(self.path.parent)
+        except OSError:  # no parent yet, or not readable: nothing this sink can recover
+            return []
+        found = []
+        for name in sorted(names):
+            match = pattern.fullmatch(name)
+            candidate = self.path.parent / name
+            if match and candidate.is_dir() and not _writer_alive(match[2], match[3], candidate, self.FOREIGN_GRACE_S):
+                found.append((candidate, match[1]))
+        return found
+
+    def _recover(self) -> None:
+        """Finish what a crashed writer left: restore the previous summary if the destination is missing, then
+        delete the leftovers (only files their manifests list)."""
+        for directory, kind in self._leftovers():
+            if kind == "previous" and not self.path.exists():
+                try:
+                    os.rename(directory, self.path)
+                    continue
+                except OSError:  # another process restored or published meanwhile
+                    pass
+            try:
+                self._remove_written(directory)
+            except OSError as exc:  # cleaning up is no reason to fail this run; a later one tries again
+                warnings.warn(f"could not delete leftover {directory}: {describe_error(exc)}", WriteBackWarning, stacklevel=3)
+
+    def _render(self, outputs: SummaryOutputs) -> dict[str, bytes]:
+        own = {
+            self.METRICS_FILE: _json_bytes({key: _finite_or_none(v) for key, v in outputs.metrics.items()}),
+            self.CURVES_FILE: _json_bytes(
+                [
+                    {
+                        "key": curve.key,
+                        "n": [int(k) for k in curve.n],
+                        "values": [_finite_or_none(v) for v in curve.values],
+                    }
+                    for curve in outputs.curves
+                ]
+            ),
+            self.DESCRIPTION_FILE: outputs.description.encode("utf-8"),
+        }
+        reserved = {*own, self.FINGERPRINT_FILE, self.MANIFEST_FILE}
+        for relative in outputs.artifacts:
+            artifact_path(relative, reserved=reserved)
+        return {**own, **{relative: bytes(data) for relative, data in outputs.artifacts.items()}}
+
+    def _check_owned(self) -> None:
+        """InputError unless the destination is absent, empty, or holds only files this sink wrote."""
+        if not self.path.exists():
+            return
+        if not self.path.is_dir():
+            raise InputError(f"{self.path} exists and is not a directory")
+        for _ in range(3):
+            try:
+                ours = self._owned_files(self.path) if self._manifest(self.path) else set()
+                foreign = sorted(
+                    str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
+                )
+                break
+            except FileNotFoundError:  # another writer swapped the directory while we looked: look again
+                continue
+        else:
+            return
+        if foreign:
+            listed = ", ".join(foreign[:5]) + (f", ... ({len(foreign) - 5} more)" if len(foreign) > 5 else "")
+            raise InputError(
+                f"{self.path} holds files boontrack did not write ({listed}); choose a new or empty directory"
+            )
+
+    def _owned_files(self, directory: Path) -> set[Path]:
+        listed = self._manifest(directory).get("files", [])
+        return {directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE]}
+
+    def _manifest(self, directory: Path) -> dict[str, Any]:
+        try:
+            manifest = json.loads((directory / self.MANIFEST_FILE).read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            return {}
+        return manifest if isinstance(manifest, dict) else {}
+
+    def _remove_written(self, directory: Path) -> None:
+        """Delete the files this sink wrote in ``directory``, and the directory when nothing else is left."""
+        if not directory.exists():
+            return
+        for path in sorted(self._owned_files(directory), reverse=True):
+            path.unlink(missing_ok=True)
+        for sub in sorted((p for p in directory.rglob("*") if p.is_dir()), reverse=True):
+            _rmdir_if_empty(sub)
+        if not _rmdir_if_empty(directory) and directory.exists():
+            warnings.warn(
+                f"{directory} holds files boontrack did not write; it is left in place",
+                WriteBackWarning,
+                stacklevel=3,
+            )
+
+
+#: Short id of this host in the names of staging directories, so that a later run knows whose they are.
+_HOST_ID = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+#: errno values of a file system or kernel that cannot exchange two directories atomically.
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+
+
+def _exchange(first: Path, second: Path) -> None:
+    """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); OSError(EINVAL) where
+    the kernel or file system cannot."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available")
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), str(second))
+
+
+@functools.cache
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
+
+def _writer_alive(pid: str | None, host: str | None, directory: Path, grace_s: float) -> bool:
+    """Whether the process that named ``directory`` may still be writing it."""
+    if pid is not None and host == _HOST_ID and os.name == "posix":  # elsewhere signal 0 is not a probe
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # alive, under another user
+            return True
+        return True
+    try:
+        return time.time() - directory.stat().st_mtime < grace_s
+    except FileNotFoundError:
+        return False
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make renames and new entries in ``directory`` survive a power cut (a no-op where unsupported)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _rmdir_if_empty(directory: Path) -> bool:
+    try:
+        directory.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _finite_or_none(value: Any) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8")

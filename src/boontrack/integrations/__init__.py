@@ -1,1 +1,0 @@
-"""Tracker backends (MLflow, Weights & Biases), found through the ``boontrack.backends`` entry points."""
