@@ -17,7 +17,7 @@ import pytest
 import threadpoolctl
 from scipy import special, stats
 
-from boontrack import resampling
+from boontrack import _bootstrap, resampling
 from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning, FewRunsWarning
 from boontrack.resampling import boo_n_ci, boo_n_curve_ci, default_budgets, mean_ci
@@ -80,25 +80,25 @@ def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
 def test_batches_follow_each_other_in_the_stream(monkeypatch):
     val, test = tied_runs()
     whole = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
-    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 7 * val.size)
-    monkeypatch.setattr(resampling, "_MIN_BATCH", 1)  # batches of 7 resamples
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 7 * val.size)
+    monkeypatch.setattr(_bootstrap, "MIN_BATCH", 1)  # batches of 7 resamples
     batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
     np.testing.assert_array_equal(whole, batched)
-    monkeypatch.setattr(resampling, "_CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
+    monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
     np.testing.assert_array_equal(whole, boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution)
 
 
 def test_batches_are_bounded_in_memory_at_any_number_of_runs(monkeypatch):
-    """A batch holds about _BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
+    """A batch holds about BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
     drawn = []
-    draw = resampling._draw_indices
+    draw = _bootstrap.draw_indices
 
     def recording(rng, m, size):
         drawn.append(size * m)
         return draw(rng, m, size)
 
-    monkeypatch.setattr(resampling, "_draw_indices", recording)
-    monkeypatch.setattr(resampling, "_BATCH_ELEMENTS", 1000)
+    monkeypatch.setattr(_bootstrap, "draw_indices", recording)
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 1000)
     boo_n_ci(np.arange(300.0), n=2, n_resamples=10, method="percentile", rng=0)  # 3 resamples per batch
     boo_n_ci(np.arange(2000.0), n=2, n_resamples=4, method="percentile", rng=0)  # one
     assert drawn == [900, 900, 900, 300, 2000, 2000, 2000, 2000]
@@ -110,13 +110,13 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
     if not any(pool["user_api"] == "blas" for pool in threadpoolctl.threadpool_info()):
         pytest.skip("no BLAS library loaded")
     seen = []
-    count = resampling._RankedRuns.block_totals
+    count = _bootstrap.RankedRuns.block_totals
 
     def counting(self, *args, **kwargs):  # called inside every kernel
         seen.extend(pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas")
         return count(self, *args, **kwargs)
 
-    monkeypatch.setattr(resampling._RankedRuns, "block_totals", counting)
+    monkeypatch.setattr(_bootstrap.RankedRuns, "block_totals", counting)
     val, test = np.arange(200.0), np.arange(200.0)[::-1].copy()  # no ties: the matrix-product kernel
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         for method in ("studentized", "percentile"):
@@ -164,7 +164,7 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
     leave_one_out = np.array(
         [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
     )
-    jackknife = resampling._curve_distribution(
+    jackknife = _bootstrap.curve_distribution(
         val, test, True, np.array([4]), estimator, True, 1, "bca", np.random.default_rng(0)
     ).jackknife
     np.testing.assert_allclose(jackknife[:, 0], leave_one_out, rtol=0, atol=1e-12)
@@ -271,7 +271,7 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 
 @pytest.mark.parametrize("gather_share", [1, 10**9], ids=["gathered-weights", "matrix-product"])
 def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gather_share):
-    monkeypatch.setattr(resampling, "_GATHER_SHARE", gather_share)  # both ways of weighting the blocks
+    monkeypatch.setattr(_bootstrap, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
     val, test = tied_runs(m=60)
     budgets = [1, 2, 5, 13, 40, 60]
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
@@ -531,7 +531,7 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
     """Bootstrap-t from first principles: each resample's Boo_n from boo_n, its standard error from numerical
     derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
     if cache_elements is not None:  # one resample and one budget at a time
-        monkeypatch.setattr(resampling, "_CACHE_ELEMENTS", cache_elements)
+        monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", cache_elements)
     val, test = tied_runs(m=14, seed=3)
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
@@ -575,10 +575,10 @@ def test_studentized_large_work_studentizes_the_first_resamples(monkeypatch):
     """Above the work bound only the first resamples get a standard error; the distribution is unchanged."""
     val, test = tied_runs(m=30)
     budgets, rng = np.array([2, 5]), np.random.default_rng
-    full = resampling._curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
-    monkeypatch.setattr(resampling, "_STUDENTIZED_WORK", 10)
-    monkeypatch.setattr(resampling, "_STUDENTIZED_RESAMPLES", 70)
-    cut = resampling._curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    full = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    monkeypatch.setattr(_bootstrap, "STUDENTIZED_WORK", 10)
+    monkeypatch.setattr(_bootstrap, "STUDENTIZED_RESAMPLES", 70)
+    cut = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
     np.testing.assert_allclose(cut.dist, full.dist, rtol=0, atol=1e-13)
     np.testing.assert_allclose(cut.studentized, full.studentized[:70], rtol=0, atol=1e-9)
 

@@ -246,7 +246,7 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
         unknown baseline, or invalid spec options.
     """
     _analyze_iv(table, spec)
-    with _progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
+    with progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
         results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
     summaries = tuple(summary for summary, _ in results)
     comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results})
@@ -356,9 +356,10 @@ _GROUP, _COMPARE, _COVERAGE = range(3)
 def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
     """One group's summary, and its bootstrap band (whose resamples unpaired comparisons reuse, except with the
     studentized method, whose differences need each resample's standard error)."""
+    from boontrack._bootstrap import few_runs_messages
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
-    from boontrack.resampling import _few_runs_messages, boo_n_curve_ci
+    from boontrack.resampling import boo_n_curve_ci
     from boontrack.simulate import coverage_check
 
     val, scores = table.arrays(label)
@@ -381,7 +382,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean = IntervalEstimate.from_bootstrap(band.at(1))
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.maximize))
         diagnostics = diagnose(val, test, n=max(budgets))
-        for message in _few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
+        for message in few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
             warnings.warn(message, FewRunsWarning, stacklevel=1)
         # The actual coverage of these intervals, simulated from a smoothed fit of the runs (its own cost bound).
         check = coverage_check(
@@ -657,7 +658,7 @@ def _collected_warnings() -> Iterator[list[str]]:
 
 
 @contextlib.contextmanager
-def _progress_bar(items: Sequence[str], *, enabled: bool, label: str) -> Iterator[Any]:
+def progress_bar(items: Sequence[str], *, enabled: bool, label: str) -> Iterator[Any]:
     """A click progress bar over ``items`` on an interactive stderr; the plain items otherwise."""
     if not (enabled and sys.stderr.isatty()):
         yield items

@@ -32,6 +32,13 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from boontrack._bootstrap import (
+    BudgetGroup,
+    bootstrap_standard_error,
+    difference_interval,
+    few_runs_messages,
+    percentile_interval,
+)
 from boontrack._validation import (
     as_budget,
     as_choice,
@@ -42,22 +49,9 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
-from boontrack.estimators import Estimator, _warn_or_raise_budget, rank_blocks
+from boontrack.estimators import Estimator, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
-from boontrack.resampling import (
-    BootstrapResult,
-    ConfidenceInterval,
-    _batch_sizes,
-    _cdf_table,
-    _draw_indices,
-    _few_runs_messages,
-    _percentile_interval,
-    _plausible_range,
-    _RankedRuns,
-    _slope_table,
-    _standard_error,
-    _studentize,
-)
+from boontrack.resampling import BootstrapResult, ConfidenceInterval
 from boontrack.spec import CORRECTIONS, ESTIMATORS
 
 __all__ = [
@@ -248,112 +242,10 @@ DifferenceMethod = Literal["studentized", "percentile"]
 DIFFERENCE_METHODS = ("studentized", "percentile")
 
 
-class _Group:
-    """One approach's runs, ready for resampling at one budget: ranked runs, P and its slope, plausible range."""
-
-    def __init__(self, val: np.ndarray, test: np.ndarray, maximize: bool, budget: int, estimator: Estimator):
-        self.runs = _RankedRuns(val, test, maximize)
-        self.cdf = _cdf_table(val.size, np.array([budget]), estimator)
-        self.slope = _slope_table(val.size, np.array([budget]), estimator)
-        self.plausible = _plausible_range(test, maximize)
-        blocks = rank_blocks(val, maximize=maximize)
-        self._order, self._starts = blocks.order, np.concatenate(([0], blocks.ends[:-1]))
-        self._block_of = np.empty(val.size, dtype=np.intp)
-        self._block_of[blocks.order] = np.repeat(np.arange(blocks.ends.size), np.diff(blocks.ends, prepend=0))
-        self._test = test - np.median(test)  # influence values do not depend on a shift; sums keep precision
-
-    def influence(self, counts: np.ndarray) -> np.ndarray:
-        """Empirical influence of each run on Boo_n of each resample, (resamples, m), from per-run draw counts.
-
-        The run-level form of :meth:`boontrack.resampling._RankedRuns.boo_n_studentized`: run i in tie block b
-        has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
-        rank the same pairs differently.
-        """
-        m = counts.shape[1]
-        ranked = counts[:, self._order]
-        block_counts = np.add.reduceat(ranked, self._starts, axis=1)
-        sums = np.add.reduceat(ranked * self._test[self._order], self._starts, axis=1)
-        cum = np.cumsum(block_counts, axis=1)
-        prev = cum - block_counts
-        means = sums / np.maximum(block_counts, 1)
-        p, g = self.cdf[0], self.slope[0]
-        weight = p.take(cum) - p.take(prev)
-        g_high = g.take(cum)
-        step = means * (g_high - g.take(prev))
-        level = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
-        ratio = weight / np.maximum(block_counts / m, 1.0 / m)
-        return level[:, self._block_of] + ratio[:, self._block_of] * (self._test - means[:, self._block_of])
-
-
-def _paired_standard_error(group_a: _Group, group_b: _Group, indices: np.ndarray) -> np.ndarray:
-    """Delta-method standard error of Boo_n(A) - Boo_n(B) on each resample of pairs (rows of ``indices``).
-
-    A pair's influence on the difference is its influence on A minus its influence on B; the standard error is
-    ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws.
-    """
-    size, m = indices.shape
-    counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
-    share = counts / m
-    difference = group_a.influence(counts) - group_b.influence(counts)
-    difference -= np.einsum("ij,ij->i", share, difference)[:, None]
-    return np.sqrt(np.einsum("ij,ij->i", share, difference * difference) / m)
-
-
-def _difference_interval(
-    group_a: _Group,
-    group_b: _Group,
-    paired: bool,
-    method: str,
-    confidence_level: float,
-    n_resamples: int,
-    rng: np.random.Generator,
-) -> tuple[float, np.ndarray, tuple[float, float]]:
-    """Boo_n(A) - Boo_n(B) on the data, on each resample, and its interval.
-
-    Unpaired: A and B are resampled independently; per batch the indices of A are drawn, then those of B.
-    Paired: one draw of run indices serves both, so a resample keeps the pairs (A_i, B_i) together. The
-    studentized interval is ``est +- q se``, q the ``confidence_level`` quantile of ``|est* - est| / se*``
-    (symmetric, as for one group), cut to the difference of the two groups' plausible ranges.
-    """
-    runs_a, runs_b = group_a.runs, group_b.runs
-    estimate = float(runs_a.estimate(group_a.cdf)[0] - runs_b.estimate(group_b.cdf)[0])
-    studentized = method == "studentized"
-    parts, errors = [], []
-    for size in _batch_sizes(n_resamples, runs_a.m + runs_b.m):
-        indices_a = _draw_indices(rng, runs_a.m, size)
-        indices_b = indices_a if paired else _draw_indices(rng, runs_b.m, size)
-        if studentized and not paired:
-            value_a, error_a = runs_a.boo_n_studentized(indices_a, group_a.cdf, group_a.slope)
-            value_b, error_b = runs_b.boo_n_studentized(indices_b, group_b.cdf, group_b.slope)
-            errors.append(np.hypot(error_a[:, 0], error_b[:, 0]))
-        else:
-            value_a, value_b = runs_a.boo_n(indices_a, group_a.cdf), runs_b.boo_n(indices_b, group_b.cdf)
-            if studentized:
-                errors.append(_paired_standard_error(group_a, group_b, indices_a))
-        parts.append(value_a[:, 0] - value_b[:, 0])
-    dist = np.concatenate(parts)
-    if not studentized:
-        return estimate, dist, _percentile_interval(dist, confidence_level)
-    identity = np.arange(runs_a.m)[None, :]
-    if paired:
-        error = float(_paired_standard_error(group_a, group_b, identity)[0])
-    else:
-        error = float(
-            np.hypot(
-                runs_a.boo_n_studentized(identity, group_a.cdf, group_a.slope)[1][0, 0],
-                runs_b.boo_n_studentized(np.arange(runs_b.m)[None, :], group_b.cdf, group_b.slope)[1][0, 0],
-            )
-        )
-    ratios = _studentize(dist - estimate, np.concatenate(errors))
-    half = float(np.quantile(np.abs(ratios), confidence_level)) * error  # an unbounded quantile: the whole range
-    (low_a, high_a), (low_b, high_b) = group_a.plausible, group_b.plausible
-    return estimate, dist, (max(estimate - half, low_a - high_b), min(estimate + half, high_a - low_b))
-
-
 def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budget: int, stacklevel: int) -> None:
-    """The single-group reasons to doubt an interval (:func:`boontrack.resampling._few_runs_messages`), for the
+    """The single-group reasons to doubt an interval (:func:`boontrack._bootstrap.few_runs_messages`), for the
     smaller group, and a warning when both groups are constant."""
-    for message in _few_runs_messages(min(a_test.size, b_test.size), np.array([budget])):
+    for message in few_runs_messages(min(a_test.size, b_test.size), np.array([budget])):
         warnings.warn(
             f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1
         )
@@ -369,7 +261,7 @@ def _difference_result(estimate, dist, interval, method, level, n_resamples) -> 
     return BootstrapResult(
         estimate=estimate,
         confidence_interval=ConfidenceInterval(float(interval[0]), float(interval[1])),
-        standard_error=float(_standard_error(dist)),
+        standard_error=float(bootstrap_standard_error(dist)),
         bootstrap_distribution=dist,
         method=method,
         confidence_level=level,
@@ -427,7 +319,7 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
         above = math.hypot(ci_a.high - a.estimate, b.estimate - ci_b.low)
         interval, method = (estimate - below, estimate + above), "studentized"
     else:
-        interval, method = _percentile_interval(dist, a.confidence_level), "percentile"
+        interval, method = percentile_interval(dist, a.confidence_level), "percentile"
     return _difference_result(estimate, dist, interval, method, a.confidence_level, a.n_resamples)
 
 
@@ -466,7 +358,7 @@ def _boo_n_difference_ci_iv(
     budget = as_budget(n)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
-    _warn_or_raise_budget(np.array([budget]), min(a_v.size, b_v.size), estimator)
+    warn_or_raise_budget(np.array([budget]), min(a_v.size, b_v.size), estimator)
     return a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng
 
 
@@ -518,8 +410,8 @@ def boo_n_difference_ci(
         )
     )
     _warn_difference(a_t, b_t, budget, stacklevel=2)
-    groups = _Group(a_v, a_t, maximize, budget, estimator), _Group(b_v, b_t, maximize, budget, estimator)
-    estimate, dist, interval = _difference_interval(*groups, paired, method, level, n_resamples, rng)
+    groups = BudgetGroup(a_v, a_t, maximize, budget, estimator), BudgetGroup(b_v, b_t, maximize, budget, estimator)
+    estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
 
 
@@ -561,8 +453,8 @@ def mean_difference_ci(
         a, b, paired, method, confidence_level, n_resamples, rng
     )
     _warn_difference(a, b, 1, stacklevel=2)
-    groups = _Group(a, a, True, 1, "V"), _Group(b, b, True, 1, "V")
-    estimate, dist, interval = _difference_interval(*groups, paired, method, level, n_resamples, rng)
+    groups = BudgetGroup(a, a, True, 1, "V"), BudgetGroup(b, b, True, 1, "V")
+    estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
 
 

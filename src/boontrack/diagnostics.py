@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from boontrack._bootstrap import few_runs_message
 from boontrack._validation import as_budget, as_val_test
-from boontrack.resampling import _few_runs_message
 
 __all__ = ["Diagnostics", "diagnose"]
 
@@ -89,7 +89,7 @@ def _sample_sd(t: np.ndarray) -> float:
 def _warnings(v: np.ndarray, t: np.ndarray, test_given: bool, n: int | None) -> tuple[str, ...]:
     m = v.size
     found = []
-    few_runs = _few_runs_message(m)
+    few_runs = few_runs_message(m)
     if few_runs:
         found.append(few_runs)
     if m > 1 and np.ptp(v) == 0:

@@ -159,7 +159,7 @@ def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.nda
     return out[inverse]
 
 
-def _warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
+def warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
     """U cannot draw more runs than there are; V and W extrapolate, with a warning.
 
     Called from the validation helper of a public function, so the warning points at that function's caller.
@@ -184,7 +184,7 @@ def _boo_n_iv(val: Any, test: Any, n: Any, estimator: Any, maximize: Any):
     budgets, scalar = as_budgets(n)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
-    _warn_or_raise_budget(budgets, v.size, estimator)
+    warn_or_raise_budget(budgets, v.size, estimator)
     return v, t, budgets, scalar, estimator, maximize
 
 

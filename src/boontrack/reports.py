@@ -69,7 +69,7 @@ import numpy as np
 from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
-from boontrack.runtable import _short_name
+from boontrack.runtable import short_name
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
-def _md(text: Any) -> str:
+def markdown_literal(text: Any) -> str:
     """Text from the runs (a label, a run id, a column name) as literal Markdown: no heading, link, emphasis,
     table cell break or HTML can come out of it."""
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", _printable(text).replace("\\", "\\\\"))
@@ -315,7 +315,7 @@ def _scores(summary: Summary) -> str:
 def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     header = list(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    # Cells are numbers or text escaped by _md; _printable keeps any other cell on its table row.
+    # Cells are numbers or text escaped by markdown_literal; _printable keeps any other cell on its table row.
     lines += ["| " + " | ".join(_printable(cell) for cell in row) + " |" for row in rows]
     return lines
 
@@ -323,13 +323,13 @@ def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]
 def _overview(summary: Summary) -> str:
     spec = summary.spec
     # The keys as the user named them (``model``, not the resolved ``params.model`` of a W&B config key).
-    keys = spec.group_by or [_short_name(column) for column in summary.group_by]
-    grouping = f", grouped by {', '.join(map(_md, keys))}" if keys else ""
+    keys = spec.group_by or [short_name(column) for column in summary.group_by]
+    grouping = f", grouped by {', '.join(map(markdown_literal, keys))}" if keys else ""
     direction = "higher is better" if spec.maximize else "lower is better"
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
-        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {_md(spec.val)} ({direction})"
-        + (f", test metric {_md(spec.test)}" if spec.test else " (no separate test metric)")
+        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
+        + (f", test metric {markdown_literal(spec.test)}" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {spec.n_resamples} bootstrap resamples ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
         + (
@@ -352,8 +352,8 @@ def _comparison_lines(summary: Summary) -> list[str]:
         ]
         rows.append(
             [
-                _md(c.group),
-                _md(c.baseline),
+                markdown_literal(c.group),
+                markdown_literal(c.baseline),
                 "yes" if c.paired else "no",
                 *(_interval_at(c.boo_n_difference, n) for n in budgets),
                 _interval(c.mean_difference),
@@ -374,7 +374,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "",
         *_md_table(header, rows),
         "",
-        *(f"- warning ({_md(c.group)} vs {_md(c.baseline)}): {_md(w)}" for c in summary.comparisons for w in c.warnings),
+        *(f"- warning ({markdown_literal(c.group)} vs {markdown_literal(c.baseline)}): {markdown_literal(w)}" for c in summary.comparisons for w in c.warnings),
         "",
     ]
 
@@ -388,7 +388,7 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     )
     spearman = "n/a" if d.spearman_val_test is None else f"{d.spearman_val_test:.3f}"
     lines = [
-        f"### {_md(g.label)}",
+        f"### {markdown_literal(g.label)}",
         "",
         f"- runs: {g.runs} kept, {len(g.dropped)} dropped; {d.ties} tied validation scores",
         f"- {scores}: mean {_num(d.mean)}, s.d. {_num(d.sd)}, median {_num(d.median)}, IQR {_num(d.iqr)}, "
@@ -404,7 +404,7 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
     lines.append(_band_line(g))
-    lines += [f"- warning: {_md(w)}" for w in g.warnings]
+    lines += [f"- warning: {markdown_literal(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
 
 
@@ -425,8 +425,8 @@ def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
     if not dropped:
         return []
     counts = Counter(d.reason for d in dropped).most_common()
-    lines = ["Dropped: " + "; ".join(f"{count} × {_md(reason)}" for reason, count in counts) + ".", ""]
-    listed = [(_md(d.run_id), _md(d.reason)) for d in dropped[:_REPORT_DROPPED]]
+    lines = ["Dropped: " + "; ".join(f"{count} × {markdown_literal(reason)}" for reason, count in counts) + ".", ""]
+    listed = [(markdown_literal(d.run_id), markdown_literal(d.reason)) for d in dropped[:_REPORT_DROPPED]]
     lines += _md_table(["dropped run", "reason"], listed)
     if len(dropped) > _REPORT_DROPPED:
         lines += ["", f"… and {len(dropped) - _REPORT_DROPPED} more (every run is in `runs.csv`)."]
@@ -443,9 +443,9 @@ def to_markdown(summary: Summary) -> str:
     """A readable report: Boo_n with intervals per group, Gaussian estimate, diagnostics, dropped runs, comparisons."""
     spec = summary.spec
     budgets = _shown_budgets(spec, (g.boo_n for g in summary.groups))
-    lines = [f"# boontrack summary: {_md(summary.metric)}", ""]
+    lines = [f"# boontrack summary: {markdown_literal(summary.metric)}", ""]
     if summary.source:
-        lines += [f"Source: {_md(summary.source)}", ""]
+        lines += [f"Source: {markdown_literal(summary.source)}", ""]
     lines += [_overview(summary), "", _HOW_TO_READ.format(level=spec.confidence_level * 100), ""]
     # Gaussian Boo_1 is the mean: only larger budgets are shown.
     gaussian_budgets = [n for n in budgets if n > 1]
@@ -453,7 +453,7 @@ def to_markdown(summary: Summary) -> str:
     header += [*(f"Gaussian Boo_{n}" for n in gaussian_budgets), "normality rejected?"]
     rows = [
         [
-            _md(g.label),
+            markdown_literal(g.label),
             g.runs,
             *(_with_coverage(g.boo_n[n], g.coverage.get(n)) if n in g.boo_n else _TOO_FEW for n in budgets),
             _with_coverage(g.mean, g.coverage.get(1)),
@@ -566,19 +566,19 @@ def _description(summary: Summary) -> str:
     """3-6 lines of Markdown for the aggregate run's description."""
     spec = summary.spec
     lines = [
-        f"**boontrack** summary of {_md(summary.metric)}: {summary.runs} runs in {len(summary.groups)} "
+        f"**boontrack** summary of {markdown_literal(summary.metric)}: {summary.runs} runs in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}, {len(summary.dropped)} dropped; estimator "
         f"{spec.estimator}, {spec.confidence_level * 100:g} % bootstrap intervals.",
     ]
     lines += [
-        f"- {_md(g.label)}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
+        f"- {markdown_literal(g.label)}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
         f"({g.runs} runs)"
         for g in summary.groups[:_DESCRIPTION_GROUPS]
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
     lines.append(
-        f"Source: {_md(summary.source)}."
+        f"Source: {markdown_literal(summary.source)}."
         if summary.source
         else "Full report in `report.md`, every number in `summary.json`."
     )

@@ -366,7 +366,7 @@ def _group_labels(frame: pd.DataFrame, group_by: tuple[str, ...]) -> tuple[np.nd
         uniques = pd.unique(values)
         text = {_format_value(v): v for v in uniques}
         formatted = values.map(_format_value)
-        prefix = "" if len(group_by) == 1 else f"{_short_name(column)}="
+        prefix = "" if len(group_by) == 1 else f"{short_name(column)}="
         parts.append((prefix + formatted).to_numpy(dtype=object))
         sort_parts.append((formatted.to_numpy(dtype=object), text))
     labels = parts[0]
@@ -380,7 +380,7 @@ def _group_labels(frame: pd.DataFrame, group_by: tuple[str, ...]) -> tuple[np.nd
     return labels, order_keys
 
 
-def _short_name(column: str) -> str:
+def short_name(column: str) -> str:
     """A group-key column without its ``params.``/``tags.`` prefix, for labels."""
     for prefix in ("params.", "tags."):
         if column.startswith(prefix):

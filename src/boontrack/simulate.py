@@ -168,11 +168,11 @@ def kernel_fit(val: Any, test: Any = None, *, maximize: bool = True) -> Populati
     score, of Scott's bandwidth ``sd * m^(-1/5)`` per column (the smoothed bootstrap's kernel, Bajgar et al.
     2018, footnote 11). With ``maximize=False`` validation scores are negated, so the best is the highest.
     """
-    from boontrack.resampling import _scott_bandwidth
+    from boontrack._bootstrap import scott_bandwidth
 
     v, t = as_val_test(val, test)
     v = v if maximize else -v
-    h_val, h_test = _scott_bandwidth(v), _scott_bandwidth(t)
+    h_val, h_test = scott_bandwidth(v), scott_bandwidth(t)
     return Population("kernel", {"h_val": h_val, "h_test": h_test}, (v.copy(), t.copy()))
 
 
@@ -307,7 +307,7 @@ def coverage(
     tuple of CoverageCell
         One per (method, budget), methods in the order given, budgets ascending.
     """
-    from boontrack.resampling import _curve_distribution, _intervals
+    from boontrack._bootstrap import curve_distribution, interval_ends
 
     m, budgets, methods, estimator, level, replications, n_resamples, rng = _coverage_iv(
         population, m, n, methods, estimator, confidence_level, replications, n_resamples, rng
@@ -320,12 +320,12 @@ def coverage(
     high = {x: np.empty((replications, budgets.size)) for x in methods}
     for r in range(replications):  # one sweep per iteration; everything inside is vectorised
         for method in drawn:
-            resampled = _curve_distribution(
+            resampled = curve_distribution(
                 val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng
             )
-            low[method][r], high[method][r] = _intervals(resampled, level, method)
+            low[method][r], high[method][r] = interval_ends(resampled, level, method)
             if method == "studentized" and "percentile" in methods:
-                low["percentile"][r], high["percentile"][r] = _intervals(resampled, level, "percentile")
+                low["percentile"][r], high["percentile"][r] = interval_ends(resampled, level, "percentile")
     cells = []
     for method in methods:
         covered = (low[method] <= truth) & (truth <= high[method])
@@ -537,20 +537,20 @@ def band_coverage(
 
     Parameters are as in :func:`coverage`; the budgets are every n from 1 to ``m // 2``.
     """
-    from boontrack.resampling import _curve_distribution, _intervals, _simultaneous_band, _trustworthy
+    from boontrack._bootstrap import curve_distribution, interval_ends, simultaneous_band, trusted_budgets
 
     m, budgets, (method,), estimator, level, replications, n_resamples, rng = _coverage_iv(
         population, m, np.arange(1, max(1, m // 2) + 1), (method,), estimator, confidence_level, replications,
         n_resamples, rng,
     )  # fmt: skip
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
-    trusted = _trustworthy(budgets, m)
+    trusted = trusted_budgets(budgets, m)
     val, test = population.sample(m, replications=replications, rng=rng)
     pointwise, simultaneous, ratios = np.empty(replications, bool), np.empty(replications, bool), []
     for r in range(replications):  # one sweep per iteration; everything inside is vectorised
-        resampled = _curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
-        low, high = _intervals(resampled, level, method)
-        sim_low, sim_high = _simultaneous_band(resampled, level, method, trusted)
+        resampled = curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
+        low, high = interval_ends(resampled, level, method)
+        sim_low, sim_high = simultaneous_band(resampled, level, method, trusted)
         pointwise[r] = np.all((low <= truth) & (truth <= high))
         simultaneous[r] = np.all((sim_low <= truth) & (truth <= sim_high))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -705,8 +705,7 @@ def comparison_rates(
     """
     import warnings
 
-    from boontrack.compare import _difference_interval, _Group
-    from boontrack.resampling import _percentile_interval
+    from boontrack._bootstrap import BudgetGroup, difference_interval, percentile_interval
 
     m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
         population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
@@ -717,9 +716,9 @@ def comparison_rates(
     ends = np.empty((4, replications, 2))  # Boo_n studentized, Boo_n percentile, mean studentized, mean percentile
     for r in range(replications):  # one pair of sweeps per iteration; everything inside is vectorised
         for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val[r], b_val[r]), (1, a_test[r], b_test[r]))):
-            groups = _Group(a_v, a_test[r], True, budget_k, "V"), _Group(b_v, b_test[r], True, budget_k, "V")
-            _, dist, interval = _difference_interval(*groups, paired, "studentized", level, n_resamples, rng)
-            ends[2 * k, r], ends[2 * k + 1, r] = interval, _percentile_interval(dist, level)
+            groups = BudgetGroup(a_v, a_test[r], True, budget_k, "V"), BudgetGroup(b_v, b_test[r], True, budget_k, "V")
+            _, dist, interval = difference_interval(*groups, paired, "studentized", level, n_resamples, rng)
+            ends[2 * k, r], ends[2 * k + 1, r] = interval, percentile_interval(dist, level)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: NaN p-values, counted as no rejection
         if paired:
@@ -971,7 +970,7 @@ def study(
     progress : bool
         A progress bar over the steps on stderr, only when stderr is a terminal.
     """
-    from boontrack.analysis import _progress_bar
+    from boontrack.analysis import progress_bar
 
     m, budgets, methods, width, shift, power, plan, replications, n_resamples, rng = _study_iv(
         population, m, n, methods, width, shift, power, plan_runs, replications, n_resamples, rng
@@ -981,7 +980,7 @@ def study(
     steps = [("errors", None), *(("coverage", x) for x in methods)]
     steps += [("width", k) for k in plan if width is not None] + [("power", k) for k in plan if shift is not None]
     errors, cells, widths, powers = (), [], {}, {}
-    with _progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
+    with progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
         for kind, arg in bar:
             if kind == "errors":
                 errors = estimator_errors(population, m=m, n=budgets, replications=5 * replications, rng=rng)

@@ -378,10 +378,10 @@ def curve_run_description(label: str, n: np.ndarray) -> str:
 
     Its page lists each metric's last value, the one at the largest n, which is not a Boo_n of the summary.
     """
-    from boontrack.reports import _md
+    from boontrack.reports import markdown_literal
 
     return (
-        f"**boontrack** curve of group {_md(label)}: `boon/curve` is the expected score of the "
+        f"**boontrack** curve of group {markdown_literal(label)}: `boon/curve` is the expected score of the "
         f"best-validation run out of n runs, at step = n (n = {int(n.min())} to {int(n.max())}), with its bootstrap "
         f"band `boon/curve/ci_low` to `boon/curve/ci_high`; the values listed are those at n = {int(n.max())}.\n"
         "To overlay the groups: tick this run and the summary run's other child runs, click Compare, then click "
