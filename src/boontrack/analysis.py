@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from boontrack._progress import progress_bar
 from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
 from boontrack.spec import Spec
 
@@ -655,18 +655,6 @@ def _collected_warnings() -> Iterator[list[str]]:
                 messages.append(str(w.message))
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-
-
-@contextlib.contextmanager
-def progress_bar(items: Sequence[str], *, enabled: bool, label: str) -> Iterator[Any]:
-    """A click progress bar over ``items`` on an interactive stderr; the plain items otherwise."""
-    if not (enabled and sys.stderr.isatty()):
-        yield items
-        return
-    import click
-
-    with click.progressbar(items, label=label, file=sys.stderr) as bar:
-        yield bar
 
 
 def _versions() -> dict[str, str]:

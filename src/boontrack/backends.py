@@ -33,10 +33,10 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from boontrack.exceptions import InputError
-from boontrack.runframe import SUMMARY_ROLE_TAG
+from boontrack.runframe import SUMMARY_ROLE_TAG, MetricRequest
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,29 +59,6 @@ __all__ = [
 ENTRY_POINT_GROUP = "boontrack.backends"
 #: Prefix of every metric name boontrack writes back (``boon/<metric>/boo_<n>``, ...).
 DEFAULT_PREFIX = "boon/"
-
-
-@dataclass(frozen=True)
-class MetricRequest:
-    """Which metric values a source puts in the run frame.
-
-    Attributes
-    ----------
-    val, test
-        Metric names as the tracker knows them (no ``metrics.`` prefix); ``test`` may be None.
-    maximize
-        Direction of ``val``; needed to find the best-validation step.
-    pick
-        ``"last"``: the value as the tracker reports it (the last logged one). ``"best_val_step"``: for runs
-        that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value of the
-        model at that step (the pairing of the Boo_n paper), by the one rule of
-        :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``.
-    """
-
-    val: str
-    test: str | None = None
-    maximize: bool = True
-    pick: Literal["last", "best_val_step"] = "last"
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 A backend translates its tracker's runs into :class:`RunRecord` values and per-step metric points; this module
 does the rest, the same way for every tracker:
 
+- :class:`MetricRequest`: which metric values a source puts in the frame (re-exported by
+  :mod:`boontrack.backends`, where sources receive it);
 - :func:`build_run_frame`: the run frame of :mod:`boontrack.backends` with one column typing (``run_id``,
   ``status`` and ``tags.*`` as ``str``, ``metrics.*`` as float64, ``created_at`` as UTC timestamps,
   ``duration_s`` as float seconds, ``params.*`` as logged);
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack.exceptions import InputError
 
@@ -28,9 +30,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from boontrack.backends import MetricRequest
-
 __all__ = [
+    "MetricRequest",
     "POINT_COLUMNS",
     "GROUP_CURVE_ROLE",
     "SUMMARY_ROLE",
@@ -56,6 +57,29 @@ POINT_COLUMNS = ("run_id", "step", "value")
 #: Prefixes of the run frame's columns, in the order they follow the contract columns.
 _PREFIXES = ("params.", "metrics.", "tags.")
 
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """Which metric values a source puts in the run frame.
+
+    Attributes
+    ----------
+    val, test
+        Metric names as the tracker knows them (no ``metrics.`` prefix); ``test`` may be None.
+    maximize
+        Direction of ``val``; needed to find the best-validation step.
+    pick
+        ``"last"``: the value as the tracker reports it (the last logged one). ``"best_val_step"``: for runs
+        that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value of the
+        model at that step (the pairing of the Boo_n paper), by the one rule of
+        :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``.
+    """
+
+    val: str
+    test: str | None = None
+    maximize: bool = True
+    pick: Literal["last", "best_val_step"] = "last"
 
 def is_summary_run(tags: Mapping[str, Any]) -> bool:
     """True for a run boontrack wrote: its tags (MLflow) or config (W&B) carry ``boontrack.role`` = ``summary``

@@ -970,7 +970,7 @@ def study(
     progress : bool
         A progress bar over the steps on stderr, only when stderr is a terminal.
     """
-    from boontrack.analysis import progress_bar
+    from boontrack._progress import progress_bar
 
     m, budgets, methods, width, shift, power, plan, replications, n_resamples, rng = _study_iv(
         population, m, n, methods, width, shift, power, plan_runs, replications, n_resamples, rng

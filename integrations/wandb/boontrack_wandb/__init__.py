@@ -44,7 +44,8 @@ class WandbBackend(Backend):
     }
 
     def open_source(self, location: str, **options: Any):
-        from boontrack_wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
+        from boontrack_wandb._client import DEFAULT_TIMEOUT_S
+        from boontrack_wandb._online import WandbSource, parse_filters
 
         options = check_options(self.name, options, self.options)
         entity, sep, project = location.strip("/").partition("/")

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from boontrack.exceptions import InputError
-from boontrack_wandb._online import DEFAULT_TIMEOUT_S, WandbSource
+from boontrack_wandb._client import DEFAULT_TIMEOUT_S
+from boontrack_wandb._online import WandbSource
 
 if TYPE_CHECKING:
     from boontrack.pipeline import JobResult

@@ -25,11 +25,12 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.runframe import artifact_path, write_artifacts
+from boontrack_wandb._client import import_wandb, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
-from boontrack_wandb._online import import_wandb, make_api, redact, translate_errors
 
 if TYPE_CHECKING:
     from boontrack_wandb._online import WandbSource
