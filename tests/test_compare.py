@@ -3,6 +3,7 @@ resamples, and the multiple-comparison adjustments against hand-worked and publi
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -22,7 +23,7 @@ from boontrack.compare import (
 )
 from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
-from boontrack.resampling import boo_n_ci
+from boontrack.resampling import boo_n_ci, mean_ci
 
 
 def approaches(m_a: int = 30, m_b: int = 25, seed: int = 0):
@@ -342,21 +343,35 @@ def test_adjust_pvalues_rejects(pvalues, kwargs, message):
         adjust_pvalues(pvalues, **kwargs)
 
 
-def test_independent_difference_of_studentized_results_combines_the_intervals():
-    """MOVER (Zou & Donner 2008), by hand: each side of the difference from the facing sides of A and B."""
+def test_independent_difference_of_studentized_results_studentizes_the_difference():
+    """By hand, for the mean (Boo_1), whose delta-method standard error is the plug-in sd / sqrt(m): the
+    resamples are the documented draws, d* = a* - b*, q the 95 % quantile of |d* - d| / sqrt(se_a*^2 + se_b*^2)
+    and the interval d +- q sqrt(se_a^2 + se_b^2)."""
     gen = np.random.default_rng(4)
-    a_val, b_val = gen.normal(1.0, 1.0, 30), gen.normal(0.0, 2.0, 25)
-    a, b = boo_n_ci(a_val, n=3, n_resamples=400, rng=1), boo_n_ci(b_val, n=3, n_resamples=400, rng=2)
+    a_scores, b_scores = gen.normal(1.0, 1.0, 30), gen.normal(0.0, 2.0, 25)
+    a, b = mean_ci(a_scores, n_resamples=400, rng=1), mean_ci(b_scores, n_resamples=400, rng=2)
+    resamples_a = a_scores[np.random.default_rng(1).integers(0, 30, size=(400, 30), dtype=np.int32)]
+    resamples_b = b_scores[np.random.default_rng(2).integers(0, 25, size=(400, 25), dtype=np.int32)]
+    se_a, se_b = a_scores.std() / np.sqrt(30), b_scores.std() / np.sqrt(25)
+    se_a_star, se_b_star = resamples_a.std(axis=1) / np.sqrt(30), resamples_b.std(axis=1) / np.sqrt(25)
+    assert a.studentized_errors.standard_error == pytest.approx(se_a, rel=1e-12)
+    np.testing.assert_allclose(a.studentized_errors.resample_standard_errors, se_a_star, rtol=1e-10)
+
     diff = independent_difference(a, b)
-    ca, cb = a.confidence_interval, b.confidence_interval
-    est = a.estimate - b.estimate
+    estimate = a_scores.mean() - b_scores.mean()
+    moved = resamples_a.mean(axis=1) - resamples_b.mean(axis=1) - estimate
+    half = np.quantile(np.abs(moved) / np.hypot(se_a_star, se_b_star), 0.95) * np.hypot(se_a, se_b)
     assert diff.method == "studentized"
-    assert diff.confidence_interval.low == pytest.approx(
-        est - np.sqrt((a.estimate - ca.low) ** 2 + (cb.high - b.estimate) ** 2), abs=1e-12
-    )
-    assert diff.confidence_interval.high == pytest.approx(
-        est + np.sqrt((ca.high - a.estimate) ** 2 + (b.estimate - cb.low) ** 2), abs=1e-12
-    )
+    assert diff.estimate == pytest.approx(estimate, abs=1e-12)
+    assert diff.confidence_interval.low == pytest.approx(estimate - half, rel=1e-9)
+    assert diff.confidence_interval.high == pytest.approx(estimate + half, rel=1e-9)
+
+
+def test_independent_difference_refuses_a_studentized_result_without_its_standard_errors():
+    a = boo_n_ci(np.arange(10.0), n=2, n_resamples=50, rng=1)
+    bare = dataclasses.replace(a, studentized_errors=None)
+    with pytest.raises(ValueError, match="`b` is studentized but carries no standard errors"):
+        independent_difference(a, bare)
 
 
 def test_independent_difference_subtracts_resample_by_resample():

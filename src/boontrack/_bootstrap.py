@@ -59,8 +59,10 @@ class Resampled(NamedTuple):
     jackknife: np.ndarray | None
     #: Delta-method standard error on the data (budgets,), for the studentized method; else None.
     standard_error: np.ndarray | None
-    #: (est* - est) / se* of each resample (B, budgets), for the studentized method; else None.
+    #: (est* - est) / se* of the first B_t resamples (B_t, budgets), for the studentized method; else None.
     studentized: np.ndarray | None
+    #: se* of the first B_t resamples (B_t, budgets), for the studentized method; else None.
+    resample_standard_error: np.ndarray | None
     #: Where a studentized interval may reach (see :func:`plausible_range`).
     plausible: tuple[float, float]
 
@@ -493,7 +495,7 @@ def curve_distribution(
     runs = RankedRuns(val, test, maximize)
     rows = cdf_table(m, budgets, estimator)
     estimate = runs.estimate(rows)
-    jackknife = standard_error = studentized = None
+    jackknife = standard_error = studentized = resample_se = None
     if method == "smoothed":
         dist = smoothed_boo_n(val, test if test_given else None, maximize, rows, rng, n_resamples)
     elif method == "studentized":
@@ -506,7 +508,8 @@ def curve_distribution(
     if method == "bca":
         rows_loo = cdf_table(m - 1, budgets, estimator)
         jackknife = np.concatenate([runs.boo_n(i, rows_loo) for i in jackknife_indices(runs)])
-    return Resampled(estimate, dist, jackknife, standard_error, studentized, plausible_range(test, maximize))
+    plausible = plausible_range(test, maximize)
+    return Resampled(estimate, dist, jackknife, standard_error, studentized, resample_se, plausible)
 
 
 def plausible_range(test: np.ndarray, maximize: bool) -> tuple[float, float]:
@@ -653,7 +656,28 @@ def difference_interval(
                 runs_b.boo_n_studentized(np.arange(runs_b.m)[None, :], group_b.cdf, group_b.slope)[1][0, 0],
             )
         )
-    ratios = studentize(dist - estimate, np.concatenate(errors))
+    plausible = difference_range(group_a.plausible, group_b.plausible)
+    return estimate, dist, studentized_difference(estimate, dist, error, np.concatenate(errors), plausible, confidence_level)
+
+
+def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float, float]) -> tuple[float, float]:
+    """Where A - B can plausibly lie, from where A and B can (see :func:`plausible_range`)."""
+    return plausible_a[0] - plausible_b[1], plausible_a[1] - plausible_b[0]
+
+
+def studentized_difference(
+    estimate: float,
+    dist: np.ndarray,
+    error: float,
+    resample_errors: np.ndarray,
+    plausible: tuple[float, float],
+    confidence_level: float,
+) -> tuple[float, float]:
+    """The symmetric studentized interval of a difference, ``est +- q se``, cut to ``plausible``.
+
+    q is the ``confidence_level`` quantile of ``|d* - d| / se*`` over the resamples whose standard error
+    ``resample_errors`` holds (the first ones of ``dist``); ``error`` is the standard error on the data.
+    """
+    ratios = studentize(dist[: resample_errors.size] - estimate, resample_errors)
     half = float(np.quantile(np.abs(ratios), confidence_level)) * error  # an unbounded quantile: the whole range
-    (low_a, high_a), (low_b, high_b) = group_a.plausible, group_b.plausible
-    return estimate, dist, (max(estimate - half, low_a - high_b), min(estimate + half, high_a - low_b))
+    return max(estimate - half, plausible[0]), min(estimate + half, plausible[1])

@@ -354,8 +354,7 @@ _GROUP, _COMPARE, _COVERAGE = range(3)
 
 
 def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
-    """One group's summary, and its bootstrap band (whose resamples unpaired comparisons reuse, except with the
-    studentized method, whose differences need each resample's standard error)."""
+    """One group's summary, and its bootstrap band (whose resamples unpaired comparisons reuse)."""
     from boontrack._bootstrap import few_runs_messages
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
@@ -576,14 +575,13 @@ def _compare_pair(
     budgets = [(j, k) for j, k in enumerate(spec.budgets) if k in reported[label_a] and k in reported[label_b]]
     aligned = _paired_arrays(table, label_a, label_b)
     with _collected_warnings() as messages:
-        if aligned is None and spec.ci_method != "studentized":
+        if aligned is None:
             comparison, differences = _independent_comparison(
                 table, spec, bands[label_a], bands[label_b], a, b, budgets
             )
         else:
-            arrays = aligned or (*table.arrays(label_a), *table.arrays(label_b))
             has_test = table.test_column is not None
-            comparison, differences = _resampled_comparison(spec, arrays, has_test, aligned is not None, a, b, budgets)
+            comparison, differences = _paired_comparison(spec, aligned, has_test, a, b, budgets)
     left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
     if left_out:
         smaller = min(runs, key=runs.get)
@@ -596,8 +594,8 @@ def _compare_pair(
 
 
 def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
-    """Runs not paired by seed, percentile-type intervals: the two groups' own (independent) resamples are
-    resamples of the difference (:func:`boontrack.compare.independent_difference`)."""
+    """Runs not paired by seed: the two groups' own (independent) resamples are resamples of the difference
+    (:func:`boontrack.compare.independent_difference`), studentized with the standard errors the bands keep."""
     from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
 
     differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for _, k in budgets}
@@ -612,9 +610,9 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     return comparison, differences
 
 
-def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
-    """The comparison drawing its own resamples: runs paired by seed (the pairs are resampled together), or a
-    studentized interval, which needs every resample's standard error (a group's band does not keep them)."""
+def _paired_comparison(spec, arrays, has_test, a, b, budgets):
+    """Runs paired by seed: the comparison draws its own resamples, of pairs, so that a resample keeps them
+    together."""
     from boontrack.compare import boo_n_difference_ci, compare_approaches
 
     a_val, a_test, b_val, b_test = arrays
@@ -623,7 +621,7 @@ def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
     options = dict(
         estimator=spec.estimator,
         maximize=spec.maximize,
-        paired=paired,
+        paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
         method="studentized" if spec.ci_method == "studentized" else "percentile",
         confidence_level=spec.confidence_level,

@@ -36,8 +36,10 @@ from boontrack._bootstrap import (
     BudgetGroup,
     bootstrap_standard_error,
     difference_interval,
+    difference_range,
     few_runs_messages,
     percentile_interval,
+    studentized_difference,
 )
 from boontrack._validation import (
     as_budget,
@@ -280,6 +282,12 @@ def _independent_difference_iv(a, b):
         )
     if a.confidence_level != b.confidence_level:
         raise ValueError(f"`a` and `b` differ in confidence_level: {a.confidence_level} and {b.confidence_level}")
+    for name, result in (("a", a), ("b", b)):
+        if result.method == "studentized" and result.studentized_errors is None:
+            raise ValueError(
+                f"`{name}` is studentized but carries no standard errors (studentized_errors is None): pass a result "
+                "of boo_n_ci, mean_ci or CurveBand.at"
+            )
 
 
 def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapResult:
@@ -289,11 +297,10 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     resample of A - B: that is the bootstrap distribution of the result. The interval depends on the method of
     ``a`` and ``b``:
 
-    - both ``"studentized"``: the two intervals are combined as independent estimates (MOVER, Zou & Donner
-      2008): ``low = est - sqrt((est_A - low_A)^2 + (high_B - est_B)^2)`` and
-      ``high = est + sqrt((high_A - est_A)^2 + (est_B - low_B)^2)``; for symmetric intervals ``est +- q se``
-      with one q this is ``est +- q sqrt(se_A^2 + se_B^2)``, the studentized interval of a difference of
-      independent estimates.
+    - both ``"studentized"``: the studentized interval of the difference, ``est +- q sqrt(se_A^2 + se_B^2)``
+      with q the ``confidence_level`` quantile of ``|d* - d| / sqrt(se_A*^2 + se_B*^2)`` over the resamples
+      (their standard errors are kept in ``studentized_errors``), cut to where A - B can plausibly lie: the
+      interval :func:`boo_n_difference_ci` gives unpaired, from these resamples instead of new ones.
     - otherwise: the percentile interval of the differences of the resamples.
 
     Results from a seed-paired design must be resampled jointly instead (:func:`boo_n_difference_ci` with
@@ -314,10 +321,17 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     dist = a.bootstrap_distribution - b.bootstrap_distribution
     estimate = a.estimate - b.estimate
     if a.method == b.method == "studentized":
-        ci_a, ci_b = a.confidence_interval, b.confidence_interval
-        below = math.hypot(a.estimate - ci_a.low, ci_b.high - b.estimate)
-        above = math.hypot(ci_a.high - a.estimate, b.estimate - ci_b.low)
-        interval, method = (estimate - below, estimate + above), "studentized"
+        errors_a, errors_b = a.studentized_errors, b.studentized_errors
+        first = min(errors_a.resample_standard_errors.size, errors_b.resample_standard_errors.size)
+        interval = studentized_difference(
+            estimate,
+            dist,
+            math.hypot(errors_a.standard_error, errors_b.standard_error),
+            np.hypot(errors_a.resample_standard_errors[:first], errors_b.resample_standard_errors[:first]),
+            difference_range(errors_a.plausible_range, errors_b.plausible_range),
+            a.confidence_level,
+        )
+        method = "studentized"
     else:
         interval, method = percentile_interval(dist, a.confidence_level), "percentile"
     return _difference_result(estimate, dist, interval, method, a.confidence_level, a.n_resamples)

@@ -69,6 +69,7 @@ __all__ = [
     "ConfidenceInterval",
     "CurveBand",
     "Method",
+    "StudentizedErrors",
     "boo_n_ci",
     "boo_n_curve_ci",
     "default_budgets",
@@ -93,6 +94,28 @@ class ConfidenceInterval:
 
 
 @dataclass(frozen=True)
+class StudentizedErrors:
+    """The standard errors behind a studentized interval, kept so that independent results can be differenced.
+
+    Attributes
+    ----------
+    standard_error
+        The delta-method standard error on the data (a float in a :class:`BootstrapResult`, one per budget in a
+        :class:`CurveBand`).
+    resample_standard_errors
+        The delta-method standard error of each of the first resamples (all of them, unless the work bound of
+        the studentized method cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
+    plausible_range
+        Where the statistic can plausibly lie (the interval is cut to it): from the worst observed test score
+        to the best one plus the whole range.
+    """
+
+    standard_error: Any
+    resample_standard_errors: np.ndarray
+    plausible_range: tuple[float, float]
+
+
+@dataclass(frozen=True)
 class BootstrapResult:
     """A point estimate with its bootstrap interval.
 
@@ -108,6 +131,9 @@ class BootstrapResult:
         The statistic on each resample, shape ``(n_resamples,)``.
     method, confidence_level, n_resamples
         As requested.
+    studentized_errors
+        With ``method="studentized"``: the standard errors behind the interval (see :class:`StudentizedErrors`),
+        which :func:`boontrack.compare.independent_difference` needs; else None.
     """
 
     estimate: float
@@ -117,6 +143,7 @@ class BootstrapResult:
     method: str
     confidence_level: float
     n_resamples: int
+    studentized_errors: StudentizedErrors | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +184,9 @@ class CurveBand:
         Number of bootstrap resamples.
     bootstrap_distribution
         The curve of each resample, shape ``(n_resamples, len(n))``.
+    studentized_errors
+        With ``method="studentized"``: the standard errors behind the intervals, one column per budget (see
+        :class:`StudentizedErrors`); else None.
     """
 
     n: np.ndarray
@@ -171,6 +201,7 @@ class CurveBand:
     simultaneous_low: np.ndarray
     simultaneous_high: np.ndarray
     trustworthy: np.ndarray
+    studentized_errors: StudentizedErrors | None = None
 
     def at(self, n: int) -> BootstrapResult:
         """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples."""
@@ -178,6 +209,7 @@ class CurveBand:
         if not matches.size:
             raise ValueError(f"`n` = {n!r} is not a budget of this band (budgets {self.n.min()}..{self.n.max()})")
         k = int(matches[0])
+        errors = self.studentized_errors
         return BootstrapResult(
             estimate=float(self.estimate[k]),
             confidence_interval=ConfidenceInterval(float(self.low[k]), float(self.high[k])),
@@ -186,7 +218,19 @@ class CurveBand:
             method=self.method,
             confidence_level=self.confidence_level,
             n_resamples=self.n_resamples,
+            studentized_errors=None
+            if errors is None
+            else StudentizedErrors(
+                float(errors.standard_error[k]), errors.resample_standard_errors[:, k], errors.plausible_range
+            ),
         )
+
+
+def _studentized_errors(resampled: Resampled) -> StudentizedErrors | None:
+    """What a studentized result keeps of its resamples; None for other methods."""
+    if resampled.resample_standard_error is None:
+        return None
+    return StudentizedErrors(resampled.standard_error, resampled.resample_standard_error, resampled.plausible)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -229,6 +273,7 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
     """The result at the one budget of ``resampled``."""
     low, high = interval_ends(resampled, confidence_level, method)
     dist = resampled.dist[:, 0]
+    errors = _studentized_errors(resampled)
     return BootstrapResult(
         estimate=float(resampled.estimate[0]),
         confidence_interval=ConfidenceInterval(float(low[0]), float(high[0])),
@@ -237,6 +282,9 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
         method=method,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
+        studentized_errors=None if errors is None else StudentizedErrors(
+            float(errors.standard_error[0]), errors.resample_standard_errors[:, 0], errors.plausible_range
+        ),
     )
 
 
@@ -442,6 +490,7 @@ def boo_n_curve_ci(
         simultaneous_low=simultaneous_low,
         simultaneous_high=simultaneous_high,
         trustworthy=trustworthy,
+        studentized_errors=_studentized_errors(resampled),
     )
 
 
