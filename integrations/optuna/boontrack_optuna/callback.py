@@ -7,6 +7,7 @@ after ``study.optimize`` returns.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from collections.abc import Sequence
@@ -165,7 +166,11 @@ class BoonCallback:
             self.summarize(study)
 
     def summarize(self, study: Any) -> JobResult:
-        """Summarize ``study`` now (e.g. once after ``optimize`` returns); never raises, see :attr:`result`."""
+        """Summarize ``study`` now (e.g. once after ``optimize`` returns); never raises, see :attr:`result`.
+
+        When the trials did not change since this callback's last summary, nothing is written and the result
+        (status ``"unchanged"``) carries that summary.
+        """
         from boontrack.pipeline import JobResult
 
         with self._summary_lock:
@@ -175,5 +180,8 @@ class BoonCallback:
                 message = f"summarizing Optuna study {study.study_name!r} failed: {describe_error(exc)}"
                 warnings.warn(message, WriteBackWarning, stacklevel=2)
                 result = JobResult("failed", None, "", "", message)
+            previous = self.result
+            if result.status == "unchanged" and previous is not None and previous.fingerprint == result.fingerprint:
+                result = dataclasses.replace(result, summary=previous.summary)  # the summary it already made
             self.result = result
             return result
