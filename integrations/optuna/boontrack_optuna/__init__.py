@@ -1,7 +1,8 @@
 """Optuna integration: read a study's trials as runs, and summarize a study while and after it is optimized.
 
 Reading (``optuna:STORAGE_URL``, :class:`OptunaBackend`, :class:`OptunaSource`)
-    One run per trial of the study (option ``study``; may be left out when the storage holds one), read through
+    One run per trial of the study (option ``study``; may be left out when the storage holds one) in a database
+    (``optuna:sqlite:///optuna.db``) or a journal file (``optuna:PATH``), read through
     Optuna's storage API without creating anything: a sqlite file that does not exist or a database without
     Optuna's tables is refused before Optuna sees it. Params become ``params.*``; the objective value becomes
     ``metrics.value`` (``metrics.values_0``, ``values_1``, ... for several objectives, the study's metric

@@ -37,7 +37,8 @@ def import_optuna() -> Any:
 
 
 class OptunaBackend(Backend):
-    """``optuna:STORAGE_URL``, e.g. ``optuna:sqlite:///optuna.db`` or ``optuna:postgresql://host/db``."""
+    """``optuna:STORAGE``: a database URL (``optuna:sqlite:///optuna.db``, ``optuna:postgresql://host/db``) or the
+    path of a journal file (``optuna:./optuna-journal.log``)."""
 
     name: ClassVar[str] = "optuna"
     options: ClassVar[dict[str, str]] = {
@@ -49,7 +50,7 @@ class OptunaBackend(Backend):
     def open_source(self, location: str, **options: Any) -> OptunaSource:
         options = check_options(self.name, options, self.options)
         if not location:
-            raise InputError("an optuna source needs a storage URL, e.g. optuna:sqlite:///optuna.db")
+            raise InputError("an optuna source needs a storage, e.g. optuna:sqlite:///optuna.db or optuna:JOURNAL_FILE")
         study = load_study(open_storage(location), options.get("study"), location)
         return OptunaSource(
             study,
@@ -59,7 +60,29 @@ class OptunaBackend(Backend):
         )
 
 
-def open_storage(url: str) -> Any:
+def open_storage(location: str) -> Any:
+    """Optuna's storage at ``location``, a database URL or the path of a journal file, opened read-only."""
+    return _open_database(location) if "://" in location else _open_journal(location)
+
+
+def _open_journal(path: str) -> Any:
+    """A ``JournalStorage`` on an existing journal file (``JournalFileBackend``), which only reading replays."""
+    optuna = import_optuna()
+    if not os.path.isfile(path):
+        raise InputError(
+            f"no Optuna storage at {path!r}: expected a database URL (e.g. sqlite:///optuna.db) or an existing "
+            "Optuna journal file"
+        )
+    with open(path, "rb") as handle:
+        if handle.read(16).startswith(b"SQLite format 3"):
+            raise InputError(f"{path} is a SQLite database: read it as optuna:sqlite:///{path}")
+    try:
+        return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(path))
+    except (ValueError, KeyError, TypeError) as exc:  # lines that are not Optuna's journal records
+        raise InputError(f"{path} is not an Optuna journal file: {describe_error(exc)}") from None
+
+
+def _open_database(url: str) -> Any:
     """Optuna's ``RDBStorage`` on an existing Optuna database, opened so that nothing is created.
 
     Optuna creates its tables (and an empty sqlite file) in any database it is pointed at; this refuses a
@@ -99,14 +122,16 @@ def load_study(storage: Any, name: str | None, url: str) -> Any:
     with storage_errors(url):
         names = sorted(study.study_name for study in storage.get_all_studies())
     listed = ", ".join(repr(n) for n in names[:_LISTED_STUDIES]) + (" ..." if len(names) > _LISTED_STUDIES else "")
+    if not names:
+        raise InputError(f"the Optuna storage at {redact(url)} holds no study")
     if name is None:
-        if len(names) != 1:
-            which = f"{len(names)} studies ({listed})" if names else "no study"
-            raise InputError(f"the Optuna storage at {redact(url)} holds {which}: name one with --study NAME")
+        if len(names) > 1:
+            raise InputError(
+                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with --study NAME"
+            )
         name = names[0]
     elif name not in names:
-        where = f"(studies: {listed})" if names else "(it holds no study)"
-        raise InputError(f"no Optuna study named {name!r} at {redact(url)} {where}")
+        raise InputError(f"no Optuna study named {name!r} at {redact(url)} (studies: {listed})")
     with storage_errors(url):
         return optuna.load_study(study_name=name, storage=storage)
 

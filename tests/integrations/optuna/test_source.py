@@ -206,3 +206,41 @@ def test_the_study_option_is_also_a_backend_option(every_state):
     assert by_flag["groups"] == by_option["groups"]
     result = invoke("summarize", f"optuna:{storage}", "--option", "sweep=x", "--val", "value")
     assert result.exit_code == 2 and "unknown option(s) for optuna sources: --sweep" in result.stderr
+
+
+def test_a_journal_file_is_read_as_a_storage(tmp_path):
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    path = tmp_path / "journal.log"
+    study = optuna.create_study(study_name="j", storage=JournalStorage(JournalFileBackend(str(path))), direction="maximize")
+    values, tests = [0.61, 0.72, 0.58, 0.69], [0.60, 0.70, 0.59, 0.66]
+
+    def objective(trial):
+        trial.suggest_int("width", 8, 64)
+        trial.set_user_attr("test_acc", tests[trial.number])
+        return values[trial.number]
+
+    study.optimize(objective, n_trials=4)
+    content = path.read_bytes()
+    summary = summarize_json(f"optuna:{path}", "--val", "value", "--test", "test_acc", "--n", "2")
+    assert summary["groups"]["all"]["boo_n"]["2"]["estimate"] == pytest.approx(oracle(values, tests, 2), abs=1e-12)
+    assert path.read_bytes() == content and sorted(p.name for p in tmp_path.iterdir()) == ["journal.log"]
+
+
+def test_a_path_that_is_not_a_journal_file_is_refused(tmp_path, storage):
+    absent = tmp_path / "absent.log"
+    result = invoke("summarize", f"optuna:{absent}", "--val", "value")
+    assert result.exit_code == 2 and not absent.exists()
+    assert "expected a database URL (e.g. sqlite:///optuna.db) or an existing Optuna journal file" in result.stderr
+    optuna.create_study(study_name="s", storage=storage)
+    database = storage.removeprefix("sqlite:///")
+    result = invoke("summarize", f"optuna:{database}", "--val", "value")
+    assert result.stderr == f"Error: {database} is a SQLite database: read it as optuna:sqlite:///{database}\n"
+    text = tmp_path / "notes.txt"
+    text.write_text("not a journal\n")
+    result = invoke("summarize", f"optuna:{text}", "--val", "value")
+    assert result.stderr == f"Error: the Optuna storage at {text} holds no study\n"  # lines that are no records
+    text.write_text('{"model": "cnn"}\n')  # JSON lines, but not Optuna's
+    result = invoke("summarize", f"optuna:{text}", "--val", "value")
+    assert result.stderr == f"Error: {text} is not an Optuna journal file: KeyError: 'op_code'\n"
