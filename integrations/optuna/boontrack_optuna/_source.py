@@ -219,8 +219,8 @@ class OptunaSource(Source):
     def sink(self, key: str) -> Sink:
         if self._mlflow_experiment is None:
             raise InputError(
-                f"{self.describe()} cannot be written back to: write the summary to a directory with `out`, or "
-                "name the MLflow experiment that tracks the study (`mlflow_experiment`)"
+                f"Optuna study {self._study.study_name!r} cannot be written back to: write the summary to a "
+                "directory with `out`, or name the MLflow experiment that tracks the study (`mlflow_experiment`)"
             )
         from boontrack_mlflow import MlflowSource
 

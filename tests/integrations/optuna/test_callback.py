@@ -114,6 +114,16 @@ def test_a_study_without_enough_trials_warns_and_goes_on(storage, tmp_path):
     assert any(issubclass(w.category, WriteBackWarning) for w in caught)
 
 
+def test_without_an_mlflow_experiment_a_study_cannot_be_written_back(storage):
+    run_study(storage, 2)
+    result = CliRunner().invoke(cli.main, ["summarize", f"optuna:{storage}", "--val", "value", "--n", "1", "--write-back"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"Error: Optuna study {STUDY!r} cannot be written back to: write the summary to a directory with --out, or "
+        "name the MLflow experiment that tracks the study (`mlflow_experiment`)\n"
+    )
+
+
 def test_mistakes_in_the_call_are_found_before_the_study_runs():
     with pytest.raises(InputError, match="estimator"):
         boontrack.optuna.BoonCallback(estimator="X")
@@ -165,6 +175,13 @@ def test_a_study_tracked_in_mlflow_is_summarized_there_and_by_the_mlflow_source(
     experiment = client.get_experiment_by_name(STUDY)
     (summary_run,) = client.search_runs([experiment.experiment_id], "tags.`boontrack.role` = 'summary'")
     assert summary_run.data.metrics["boon/test_acc/boo_2"] == pytest.approx(expected, abs=1e-12)
+    # the command line, reading the study from its storage, finds that summary run up to date
+    cli_result = CliRunner().invoke(cli.main, [
+        "summarize", f"optuna:{storage}", "--val", "value", "--test", "test_acc", "--n", "1,2", "--resamples", "99",
+        "--write-back", "--option", f"mlflow-experiment={STUDY}", "--tracking-uri", mlflow_uri,
+    ])  # fmt: skip
+    assert cli_result.exit_code == 0, cli_result.output
+    assert "Summary up to date, nothing written: MLflow the summary run" in cli_result.stderr
 
     # the MLflow runs the MLflowCallback logged hold the test score as a tag ("0.7"): --test test_acc reads it
     cli_result = CliRunner().invoke(cli.main, [
