@@ -49,8 +49,9 @@ def make_objective(logged: Logged, *, epochs: int = 4):
     return objective
 
 
-def run_study(storage: str, n_trials: int, *, callbacks=(), sampler=None) -> tuple[optuna.Study, Logged]:
-    """The study, optimized for ``n_trials`` (the failed trial's error caught), and what its trials logged."""
+def run_study(storage: str | None, n_trials: int, *, callbacks=(), sampler=None) -> tuple[optuna.Study, Logged]:
+    """The study, optimized for ``n_trials`` (the failed trial's error caught), and what its trials logged;
+    ``storage`` None: in memory."""
     study = optuna.create_study(
         study_name=STUDY, storage=storage, direction="maximize", sampler=sampler or optuna.samplers.RandomSampler(seed=0)
     )
