@@ -127,7 +127,7 @@ def load_study(storage: Any, name: str | None, url: str) -> Any:
     if name is None:
         if len(names) > 1:
             raise InputError(
-                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with --study NAME"
+                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with `study`"
             )
         name = names[0]
     elif name not in names:
@@ -167,7 +167,7 @@ class OptunaSource(Source):
     study
         The ``optuna.Study`` (from the storage, or the one being optimized).
     storage_url
-        The storage's URL, for descriptions (None for a study in memory).
+        The storage's URL or journal file, for descriptions (None for a study in memory).
     sampler
         The class name of the study's sampler when known (the storage does not record it); any sampler but
         ``RandomSampler`` makes :meth:`describe` say how to read Boo_n of the study.
@@ -192,10 +192,6 @@ class OptunaSource(Source):
         self._sampler = sampler
         self._mlflow_experiment = mlflow_experiment
         self._tracking_uri = tracking_uri
-
-    @property
-    def study(self) -> Any:
-        return self._study
 
     def describe(self) -> str:
         where = f" at {redact(self._storage_url)}" if self._storage_url else ""

@@ -196,7 +196,7 @@ def test_a_missing_study_is_named_with_the_studies_there(storage):
     assert result.stderr == f"Error: no Optuna study named 'c' at {storage} (studies: 'a', 'b')\n"
     result = invoke("summarize", f"optuna:{storage}", "--val", "value")
     assert result.exit_code == 2
-    assert result.stderr == f"Error: the Optuna storage at {storage} holds 2 studies ('a', 'b'): name one with --study NAME\n"
+    assert result.stderr == f"Error: the Optuna storage at {storage} holds 2 studies ('a', 'b'): name one with --study\n"
 
 
 def test_the_study_option_is_also_a_backend_option(every_state):
