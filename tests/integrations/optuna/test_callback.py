@@ -59,6 +59,18 @@ def test_the_callback_summarizes_every_k_trials_and_once_at_the_end(storage, tmp
     assert "Summary up to date, nothing written" in result.stderr
 
 
+def test_trials_finished_in_threads_are_counted_once_each(tmp_path):
+    boon = boontrack.optuna.BoonCallback(test="test_acc", n=2, every=3, out=tmp_path / "out", **FAST)
+    logged = Logged()
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(make_objective(logged), n_trials=6, n_jobs=2, callbacks=[boon], catch=(RuntimeError,))
+    # the 6th finished trial's summary sees every trial told, none running any more (unchanged when the 3rd one's,
+    # run while the other thread went on, already saw them all)
+    assert boon.result.status in ("updated", "unchanged")
+    assert boon.result.summary.runs == len(logged.completed()) == 4
+    assert {d.reason for d in boon.result.summary.dropped} == {"status 'pruned'", "status 'failed'"}
+
+
 def test_summarize_study_pairs_the_best_reported_value_with_the_test_score():
     study, logged = run_study(None, 6)  # in memory
     result = boontrack.optuna.summarize_study(study, test="test_acc", n=3, pick="best_val_step", **FAST)
