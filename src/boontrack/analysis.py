@@ -303,7 +303,7 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
 
 def _check_same_spec(table: RunTable, spec: Spec) -> None:
     """InputError unless ``table`` was built with ``spec``'s columns (else one metric is reported as another)."""
-    metric, param = ("metrics.",), ("params.", "tags.")
+    metric, param = ("metrics.", "tags."), ("params.", "tags.")  # RunTable reads metrics from tags too
     pairs = [("val", table.val_column, spec.val, metric), ("test", table.test_column, spec.test, metric)]
     pairs.append(("seed_column", table.seed_column, spec.seed_column, param))
     if spec.group_by is not None:

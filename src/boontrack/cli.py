@@ -123,7 +123,7 @@ def main(ctx: click.Context, verbose: bool) -> None:
     """Honest numbers from ML sweeps: Boo_n, expected-validation curves, intervals and comparisons.
 
     SOURCE is a file of runs (CSV, TSV, JSON lines, Parquet) or SCHEME:LOCATION for a tracker backend,
-    e.g. mlflow:EXPERIMENT, wandb:ENTITY/PROJECT, wandb-offline:DIR.
+    e.g. mlflow:EXPERIMENT, wandb:ENTITY/PROJECT, wandb-offline:DIR, optuna:STORAGE_URL.
     """
     ctx.meta[_VERBOSE] = verbose
     warnings.showwarning = _show_warning
@@ -192,6 +192,7 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--tracking-uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
 @click.option("--sweep", metavar="ID", help="Tracker source: sweep id (W&B).")
 @click.option("--group", metavar="NAME", help="Tracker source: run group (W&B).")
+@click.option("--study", metavar="NAME", help="Tracker source: study name (Optuna).")
 @click.option(
     "--option",
     "extra_options",
@@ -212,6 +213,7 @@ def summarize(
     tracking_uri: str | None,
     sweep: str | None,
     group: str | None,
+    study: str | None,
     extra_options: dict[str, str],
     **spec_options: Any,
 ) -> None:
@@ -229,7 +231,7 @@ def summarize(
     with _option_vocabulary():
         spec = make_spec(**spec_options)
         options = source_options(
-            parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, options=extra_options
+            parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, study=study, options=extra_options
         )
         runs = open_source(source, **options)
         sink = open_sink(runs, spec, out=out, write_back=write_back)

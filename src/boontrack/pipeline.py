@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
-SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group")
+SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group", "study")
 #: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``. (A local directory
 #: given as a path, MLflow's file store, is accepted too: see :func:`source_options`.)
 _TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
@@ -98,6 +98,7 @@ def source_options(
     tracking_uri: str | None = None,
     sweep: str | None = None,
     group: str | None = None,
+    study: str | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The keyword options for :func:`boontrack.backends.open_source`: only those given, ``options`` merged in.
@@ -110,7 +111,7 @@ def source_options(
             f"tracking_uri {redact(tracking_uri)!r} is neither a URI nor an existing directory "
             "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH, ./mlruns or databricks)"
         )
-    named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group}
+    named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group, "study": study}
     chosen = {key: value for key, value in named.items() if value is not None}
     for key, value in (options or {}).items():
         key = key.replace("-", "_")
@@ -276,8 +277,17 @@ def budgets(n: int | Sequence[int] | None) -> tuple[int, ...] | None:
     return tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
 
 
-def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = False) -> JobResult:
-    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs.
+def summarize_after_sweep(
+    source: Source,
+    spec: Spec,
+    *,
+    raise_on_error: bool = False,
+    out: str | Path | None = None,
+    write_back: bool = True,
+    plots: bool = True,
+) -> JobResult:
+    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs (and, with
+    ``out``, into that directory; ``write_back=False``: only there, see :func:`open_sink`).
 
     The sweep is over when this runs, so nothing that goes wrong from here on crashes the user's script: a
     tracker that cannot be read or written (:class:`~boontrack.exceptions.BackendError`) and anything about
@@ -289,8 +299,8 @@ def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = 
     spec.check()
     sink = None
     try:
-        sink = open_sink(source, spec, write_back=True)  # may look the sweep up in the tracker
-        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
+        sink = open_sink(source, spec, out=out, write_back=write_back)  # may look the sweep up in the tracker
+        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error, plots=plots)
     except (BackendError, InputError) as exc:
         if raise_on_error:
             raise

@@ -15,7 +15,7 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
 The other keys are the ``boontrack summarize`` options with underscores (``estimator``, ``minimize``,
 ``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence``,
 ``resamples``, ``ci_method``, ``seed``, ``pick``, ``prefix``) and the source options (``parent``,
-``tracking_uri``, ``sweep``, ``group``, and ``options = {KEY = VALUE}`` for other backends). Relative file
+``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends). Relative file
 paths (in ``source`` and ``out``) are relative to the config file's directory. ``pick`` is spelled
 ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the default budgets 1, 5 and 10
 it has enough runs for (the others are named in its warnings); with ``n``, a group too small for it fails the

@@ -1,0 +1,286 @@
+"""``optuna:STORAGE_URL`` sources: the trials of one Optuna study, read through Optuna's storage API."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import numbers
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from boontrack._optional import import_optional
+from boontrack._redact import describe_error, redact
+from boontrack.backends import Backend, MetricRequest, Sink, Source
+from boontrack.exceptions import BackendError, InputError
+from boontrack.runframe import (
+    POINT_COLUMNS,
+    RunRecord,
+    apply_best_val_step,
+    build_run_frame,
+    check_options,
+    pick_best_val_step,
+)
+
+#: Run frame status of each Optuna trial state (by the state's name): the spellings the other trackers use, so
+#: that a dropped trial reads "status 'pruned'", "status 'failed'" or "status 'running'".
+STATUS = {"COMPLETE": "finished", "PRUNED": "pruned", "FAIL": "failed", "RUNNING": "running", "WAITING": "waiting"}
+#: The one sampler whose trials are i.i.d. draws from the search space.
+RANDOM_SAMPLER = "RandomSampler"
+#: Tables every Optuna RDB storage has; a database without them is not one (and is never given them).
+STORAGE_TABLES = frozenset({"studies", "trials", "version_info", "alembic_version"})
+_LISTED_STUDIES = 10
+
+
+def import_optuna() -> Any:
+    return import_optional("optuna", extra="optuna", needed_for="reading Optuna studies")
+
+
+class OptunaBackend(Backend):
+    """``optuna:STORAGE``: a database URL (``optuna:sqlite:///optuna.db``, ``optuna:postgresql://host/db``) or the
+    path of a journal file (``optuna:./optuna-journal.log``)."""
+
+    name: ClassVar[str] = "optuna"
+    options: ClassVar[dict[str, str]] = {
+        "study": "study name (may be left out when the storage holds one study)",
+        "mlflow-experiment": "with --write-back: the MLflow experiment that receives the summary run",
+        "tracking-uri": "with mlflow-experiment: the MLflow tracking URI (default: MLFLOW_TRACKING_URI)",
+    }
+
+    def open_source(self, location: str, **options: Any) -> OptunaSource:
+        options = check_options(self.name, options, self.options)
+        if not location:
+            raise InputError("an optuna source needs a storage, e.g. optuna:sqlite:///optuna.db or optuna:JOURNAL_FILE")
+        study = load_study(open_storage(location), options.get("study"), location)
+        return OptunaSource(
+            study,
+            storage_url=location,
+            mlflow_experiment=options.get("mlflow_experiment"),
+            tracking_uri=options.get("tracking_uri"),
+        )
+
+
+def open_storage(location: str) -> Any:
+    """Optuna's storage at ``location``, a database URL or the path of a journal file, opened read-only."""
+    return _open_database(location) if "://" in location else _open_journal(location)
+
+
+def _open_journal(path: str) -> Any:
+    """A ``JournalStorage`` on an existing journal file (``JournalFileBackend``), which only reading replays."""
+    optuna = import_optuna()
+    if not os.path.isfile(path):
+        raise InputError(
+            f"no Optuna storage at {path!r}: expected a database URL (e.g. sqlite:///optuna.db) or an existing "
+            "Optuna journal file"
+        )
+    with open(path, "rb") as handle:
+        if handle.read(16).startswith(b"SQLite format 3"):
+            raise InputError(f"{path} is a SQLite database: read it as optuna:sqlite:///{path}")
+    try:
+        return optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(path))
+    except (ValueError, KeyError, TypeError) as exc:  # lines that are not Optuna's journal records
+        raise InputError(f"{path} is not an Optuna journal file: {describe_error(exc)}") from None
+
+
+def _open_database(url: str) -> Any:
+    """Optuna's ``RDBStorage`` on an existing Optuna database, opened so that nothing is created.
+
+    Optuna creates its tables (and an empty sqlite file) in any database it is pointed at; this refuses a
+    sqlite file that does not exist and a database without Optuna's tables before Optuna sees either, and opens
+    the storage with ``skip_table_creation``: on an Optuna database, the storage then only reads.
+    """
+    optuna = import_optuna()
+    import sqlalchemy
+
+    try:
+        parsed = sqlalchemy.engine.make_url(url)
+    except sqlalchemy.exc.ArgumentError:
+        raise InputError(f"{redact(url)!r} is not a storage URL (expected e.g. sqlite:///optuna.db)") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            raise InputError(f"{redact(url)} is an in-memory database: it holds no study")
+        if not os.path.isfile(parsed.database):
+            raise InputError(f"no Optuna storage at {redact(url)}: the file {parsed.database} does not exist")
+    with storage_errors(url):
+        engine = sqlalchemy.create_engine(url)
+        try:
+            tables = set(sqlalchemy.inspect(engine).get_table_names())
+        finally:
+            engine.dispose()
+    if not STORAGE_TABLES <= tables:
+        raise InputError(f"{redact(url)} is not an Optuna storage (it has no {', '.join(sorted(STORAGE_TABLES - tables))} table)")
+    with storage_errors(url):
+        try:
+            return optuna.storages.RDBStorage(url, skip_table_creation=True)
+        except RuntimeError as exc:  # a schema of another Optuna version: reading it would need an upgrade
+            raise InputError(f"cannot read the Optuna storage at {redact(url)}: {describe_error(exc)}") from None
+
+
+def load_study(storage: Any, name: str | None, url: str) -> Any:
+    """The study ``name`` in ``storage`` (the only one when ``name`` is None); InputError naming what is there."""
+    optuna = import_optuna()
+    with storage_errors(url):
+        names = sorted(study.study_name for study in storage.get_all_studies())
+    listed = ", ".join(repr(n) for n in names[:_LISTED_STUDIES]) + (" ..." if len(names) > _LISTED_STUDIES else "")
+    if not names:
+        raise InputError(f"the Optuna storage at {redact(url)} holds no study")
+    if name is None:
+        if len(names) > 1:
+            raise InputError(
+                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with `study`"
+            )
+        name = names[0]
+    elif name not in names:
+        raise InputError(f"no Optuna study named {name!r} at {redact(url)} (studies: {listed})")
+    with storage_errors(url):
+        return optuna.load_study(study_name=name, storage=storage)
+
+
+@contextlib.contextmanager
+def storage_errors(url: str) -> Iterator[None]:
+    """A database that cannot be reached or read, as one BackendError line naming the storage."""
+    import sqlalchemy
+
+    try:
+        yield
+    except sqlalchemy.exc.SQLAlchemyError as exc:
+        raise BackendError(f"cannot read the Optuna storage at {redact(url)}: {describe_error(exc)}") from None
+    except ImportError as exc:  # the database's driver (psycopg2, pymysql, ...) is not installed
+        raise InputError(f"cannot open the Optuna storage at {redact(url)}: {describe_error(exc)}") from None
+
+
+def objective_names(study: Any) -> list[str]:
+    """The run frame's names of the study's objective values: the study's metric names when it has them, else
+    ``value`` (one objective) or ``values_0``, ``values_1``, ... (as in ``Study.trials_dataframe``)."""
+    names = study.metric_names
+    if names:
+        return [str(name) for name in names]
+    count = len(study.directions)
+    return ["value"] if count == 1 else [f"values_{i}" for i in range(count)]
+
+
+class OptunaSource(Source):
+    """The trials of one Optuna study: one run per trial, numbered by the trial's number.
+
+    Parameters
+    ----------
+    study
+        The ``optuna.Study`` (from the storage, or the one being optimized).
+    storage_url
+        The storage's URL or journal file, for descriptions (None for a study in memory).
+    sampler
+        The class name of the study's sampler when known (the storage does not record it); any sampler but
+        ``RandomSampler`` makes :meth:`describe` say how to read Boo_n of the study.
+    mlflow_experiment, tracking_uri
+        Where :meth:`sink` writes the summary: a summary run in this MLflow experiment (e.g. the one
+        optuna-integration's ``MLflowCallback`` logs the trials to). None: the study cannot be written back to.
+    """
+
+    def __init__(
+        self,
+        study: Any,
+        *,
+        storage_url: str | None = None,
+        sampler: str | None = None,
+        mlflow_experiment: str | None = None,
+        tracking_uri: str | None = None,
+    ) -> None:
+        if tracking_uri is not None and mlflow_experiment is None:
+            raise InputError("`tracking_uri` of an optuna source says where `mlflow_experiment` is: give both")
+        self._study = study
+        self._storage_url = storage_url
+        self._sampler = sampler
+        self._mlflow_experiment = mlflow_experiment
+        self._tracking_uri = tracking_uri
+
+    def describe(self) -> str:
+        where = f" at {redact(self._storage_url)}" if self._storage_url else ""
+        return f"Optuna study {self._study.study_name!r}{where}{self._sampling_note()}"
+
+    def identity(self) -> str:
+        # The study, not the spelling of its storage's URL: the callback (which has the study object) and the
+        # command line (which has the URL) find each other's summary up to date.
+        return f"optuna:study={self._study.study_name}"
+
+    def read(self, request: MetricRequest) -> Any:
+        names = objective_names(self._study)
+        self._check_direction(request, names)
+        with storage_errors(self._storage_url or "memory"):
+            trials = self._study.get_trials(deepcopy=False)
+        frame = build_run_frame([_record(trial, names) for trial in trials])
+        if request.pick == "best_val_step" and names == [request.val]:
+            frame = _with_best_val_step(frame, trials, request)
+        return frame
+
+    def sink(self, key: str) -> Sink:
+        if self._mlflow_experiment is None:
+            raise InputError(
+                f"Optuna study {self._study.study_name!r} cannot be written back to: write the summary to a "
+                "directory with `out`, or name the MLflow experiment that tracks the study (`mlflow_experiment`)"
+            )
+        from boontrack_mlflow import MlflowSource
+
+        return MlflowSource(self._mlflow_experiment, tracking_uri=self._tracking_uri).sink(key)
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def _sampling_note(self) -> str:
+        if self._sampler == RANDOM_SAMPLER:
+            return ""
+        reading = (
+            "Boo_n and the curve describe n trials drawn from the trials this study made, not a fresh run of "
+            "the sampler"
+        )
+        if self._sampler is None:
+            return f" (the storage does not record the sampler: unless it was {RANDOM_SAMPLER}, its trials are not i.i.d. and {reading})"
+        return f" (sampler {self._sampler}: not i.i.d. random search, so {reading})"
+
+    def _check_direction(self, request: MetricRequest, names: Sequence[str]) -> None:
+        """InputError when ``val`` is an objective that the study optimizes in the other direction."""
+        if request.val not in names:
+            return
+        direction = self._study.directions[list(names).index(request.val)].name.lower()  # maximize, minimize, not_set
+        if direction in ("maximize", "minimize") and (direction == "maximize") != request.maximize:
+            fix = "with `minimize` (Python: maximize=False)" if direction == "minimize" else "without `minimize`"
+            raise InputError(f"Optuna study {self._study.study_name!r} {direction}s {request.val!r}: summarize it {fix}")
+
+
+def _record(trial: Any, names: Sequence[str]) -> RunRecord:
+    """One trial as a run: objective values and numeric user attributes as metrics, other attributes as tags."""
+    metrics: dict[str, float] = {}
+    tags: dict[str, str] = {}
+    for name, value in sorted(trial.user_attrs.items()):
+        if name in names:  # the objective holds the metric name; the attribute stays readable as tags.<name>
+            tags[name] = str(value)
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+            metrics[name] = float(value)
+        else:
+            tags[name] = str(value)
+    if trial.values is not None:
+        metrics.update(zip(names, map(float, trial.values)))
+    return RunRecord(
+        run_id=str(trial.number),
+        status=STATUS.get(trial.state.name, trial.state.name.lower()),
+        created_at=_utc(trial.datetime_start),
+        duration_s=None if trial.duration is None else trial.duration.total_seconds(),
+        params=dict(trial.params),
+        metrics=metrics,
+        tags=tags,
+    )
+
+
+def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
+    """Optuna's trial times are naive local times: as UTC."""
+    return None if moment is None else moment.astimezone(datetime.timezone.utc)
+
+
+def _with_best_val_step(frame: Any, trials: Sequence[Any], request: MetricRequest) -> Any:
+    """The objective at each trial's best reported step (``trial.report(value, step)``): intermediate values are
+    the objective's per-step history. Optuna has no per-step history of anything else, so the test metric (a
+    user attribute set once) is the single value that describes the model the trial kept."""
+    import pandas as pd
+
+    points = [(str(t.number), step, value) for t in trials for step, value in sorted(t.intermediate_values.items())]
+    if not points:
+        return frame
+    picked = pick_best_val_step(pd.DataFrame(points, columns=list(POINT_COLUMNS)), None, maximize=request.maximize)
+    return apply_best_val_step(frame, picked, request)
