@@ -89,6 +89,24 @@ def test_a_failed_job_is_recorded_and_dropped_with_its_reason(run_sweep):
 
 
 @pytest.mark.slow
+def test_jobs_run_in_worker_processes_are_recorded_there_and_summarized(run_sweep):
+    pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="needs hydra-joblib-launcher (the test extra)")
+    table = scores()
+    table["a/0.1/1"] = "fail"
+    sweep = run_sweep(table, "model=a,b", "seed=0,1,2,3,4", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+    assert sweep.returncode == 1 and "RuntimeError: diverged at seed 1" in sweep.stderr
+    launcher = re.search(r"launched by process (\d+)", sweep.stdout)[1]
+    runs = runs_csv(sweep)
+    workers = {runs[job]["metrics.pid"] for job in runs if job != "1"}
+    assert launcher not in {pid.removesuffix(".0") for pid in workers}  # on_job_end ran in the workers
+    summary = sweep.summary()
+    assert summary["runs"] == 9 and summary["dropped"] == [{"run_id": "1", "reason": "status 'failed'", "group": "a"}]
+    a_val, a_test = [VAL["a"][i] for i in (0, 2, 3, 4)], [TEST["a"][i] for i in (0, 2, 3, 4)]
+    assert summary["groups"]["a"]["boo_n"]["1"]["estimate"] == pytest.approx(exact(a_val, a_test, 1), abs=1e-12)
+    assert summary["groups"]["b"]["boo_n"]["5"]["estimate"] == pytest.approx(exact(VAL["b"], TEST["b"], 5), abs=1e-12)
+
+
+@pytest.mark.slow
 def test_jobs_returning_a_bare_number_give_a_validation_summary(run_sweep):
     values = {0.1: [0.61, 0.66, 0.64], 0.2: [0.70, 0.68, 0.73]}
     table = {f"a/{lr}/{seed}": value for lr, row in values.items() for seed, value in enumerate(row)}
