@@ -12,7 +12,8 @@ half a record), and the end of the multirun reads them all. A record holds plain
 :class:`HydraSweepSource` turns the records into the run frame of :mod:`boontrack.backends` through
 :func:`boontrack.runframe.build_run_frame`: the job number is the run id, the overridden keys are the params
 (``params.model``, ``params.seed``), the numbers the job returned are the metrics, and ``overrides``, ``error``
-and ``output_dir`` are tags.
+and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
+summary run in an experiment of that store (:class:`boontrack_mlflow.MlflowSink`, without a parent run).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from boontrack._redact import describe_error
-from boontrack.backends import MetricRequest, Source
+from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import WriteBackWarning
 from boontrack.runframe import RunRecord, build_run_frame
 
@@ -150,11 +151,23 @@ class HydraSweepSource(Source):
         The sweep directory (``hydra.sweep.dir``); it names the source.
     records
         The job records, as :func:`read_records` returns them.
+    tracking_uri, experiment
+        Where :meth:`sink` writes: an MLflow tracking URI and the name of an experiment there (created when
+        missing). Without a URI the sweep cannot be written back to (InputError), only to a directory.
     """
 
-    def __init__(self, sweep_dir: str | Path, records: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        sweep_dir: str | Path,
+        records: Sequence[Mapping[str, Any]],
+        *,
+        tracking_uri: str | None = None,
+        experiment: str = "hydra",
+    ) -> None:
         self.sweep_dir = Path(sweep_dir).absolute()
         self.records = tuple(records)
+        self.tracking_uri = tracking_uri
+        self.experiment = experiment
 
     def describe(self) -> str:
         return f"Hydra sweep in {self.sweep_dir}"
@@ -165,3 +178,16 @@ class HydraSweepSource(Source):
     def read(self, request: MetricRequest) -> pd.DataFrame:
         # A job returns one value per metric: there is no per-step history, so every pick is the returned value.
         return build_run_frame([run_record(record) for record in self.records])
+
+    def sink(self, key: str) -> Sink:
+        if self.tracking_uri is None:
+            return super().sink(key)
+        from boontrack_mlflow._client import backend_errors, bounded_http, connect, resolve_tracking_uri
+        from boontrack_mlflow._sink import MlflowSink
+
+        uri = resolve_tracking_uri(self.tracking_uri)
+        client = connect(uri)
+        with bounded_http(), backend_errors(f"finding the experiment {self.experiment!r}", uri):
+            found = client.get_experiment_by_name(self.experiment)
+            experiment_id = found.experiment_id if found is not None else client.create_experiment(self.experiment)
+        return MlflowSink(client, uri, experiment_id, None, key)

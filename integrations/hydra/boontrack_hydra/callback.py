@@ -19,7 +19,7 @@ from typing import Any
 from boontrack._optional import import_optional
 from boontrack._redact import describe_error
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.pipeline import JobResult, budgets
+from boontrack.pipeline import JobResult, budgets, source_options
 from boontrack.spec import make_spec
 from boontrack_hydra._records import (
     COMPLETED,
@@ -82,6 +82,11 @@ class BoonCallback(_callback.Callback):
         Render the PNG plots (needs matplotlib; most of the time of a small summary).
     print_table
         Print the summary table at the end of the multirun.
+    mlflow_tracking_uri, mlflow_experiment
+        Also write the summary to MLflow (``pip install "boontrack[mlflow]"``): a summary run, as
+        ``boontrack summarize --write-back`` writes, in the experiment ``mlflow_experiment`` (default: Hydra's
+        job name, the app's name; created when missing). A failure to write there is warned and leaves the
+        directory's summary in place.
     """
 
     def __init__(
@@ -104,6 +109,8 @@ class BoonCallback(_callback.Callback):
         bootstrap_seed: int = 0,
         plots: bool = True,
         print_table: bool = True,
+        mlflow_tracking_uri: str | None = None,
+        mlflow_experiment: str | None = None,
     ) -> None:
         self.spec = make_spec(
             val=val,
@@ -120,9 +127,12 @@ class BoonCallback(_callback.Callback):
             ci_method=ci_method,
             seed=bootstrap_seed,
         )
-        for name, value in (("seed_key", seed_key), ("out", out)):
-            if not (isinstance(value, str) and value):
+        names = {"seed_key": seed_key, "out": out, "mlflow_experiment": mlflow_experiment}
+        for name, value in names.items():
+            if not (isinstance(value, str) and value) and not (name == "mlflow_experiment" and value is None):
                 raise InputError(f"{name} must be a non-empty name, got {value!r}")
+        if mlflow_tracking_uri is not None:
+            source_options(tracking_uri=str(mlflow_tracking_uri))  # InputError for what is not a URI
         for name, value in (("plots", plots), ("print_table", print_table)):
             if not isinstance(value, bool):
                 raise InputError(f"{name} must be true or false, got {value!r}")
@@ -130,12 +140,16 @@ class BoonCallback(_callback.Callback):
         self.out = out
         self.plots = plots
         self.print_table = print_table
+        self.mlflow_tracking_uri = None if mlflow_tracking_uri is None else str(mlflow_tracking_uri)
+        self.mlflow_experiment = mlflow_experiment
         self.result: JobResult | None = None  #: the last summary made in this process
+        self._job_name = "hydra"  # Hydra's job name, the default MLflow experiment
         self._started: dict[int, tuple[datetime, float]] = {}
         self._unfinished: Path | None = None  # a multirun begun here whose end Hydra has not announced yet
 
     # -- Hydra's hooks ---------------------------------------------------------------------------------------
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        self._job_name = str(_select(config, "hydra.job.name") or self._job_name)
         try:
             sweep_dir = _sweep_dir(config)
             clear_records(jobs_dir(sweep_dir))  # a previous multirun into the same directory
@@ -179,18 +193,20 @@ class BoonCallback(_callback.Callback):
     def summarize(self, sweep_dir: str | Path, *, note: str = "") -> JobResult | None:
         """Summarize the job records in ``sweep_dir`` and write the summary to its ``out`` directory.
 
-        Returns the :class:`~boontrack.pipeline.JobResult` (also kept in :attr:`result`), or None when there
-        was nothing to summarize or it failed; a failure is warned, never raised.
+        Returns the :class:`~boontrack.pipeline.JobResult` of the directory (also kept in :attr:`result`), or
+        None when there was nothing to summarize or it failed; a failure is warned, never raised. With an MLflow
+        tracking URI the summary is then written there too (see the class docstring).
         """
         from boontrack.files import DirectorySink
-        from boontrack.pipeline import run_job
+        from boontrack.pipeline import run_job, summary_key
 
         sweep_dir = Path(sweep_dir).absolute()
         try:
             records = read_records(jobs_dir(sweep_dir))
             if not records:
                 raise InputError(f"no job records in {jobs_dir(sweep_dir)}")
-            source = HydraSweepSource(sweep_dir, records)
+            experiment = self.mlflow_experiment or self._job_name
+            source = HydraSweepSource(sweep_dir, records, tracking_uri=self.mlflow_tracking_uri, experiment=experiment)
             spec = replace(self.spec, **self._grouping(records))
             sink = DirectorySink(sweep_dir / self.out)
             result = run_job(source, spec, sink=sink, summarize_unchanged=True, plots=self.plots)
@@ -200,6 +216,14 @@ class BoonCallback(_callback.Callback):
         self.result = result
         if self.print_table:
             print(_report(result, records, note), flush=True)
+        if self.mlflow_tracking_uri is not None:
+            try:  # apart from the directory: a tracker that fails leaves the directory's summary in place
+                tracked = run_job(source, spec, sink=source.sink(summary_key(source.identity(), spec)), plots=self.plots)
+            except Exception as exc:
+                _warn(f"boontrack could not write the summary to MLflow: {describe_error(exc)}")
+            else:
+                if self.print_table and tracked.ok:
+                    print(f"boontrack: summary in {tracked.location} ({tracked.status})", flush=True)
         return result
 
     def _summarize_at_exit(self) -> None:

@@ -138,6 +138,39 @@ def test_a_summary_that_cannot_be_written_warns_and_the_multirun_succeeds(run_sw
 
 
 @pytest.mark.slow
+def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
+    mlflow = pytest.importorskip("mlflow")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    client.search_experiments()  # creates the store
+    sweep = run_sweep(
+        scores(),
+        "model=a,b",
+        "seed=0,1,2,3,4",
+        f"+hydra.callbacks.boontrack.mlflow_tracking_uri={uri}",
+        "+hydra.callbacks.boontrack.mlflow_experiment=sweeps",
+    )
+    assert sweep.returncode == 0, sweep.stderr
+    assert "boontrack: summary in MLflow run" in sweep.stdout
+    experiment = client.get_experiment_by_name("sweeps")
+    (run,) = client.search_runs([experiment.experiment_id], filter_string="tags.`boontrack.role` = 'summary'")
+    for model in ("a", "b"):
+        logged = run.data.metrics[f"boon/test_acc/{model}/boo_5"]
+        assert logged == pytest.approx(exact(VAL[model], TEST[model], 5), abs=1e-12)
+    assert sweep.summary()["groups"]["a"]["boo_n"]["5"]["estimate"] == pytest.approx(run.data.metrics["boon/test_acc/a/boo_5"])
+
+
+@pytest.mark.slow
+def test_an_mlflow_failure_leaves_the_directory_summary(run_sweep, tmp_path):
+    pytest.importorskip("mlflow")
+    missing = f"sqlite:///{tmp_path / 'none' / 'mlflow.db'}"
+    sweep = run_sweep(scores(), "model=a,b", "seed=0,1", f"+hydra.callbacks.boontrack.mlflow_tracking_uri={missing}")
+    assert sweep.returncode == 0, sweep.stderr
+    assert "boontrack could not write the summary to MLflow: InputError: no MLflow store at" in sweep.stderr
+    assert sweep.summary()["runs"] == 4 and not (tmp_path / "none").exists()
+
+
+@pytest.mark.slow
 def test_a_new_multirun_into_the_same_directory_forgets_the_old_jobs(run_sweep):
     assert run_sweep(scores(), "model=a,b", "seed=0,1,2,3,4").returncode == 0
     sweep = run_sweep(scores(), "model=a", "seed=0,1,2")
@@ -176,6 +209,8 @@ def test_a_single_run_records_nothing(run_sweep, tmp_path):
         ({"seed_key": ""}, "seed_key must be a non-empty name, got ''"),
         ({"out": None}, "out must be a non-empty name, got None"),
         ({"plots": "no"}, "plots must be true or false, got 'no'"),
+        ({"mlflow_tracking_uri": "not a uri"}, "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
+        ({"mlflow_experiment": ""}, "mlflow_experiment must be a non-empty name, got ''"),
     ],
 )
 def test_bad_options_are_one_clear_error(options, message):
