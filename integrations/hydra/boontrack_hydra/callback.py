@@ -33,6 +33,9 @@ from boontrack_hydra._records import (
     write_record,
 )
 
+#: Failed jobs listed by name after the table; the others are counted.
+_LISTED_FAILURES = 10
+
 _callback = import_optional("hydra.experimental.callback", extra="hydra", needed_for="boontrack.hydra.BoonCallback")
 
 
@@ -163,15 +166,11 @@ class BoonCallback(_callback.Callback):
         atexit.register(self._summarize_at_exit)
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
-        try:
+        if _in_multirun(config):
             self._started[int(config.hydra.job.num)] = (datetime.now(timezone.utc), time.monotonic())
-        except Exception:  # a job without a number is not part of a multirun; on_job_end says so
-            pass
 
     def on_job_end(self, config: Any, job_return: Any, **kwargs: Any) -> None:
-        from hydra.types import RunMode
-
-        if _select(config, "hydra.mode") != RunMode.MULTIRUN:
+        if not _in_multirun(config):
             return
         try:
             write_record(jobs_dir(_sweep_dir(config)), self._job_record(config, job_return))
@@ -229,7 +228,7 @@ class BoonCallback(_callback.Callback):
     def _summarize_at_exit(self) -> None:
         """The multirun stopped before Hydra's end-of-multirun callback (a failed job): summarize what ran."""
         sweep_dir, self._unfinished = self._unfinished, None
-        if sweep_dir is not None and jobs_dir(sweep_dir).is_dir():
+        if sweep_dir is not None and any(jobs_dir(sweep_dir).glob("*.json")):  # no job ran: nothing to say
             self.summarize(sweep_dir, note="the multirun stopped early; summary of the jobs that ran")
 
     def _job_record(self, config: Any, job_return: Any) -> dict[str, Any]:
@@ -279,11 +278,13 @@ def _report(result: JobResult, records: Sequence[Mapping[str, Any]], note: str) 
     summary = result.summary if result.summary is not None else result.stored_summary
     if summary is not None:
         lines.append(format_table(summary))
+    failed = [r for r in records if r.get("status") == FAILED]
     lines += [
         f"job {r['job']} ({' '.join(r.get('overrides', []))}) failed: {r.get('error', '')}"
-        for r in records
-        if r.get("status") == FAILED
+        for r in failed[:_LISTED_FAILURES]
     ]
+    if len(failed) > _LISTED_FAILURES:
+        lines.append(f"... and {len(failed) - _LISTED_FAILURES} more failed jobs (their errors are in runs.csv)")
     return "\n".join(lines)
 
 
@@ -291,6 +292,12 @@ def _sweep_dir(config: Any) -> Path:
     """The absolute sweep directory. A job may run in its own directory (``hydra.job.chdir``): a relative sweep
     directory is relative to where Hydra was started (``hydra.runtime.cwd``)."""
     return Path(str(config.hydra.runtime.cwd)) / str(config.hydra.sweep.dir)
+
+
+def _in_multirun(config: Any) -> bool:
+    from hydra.types import RunMode
+
+    return _select(config, "hydra.mode") == RunMode.MULTIRUN
 
 
 def _select(config: Any, key: str) -> Any:
