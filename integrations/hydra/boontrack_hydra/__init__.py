@@ -6,8 +6,9 @@ Callback (:class:`BoonCallback`; also as ``boontrack.hydra.BoonCallback``)
     that ran the job; ``on_multirun_end`` reads the records, groups the jobs by the overridden keys that vary
     (the seed excepted), and writes the summary to ``<sweep dir>/boontrack/`` and prints its table.
 
-Source (:class:`HydraSweepSource`)
-    The recorded jobs of one sweep as the run frame of :mod:`boontrack.backends` (see :mod:`._records`).
+Source (``hydra:SWEEP_DIR``, :class:`HydraBackend`, :class:`HydraSweepSource`)
+    The recorded jobs of one sweep as the run frame of :mod:`boontrack.backends` (see :mod:`._records`), for
+    ``boontrack summarize`` to read again with other options.
 
 Importing this package imports neither Hydra nor numpy or pandas: its names are loaded on first use, and Hydra
 with :class:`BoonCallback` (``pip install "boontrack[hydra]"``).
@@ -19,6 +20,7 @@ from boontrack._lazy import lazy_exports
 
 _EXPORTS = {
     "BoonCallback": "boontrack_hydra.callback",
+    "HydraBackend": "boontrack_hydra._records",
     "HydraSweepSource": "boontrack_hydra._records",
 }
 __all__ = list(_EXPORTS)

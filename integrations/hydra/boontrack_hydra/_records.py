@@ -9,7 +9,7 @@ half a record), and the end of the multirun reads them all. A record holds plain
      "metrics": {"val_acc": 0.91, "test_acc": 0.90}, "error": "", "started_at": "2026-11-23T08:00:00+00:00",
      "duration_s": 1.25, "output_dir": "/.../multirun/2026-11-23/08-00-00/3"}
 
-:class:`HydraSweepSource` turns the records into the run frame of :mod:`boontrack.backends` through
+:class:`HydraSweepSource` (``hydra:SWEEP_DIR`` on the command line, :class:`HydraBackend`) turns the records into the run frame of :mod:`boontrack.backends` through
 :func:`boontrack.runframe.build_run_frame`: the job number is the run id, the overridden keys are the params
 (``params.model``, ``params.seed``), the numbers the job returned are the metrics, and ``overrides``, ``error``
 and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
@@ -25,12 +25,12 @@ import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from boontrack._redact import describe_error
-from boontrack.backends import MetricRequest, Sink, Source
-from boontrack.exceptions import WriteBackWarning
-from boontrack.runframe import RunRecord, build_run_frame
+from boontrack.backends import Backend, MetricRequest, Sink, Source
+from boontrack.exceptions import InputError, WriteBackWarning
+from boontrack.runframe import RunRecord, build_run_frame, check_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,31 +143,35 @@ def run_record(record: Mapping[str, Any]) -> RunRecord:
 
 
 class HydraSweepSource(Source):
-    """The jobs of one Hydra multirun, from their records (see the module docstring).
+    """The jobs of one Hydra multirun, from the records in its sweep directory (see the module docstring).
 
     Parameters
     ----------
     sweep_dir
         The sweep directory (``hydra.sweep.dir``); it names the source.
-    records
-        The job records, as :func:`read_records` returns them.
     tracking_uri, experiment
         Where :meth:`sink` writes: an MLflow tracking URI and the name of an experiment there (created when
         missing). Without a URI the sweep cannot be written back to (InputError), only to a directory.
     """
 
-    def __init__(
-        self,
-        sweep_dir: str | Path,
-        records: Sequence[Mapping[str, Any]],
-        *,
-        tracking_uri: str | None = None,
-        experiment: str = "hydra",
-    ) -> None:
+    def __init__(self, sweep_dir: str | Path, *, tracking_uri: str | None = None, experiment: str = "hydra") -> None:
         self.sweep_dir = Path(sweep_dir).absolute()
-        self.records = tuple(records)
         self.tracking_uri = tracking_uri
         self.experiment = experiment
+        self._records: tuple[dict[str, Any], ...] | None = None
+
+    @property
+    def records(self) -> tuple[dict[str, Any], ...]:
+        """The job records by job number, read once; InputError when there are none."""
+        if self._records is None:
+            records = tuple(read_records(jobs_dir(self.sweep_dir)))
+            if not records:
+                raise InputError(
+                    f"no Hydra job records in {jobs_dir(self.sweep_dir)} (a --multirun with the callback "
+                    "boontrack.hydra.BoonCallback writes them)"
+                )
+            self._records = records
+        return self._records
 
     def describe(self) -> str:
         return f"Hydra sweep in {self.sweep_dir}"
@@ -191,3 +195,20 @@ class HydraSweepSource(Source):
             found = client.get_experiment_by_name(self.experiment)
             experiment_id = found.experiment_id if found is not None else client.create_experiment(self.experiment)
         return MlflowSink(client, uri, experiment_id, None, key)
+
+
+class HydraBackend(Backend):
+    """``hydra:SWEEP_DIR``: the jobs a multirun recorded in its sweep directory, read again (other options, or a
+    multirun whose launching process was killed before it could summarize)."""
+
+    name: ClassVar[str] = "hydra"
+    options: ClassVar[dict[str, str]] = {
+        "tracking-uri": "MLflow tracking URI that --write-back writes the summary run to",
+        "experiment": "MLflow experiment of that summary run (default: hydra)",
+    }
+
+    def open_source(self, location: str, **options: Any) -> HydraSweepSource:
+        options = check_options(self.name, options, self.options)
+        if not location:
+            raise InputError("a hydra source needs the sweep directory: hydra:SWEEP_DIR")
+        return HydraSweepSource(location, **options)

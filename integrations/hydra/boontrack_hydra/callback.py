@@ -28,7 +28,6 @@ from boontrack_hydra._records import (
     clear_records,
     jobs_dir,
     override_params,
-    read_records,
     returned_metrics,
     write_record,
 )
@@ -201,11 +200,9 @@ class BoonCallback(_callback.Callback):
 
         sweep_dir = Path(sweep_dir).absolute()
         try:
-            records = read_records(jobs_dir(sweep_dir))
-            if not records:
-                raise InputError(f"no job records in {jobs_dir(sweep_dir)}")
             experiment = self.mlflow_experiment or self._job_name
-            source = HydraSweepSource(sweep_dir, records, tracking_uri=self.mlflow_tracking_uri, experiment=experiment)
+            source = HydraSweepSource(sweep_dir, tracking_uri=self.mlflow_tracking_uri, experiment=experiment)
+            records = source.records
             spec = replace(self.spec, **self._grouping(records))
             sink = DirectorySink(sweep_dir / self.out)
             result = run_job(source, spec, sink=sink, summarize_unchanged=True, plots=self.plots)

@@ -15,8 +15,10 @@ from statistics import fmean
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from omegaconf import OmegaConf
 
+from boontrack import cli
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack_hydra._records import returned_metrics, write_record
 
@@ -86,6 +88,23 @@ def test_a_failed_job_is_recorded_and_dropped_with_its_reason(run_sweep):
     kept = [0, 1, 2, 4]
     b_val, b_test = [VAL["b"][i] for i in kept], [TEST["b"][i] for i in kept]
     assert summary["groups"]["b"]["boo_n"]["1"]["estimate"] == pytest.approx(exact(b_val, b_test, 1), abs=1e-12)
+    # the records read again through the source, as the callback's grouping spells it on the command line
+    done = CliRunner().invoke(
+        cli.main,
+        ["summarize", f"hydra:{sweep.dir}", "--val", "val_acc", "--test", "test_acc", "--group-by", "model"]
+        + ["--seed-column", "seed", "--resamples", "999", "--format", "json"],
+    )
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["groups"] == summary["groups"]
+
+
+def test_a_directory_without_records_is_one_line_on_the_command_line(tmp_path):
+    done = CliRunner().invoke(cli.main, ["summarize", f"hydra:{tmp_path}", "--val", "val_acc"])
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines() == [
+        f"Error: no Hydra job records in {tmp_path / '.boontrack' / 'jobs'} (a --multirun with the callback "
+        "boontrack.hydra.BoonCallback writes them)"
+    ]
 
 
 @pytest.mark.slow
@@ -172,7 +191,7 @@ def test_an_mlflow_failure_leaves_the_directory_summary(run_sweep, tmp_path):
 
 @pytest.mark.slow
 def test_a_new_multirun_into_the_same_directory_forgets_the_old_jobs(run_sweep):
-    assert run_sweep(scores(), "model=a,b", "seed=0,1,2,3,4").returncode == 0
+    assert run_sweep(scores(), "model=a,b", "seed=0,1,2,3").returncode == 0
     sweep = run_sweep(scores(), "model=a", "seed=0,1,2")
     assert sweep.returncode == 0, sweep.stderr
     summary = sweep.summary()
@@ -238,7 +257,7 @@ def test_a_sweep_with_nothing_to_summarize_warns(tmp_path):
         write_record(jobs, {"job": job, "status": "completed", "params": {"seed": job}, "metrics": {}})
     with pytest.warns(WriteBackWarning, match="no column 'val_acc'"):
         assert callback.summarize(tmp_path) is None
-    with pytest.warns(WriteBackWarning, match="no job records in"):
+    with pytest.warns(WriteBackWarning, match="no Hydra job records in"):
         assert callback.summarize(tmp_path / "elsewhere") is None
 
 
