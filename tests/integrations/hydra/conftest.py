@@ -41,16 +41,23 @@ class Sweep:
 @pytest.fixture
 def run_sweep(tmp_path):
     """``run_sweep(scores, *overrides)``: run the app with ``--multirun`` in ``tmp_path`` (the sweep directory
-    ``tmp_path/sweep``), each job returning ``scores["<model>/<lr>/<seed>"]``; ``multirun=False``: one run."""
+    ``tmp_path/sweep``, given to Hydra as ``sweep`` with ``relative=True``), each job returning
+    ``scores["<model>/<lr>/<seed>"]``; ``multirun=False``: one run."""
 
-    def run(scores: dict[str, Any], *overrides: str, multirun: bool = True) -> Sweep:
+    def run(scores: dict[str, Any], *overrides: str, multirun: bool = True, relative: bool = False) -> Sweep:
         table = tmp_path / "scores.json"
         table.write_text(json.dumps(scores))
         sweep_dir = tmp_path / "sweep"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_", "HYDRA_"))}
         env["SWEEP_SCORES"] = str(table)
         done = subprocess.run(
-            [sys.executable, str(APP), *(["--multirun"] if multirun else []), *overrides, f"hydra.sweep.dir={sweep_dir}"],
+            [
+                sys.executable,
+                str(APP),
+                *(["--multirun"] if multirun else []),
+                *overrides,
+                f"hydra.sweep.dir={sweep_dir.relative_to(tmp_path) if relative else sweep_dir}",
+            ],
             cwd=tmp_path,
             env=env,
             capture_output=True,

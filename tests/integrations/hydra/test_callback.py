@@ -130,9 +130,17 @@ def test_jobs_returning_a_bare_number_give_a_validation_summary(run_sweep):
     values = {0.1: [0.61, 0.66, 0.64], 0.2: [0.70, 0.68, 0.73]}
     table = {f"a/{lr}/{seed}": value for lr, row in values.items() for seed, value in enumerate(row)}
     sweep = run_sweep(
-        table, "lr=0.1,0.2", "seed=0,1,2", "+note=x", "hydra.callbacks.boontrack.test=null", "+hydra.callbacks.boontrack.n=[1,3]"
+        table,
+        "lr=0.1,0.2",
+        "seed=0,1,2",
+        "+note=x",
+        "hydra.callbacks.boontrack.test=null",
+        "+hydra.callbacks.boontrack.n=[1,3]",
+        "hydra.job.chdir=true",  # each job runs in its own directory; the sweep directory is relative to the start
+        relative=True,
     )
     assert sweep.returncode == 0, sweep.stderr
+    assert sorted(p.name for p in (sweep.dir / ".boontrack" / "jobs").iterdir()) == [f"{job}.json" for job in range(6)]
     summary = sweep.summary()
     assert summary["metric"] == "val_acc" and summary["has_test"] is False
     assert summary["spec"]["group_by"] == ["lr"]  # `note` takes one value
