@@ -9,10 +9,10 @@ half a record), and the end of the multirun reads them all. A record holds plain
      "metrics": {"val_acc": 0.91, "test_acc": 0.90}, "error": "", "started_at": "2026-11-23T08:00:00+00:00",
      "duration_s": 1.25, "output_dir": "/.../multirun/2026-11-23/08-00-00/3"}
 
-:class:`HydraSweepSource` (``hydra:SWEEP_DIR`` on the command line, :class:`HydraBackend`) turns the records into the run frame of :mod:`boontrack.backends` through
-:func:`boontrack.runframe.build_run_frame`: the job number is the run id, the overridden keys are the params
-(``params.model``, ``params.seed``), the numbers the job returned are the metrics, and ``overrides``, ``error``
-and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
+:class:`HydraSweepSource` (``hydra:SWEEP_DIR`` on the command line, :class:`HydraBackend`) turns the records
+into the run frame of :mod:`boontrack.backends` through :func:`boontrack.runframe.build_run_frame`: the job
+number is the run id, the overridden keys are the params (``params.model``, ``params.seed``), the numbers the
+job returned are the metrics, and ``overrides``, ``error`` and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
 summary run in an experiment of that store (:class:`boontrack_mlflow.MlflowSink`, without a parent run).
 """
 
@@ -186,8 +186,8 @@ class HydraSweepSource(Source):
     def sink(self, key: str) -> Sink:
         if self.tracking_uri is None:
             return super().sink(key)
+        from boontrack_mlflow import MlflowSink
         from boontrack_mlflow._client import backend_errors, bounded_http, connect, resolve_tracking_uri
-        from boontrack_mlflow._sink import MlflowSink
 
         uri = resolve_tracking_uri(self.tracking_uri)
         client = connect(uri)
