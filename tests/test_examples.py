@@ -44,3 +44,15 @@ def test_wandb_offline_sweep(tmp_path):
     pytest.importorskip("sklearn")
     out = run_example("wandb_offline_sweep.py", "6", cwd=tmp_path)
     assert "logistic-regression  6" in out and "mlp" in out and "ΔBoo_5" in out
+
+
+@pytest.mark.slow
+def test_hydra_sweep(tmp_path):
+    pytest.importorskip("hydra")
+    pytest.importorskip("sklearn")
+    out = run_example("hydra/app.py", "--multirun", "model=logreg,forest", "seed=0,1,2,3,4", cwd=tmp_path)
+    (sweep,) = tmp_path.glob("multirun/*/*")  # Hydra's default sweep directory, named by date and time
+    assert f"boontrack: 10 jobs summarized in {sweep / 'boontrack'} (updated)" in out
+    assert "forest  5" in out and "logreg  5" in out and "ΔBoo_5" in out
+    assert (sweep / "boontrack" / "summary.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["multirun"]

@@ -1,0 +1,214 @@
+"""Job records: one small JSON file per Hydra job in the sweep directory, and the source that reads them.
+
+With launchers other than the basic one (joblib, submitit, ray) ``on_job_end`` runs in the worker process and
+nothing it keeps in memory reaches ``on_multirun_end``. So each job leaves its result on disk, in
+``<sweep dir>/.boontrack/jobs/<job num>.json`` (written to a temporary name and renamed: a reader never sees
+half a record), and the end of the multirun reads them all. A record holds plain JSON values only::
+
+    {"job": 3, "status": "completed", "overrides": ["model=a", "seed=2"], "params": {"model": "a", "seed": 2},
+     "metrics": {"val_acc": 0.91, "test_acc": 0.90}, "error": "", "started_at": "2026-11-23T08:00:00+00:00",
+     "duration_s": 1.25, "output_dir": "/.../multirun/2026-11-23/08-00-00/3"}
+
+:class:`HydraSweepSource` (``hydra:SWEEP_DIR`` on the command line, :class:`HydraBackend`) turns the records
+into the run frame of :mod:`boontrack.backends` through :func:`boontrack.runframe.build_run_frame`: the job
+number is the run id, the overridden keys are the params (``params.model``, ``params.seed``), the numbers the
+job returned are the metrics, and ``overrides``, ``error`` and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
+summary run in an experiment of that store (:class:`boontrack_mlflow.MlflowSink`, without a parent run).
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+import os
+import uuid
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from boontrack._redact import describe_error
+from boontrack.backends import Backend, MetricRequest, Sink, Source
+from boontrack.exceptions import InputError, WriteBackWarning
+from boontrack.runframe import RunRecord, build_run_frame, check_options
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Where the records live, relative to the sweep directory.
+JOBS_DIR = Path(".boontrack") / "jobs"
+COMPLETED = "completed"
+FAILED = "failed"
+
+
+def jobs_dir(sweep_dir: Path) -> Path:
+    """The directory holding the job records of the sweep in ``sweep_dir``."""
+    return sweep_dir / JOBS_DIR
+
+
+def returned_metrics(value: Any, *, val: str) -> dict[str, float]:
+    """The metrics of a job's return value: a number is the validation score (named ``val``); a mapping gives
+    each of its entries that is a number. Anything else (None, text, a list) gives none."""
+    if isinstance(value, Mapping):
+        found = {str(key): _number(item) for key, item in value.items()}
+        return {key: number for key, number in found.items() if number is not None}
+    number = _number(value)
+    return {} if number is None else {val: number}
+
+
+def _number(value: Any) -> float | None:
+    """``value`` as a float when it is a real number (numpy and torch scalars too), else None. Booleans are not
+    scores."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):  # a 0-d array or tensor
+        try:
+            return _number(value.item())
+        except (TypeError, ValueError):  # more than one element
+            return None
+    return None
+
+
+def override_params(overrides: Sequence[str]) -> dict[str, Any]:
+    """The overridden keys and their values, as Hydra parses them (``lr=0.1`` gives 0.1, ``model=a`` gives "a").
+
+    A value that is not a scalar (a list, a dict) is kept as its text.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    params = {}
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        value = override.value()
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            value = override.get_value_element_as_str()
+        params[override.key_or_group] = value
+    return params
+
+
+def write_record(directory: Path, record: Mapping[str, Any]) -> Path:
+    """Write ``record`` as ``<directory>/<job>.json``, atomically (a temporary file renamed into place)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{record['job']}.json"
+    temporary = directory / f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        temporary.write_text(json.dumps(record, indent=1), encoding="utf-8")
+        os.replace(temporary, target)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return target
+
+
+def clear_records(directory: Path) -> None:
+    """Delete the records a previous multirun left in ``directory`` (only ``<number>.json`` files)."""
+    for path in directory.glob("*.json"):
+        if path.stem.isdigit():
+            path.unlink(missing_ok=True)
+
+
+def read_records(directory: Path) -> list[dict[str, Any]]:
+    """The job records in ``directory``, by job number. A record that cannot be read is left out with a
+    :class:`~boontrack.exceptions.WriteBackWarning` naming it."""
+    records = []
+    for path in sorted(directory.glob("*.json"), key=lambda p: (len(p.stem), p.stem)):
+        if not path.stem.isdigit():
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(record, dict) or record.get("job") != int(path.stem):
+                raise ValueError("not a job record")
+        except (OSError, ValueError) as exc:
+            warnings.warn(f"job record {path} is left out: {describe_error(exc)}", WriteBackWarning, stacklevel=2)
+            continue
+        records.append(record)
+    return records
+
+
+def run_record(record: Mapping[str, Any]) -> RunRecord:
+    """A job record as the shared layer's :class:`~boontrack.runframe.RunRecord`."""
+    return RunRecord(
+        run_id=str(record["job"]),
+        status=record.get("status", ""),
+        created_at=record.get("started_at"),
+        duration_s=record.get("duration_s"),
+        params=record.get("params", {}),
+        metrics=record.get("metrics", {}),
+        tags={
+            "overrides": " ".join(record.get("overrides", [])),
+            "error": record.get("error", ""),
+            "output_dir": record.get("output_dir", ""),
+        },
+    )
+
+
+class HydraSweepSource(Source):
+    """The jobs of one Hydra multirun, from the records in its sweep directory (see the module docstring).
+
+    Parameters
+    ----------
+    sweep_dir
+        The sweep directory (``hydra.sweep.dir``); it names the source.
+    tracking_uri, experiment
+        Where :meth:`sink` writes: an MLflow tracking URI and the name of an experiment there (created when
+        missing). Without a URI the sweep cannot be written back to (InputError), only to a directory.
+    """
+
+    def __init__(self, sweep_dir: str | Path, *, tracking_uri: str | None = None, experiment: str = "hydra") -> None:
+        self.sweep_dir = Path(sweep_dir).absolute()
+        self.tracking_uri = tracking_uri
+        self.experiment = experiment
+        self._records: tuple[dict[str, Any], ...] | None = None
+
+    @property
+    def records(self) -> tuple[dict[str, Any], ...]:
+        """The job records by job number, read once; InputError when there are none."""
+        if self._records is None:
+            records = tuple(read_records(jobs_dir(self.sweep_dir)))
+            if not records:
+                raise InputError(
+                    f"no Hydra job records in {jobs_dir(self.sweep_dir)} (a --multirun with the callback "
+                    "boontrack.hydra.BoonCallback writes them)"
+                )
+            self._records = records
+        return self._records
+
+    def describe(self) -> str:
+        return f"Hydra sweep in {self.sweep_dir}"
+
+    def identity(self) -> str:
+        return f"hydra:{self.sweep_dir}"
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        # A job returns one value per metric: there is no per-step history, so every pick is the returned value.
+        return build_run_frame([run_record(record) for record in self.records])
+
+    def sink(self, key: str) -> Sink:
+        if self.tracking_uri is None:
+            return super().sink(key)
+        from boontrack_mlflow import MlflowSink
+        from boontrack_mlflow._client import backend_errors, bounded_http, connect, resolve_tracking_uri
+
+        uri = resolve_tracking_uri(self.tracking_uri)
+        client = connect(uri)
+        with bounded_http(), backend_errors(f"finding the experiment {self.experiment!r}", uri):
+            found = client.get_experiment_by_name(self.experiment)
+            experiment_id = found.experiment_id if found is not None else client.create_experiment(self.experiment)
+        return MlflowSink(client, uri, experiment_id, None, key)
+
+
+class HydraBackend(Backend):
+    """``hydra:SWEEP_DIR``: the jobs a multirun recorded in its sweep directory, read again (other options, or a
+    multirun whose launching process was killed before it could summarize)."""
+
+    name: ClassVar[str] = "hydra"
+    options: ClassVar[dict[str, str]] = {
+        "tracking-uri": "MLflow tracking URI that --write-back writes the summary run to",
+        "experiment": "MLflow experiment of that summary run (default: hydra)",
+    }
+
+    def open_source(self, location: str, **options: Any) -> HydraSweepSource:
+        options = check_options(self.name, options, self.options)
+        if not location:
+            raise InputError("a hydra source needs the sweep directory: hydra:SWEEP_DIR")
+        return HydraSweepSource(location, **options)
