@@ -8,9 +8,9 @@ import subprocess
 import sys
 import textwrap
 
-SDKS = ("mlflow", "wandb", "optuna")
+SDKS = ("mlflow", "wandb", "optuna", "hydra", "omegaconf", "ray")
 #: The integrations' short public names: modules of the core that hand over to an integration on first use.
-PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb", "boontrack.optuna")
+PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb", "boontrack.optuna", "boontrack.hydra")
 
 
 def _import_in_fresh_interpreter(body: str) -> dict:
