@@ -13,7 +13,7 @@ half a record), and the end of the multirun reads them all. A record holds plain
 into the run frame of :mod:`boontrack.backends` through :func:`boontrack.runframe.build_run_frame`: the job
 number is the run id, the overridden keys are the params (``params.model``, ``params.seed``), the numbers the
 job returned are the metrics, and ``overrides``, ``error`` and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
-summary run in an experiment of that store (:class:`boontrack_mlflow.MlflowSink`, without a parent run).
+summary run in an experiment of that store (:func:`boontrack_mlflow.experiment_sink`, without a parent run).
 """
 
 from __future__ import annotations
@@ -186,15 +186,9 @@ class HydraSweepSource(Source):
     def sink(self, key: str) -> Sink:
         if self.tracking_uri is None:
             return super().sink(key)
-        from boontrack_mlflow import MlflowSink
-        from boontrack_mlflow._client import backend_errors, bounded_http, connect, resolve_tracking_uri
+        from boontrack_mlflow import experiment_sink
 
-        uri = resolve_tracking_uri(self.tracking_uri)
-        client = connect(uri)
-        with bounded_http(), backend_errors(f"finding the experiment {self.experiment!r}", uri):
-            found = client.get_experiment_by_name(self.experiment)
-            experiment_id = found.experiment_id if found is not None else client.create_experiment(self.experiment)
-        return MlflowSink(client, uri, experiment_id, None, key)
+        return experiment_sink(self.experiment, key, tracking_uri=self.tracking_uri)
 
 
 class HydraBackend(Backend):

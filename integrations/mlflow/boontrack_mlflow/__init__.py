@@ -44,6 +44,7 @@ from boontrack._lazy import lazy_exports
 
 _EXPORTS = {
     "MlflowSink": "boontrack_mlflow._sink",
+    "experiment_sink": "boontrack_mlflow._sink",
     "MlflowBackend": "boontrack_mlflow._source",
     "MlflowSource": "boontrack_mlflow._source",
     "SweepHandle": "boontrack_mlflow.callback",

@@ -39,7 +39,14 @@ import numpy as np
 from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
-from boontrack_mlflow._client import RetryBudget, backend_errors, bounded_http, is_missing
+from boontrack_mlflow._client import (
+    RetryBudget,
+    backend_errors,
+    bounded_http,
+    connect,
+    is_missing,
+    resolve_tracking_uri,
+)
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -468,3 +475,17 @@ def thin_curve(curve: CurveSeries) -> tuple[np.ndarray, np.ndarray]:
         return n, values
     positions = np.unique(np.round(np.geomspace(1, n.size, MAX_CURVE_POINTS)).astype(np.int64) - 1)
     return n[positions], values[positions]
+
+
+def experiment_sink(experiment: str, key: str, *, tracking_uri: str | None = None) -> MlflowSink:
+    """The sink of a summary run directly in ``experiment`` (no parent run), the experiment created if missing.
+
+    For sweeps whose runs are not MLflow runs, or not children of one parent (Hydra jobs, Optuna trials), whose
+    summaries go to MLflow all the same. The tracking URI is ``tracking_uri``, else the process's.
+    """
+    uri = resolve_tracking_uri(tracking_uri)
+    client = connect(uri)
+    with bounded_http(), backend_errors(f"finding the experiment {experiment!r}", uri):
+        found = client.get_experiment_by_name(experiment)
+        experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
+    return MlflowSink(client, uri, experiment_id, None, key)

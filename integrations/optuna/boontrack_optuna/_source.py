@@ -218,9 +218,9 @@ class OptunaSource(Source):
                 f"Optuna study {self._study.study_name!r} cannot be written back to: write the summary to a "
                 "directory with `out`, or name the MLflow experiment that tracks the study (`mlflow_experiment`)"
             )
-        from boontrack_mlflow import MlflowSource
+        from boontrack_mlflow import experiment_sink
 
-        return MlflowSource(self._mlflow_experiment, tracking_uri=self._tracking_uri).sink(key)
+        return experiment_sink(self._mlflow_experiment, key, tracking_uri=self._tracking_uri)
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _sampling_note(self) -> str:
