@@ -276,8 +276,16 @@ def budgets(n: int | Sequence[int] | None) -> tuple[int, ...] | None:
     return tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
 
 
-def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = False) -> JobResult:
-    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs.
+def summarize_after_sweep(
+    source: Source,
+    spec: Spec,
+    *,
+    out: str | Path | None = None,
+    write_back: bool = True,
+    raise_on_error: bool = False,
+) -> JobResult:
+    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs (and to the
+    directory ``out`` when given; ``write_back=False`` writes to ``out`` only, see :func:`open_sink`).
 
     The sweep is over when this runs, so nothing that goes wrong from here on crashes the user's script: a
     tracker that cannot be read or written (:class:`~boontrack.exceptions.BackendError`) and anything about
@@ -289,7 +297,7 @@ def summarize_after_sweep(source: Source, spec: Spec, *, raise_on_error: bool = 
     spec.check()
     sink = None
     try:
-        sink = open_sink(source, spec, write_back=True)  # may look the sweep up in the tracker
+        sink = open_sink(source, spec, out=out, write_back=write_back)  # may look the sweep up in the tracker
         return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error)
     except (BackendError, InputError) as exc:
         if raise_on_error:
