@@ -93,9 +93,8 @@ class BoonCallback(_tune.Callback):
         self._histories: dict[str, list[dict[str, Any]]] = {}
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        if self.spec.pick == "best_val_step":
-            keys = [key for key in (self.spec.val, self.spec.test) if key is not None]
-            self._histories.setdefault(trial.trial_id, []).append(history_row(result, keys))
+        keys = [key for key in (self.spec.val, self.spec.test) if key is not None]
+        self._histories.setdefault(trial.trial_id, []).append(history_row(result, keys))
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         try:
@@ -158,8 +157,9 @@ class _TrialsSource(Source):
     def read(self, request: MetricRequest) -> pd.DataFrame:
         import pandas as pd
 
-        histories = {trial_id: pd.DataFrame(rows) for trial_id, rows in self.histories.items()}
-        return build_frame(self.trials, request, histories)
+        return build_frame(
+            self.trials, request, lambda: {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}
+        )
 
     def sink(self, key: str) -> Sink:
         """The summary run in :attr:`mlflow_experiment` (the MLflow integration's sink)."""

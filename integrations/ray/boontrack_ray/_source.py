@@ -18,8 +18,9 @@ class RayTuneSource(Source):
     """The trials of one Tune experiment directory (``storage_path/name``, holding ``experiment_state-*.json``),
     local or at a URI that Ray's storage reads (``s3://...``, ``gs://...``).
 
-    Read with ``tune.ExperimentAnalysis``: the trials' status, config and last result; with
-    ``pick="best_val_step"`` also each trial's per-iteration results (``result.json``).
+    Read with ``tune.ExperimentAnalysis``: the trials' status, config and last result, and each trial's
+    per-iteration results (``result.json``) when the values asked for need them (see
+    :func:`boontrack_ray._trials.build_frame`).
     """
 
     def __init__(self, location: str | Path) -> None:
@@ -33,8 +34,7 @@ class RayTuneSource(Source):
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
         analysis = self._analysis()
-        histories = analysis.trial_dataframes if request.pick == "best_val_step" else None
-        return build_frame(analysis.trials, request, histories)
+        return build_frame(analysis.trials, request, lambda: analysis.trial_dataframes)
 
     def _analysis(self) -> Any:
         tune = import_optional("ray.tune", extra="ray", needed_for="reading a Ray Tune experiment")

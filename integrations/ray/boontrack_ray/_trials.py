@@ -9,7 +9,7 @@ joined with ``/`` as Ray's own result tables and ``MLflowLoggerCallback`` join t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -67,11 +67,18 @@ def error_line(trial: Any) -> str | None:
     return lines[-1] if lines else "the trial raised an error (no error file)"
 
 
-def trial_record(trial: Any) -> RunRecord:
+def flat_result(result: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A reported result, flattened, without the config Tune adds to it."""
+    return flatten({key: value for key, value in (result or {}).items() if key != "config"})
+
+
+def trial_record(trial: Any, last_reported: Mapping[str, float] | None = None) -> RunRecord:
     """One trial as the shared layer takes it: config as ``params.*``, the last result's numbers as
-    ``metrics.*``, its error's last line as ``tags.error``."""
-    result = {key: value for key, value in (trial.last_result or {}).items() if key != "config"}
-    metrics = {key: number for key, value in flatten(result).items() if (number := _number(value)) is not None}
+    ``metrics.*`` (completed by ``last_reported``, the last value of a metric the last result lacks), its error's
+    last line as ``tags.error``."""
+    result = flat_result(trial.last_result)
+    metrics = {key: number for key, value in result.items() if (number := _number(value)) is not None}
+    metrics = {**(last_reported or {}), **metrics}
     duration = _number(result.get("time_total_s"))
     finished_at = _number(result.get("timestamp"))
     created_at = None
@@ -91,7 +98,7 @@ def trial_record(trial: Any) -> RunRecord:
 
 def history_row(result: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     """What a per-iteration result contributes to the history: its iteration and the values of ``keys``."""
-    flat = flatten({key: value for key, value in result.items() if key != "config"})
+    flat = flat_result(result)
     return {key: flat[key] for key in (ITERATION, *keys) if key in flat}
 
 
@@ -115,16 +122,37 @@ def history_points(trial_id: str, history: pd.DataFrame, key: str) -> pd.DataFra
     return pd.DataFrame({"run_id": trial_id, "step": steps[reported], "value": values[reported]})
 
 
+def last_reported(history: pd.DataFrame | None, keys: Iterable[str]) -> dict[str, float]:
+    """The last value of each of ``keys`` that the per-iteration table holds (NaN cells are not values)."""
+    import pandas as pd
+
+    found = {}
+    for key in keys:
+        if history is not None and key in history.columns:
+            values = pd.to_numeric(history[key], errors="coerce").dropna()
+            if len(values):
+                found[key] = float(values.iloc[-1])
+    return found
+
+
 def build_frame(
-    trials: Iterable[Any], request: MetricRequest, histories: Mapping[str, pd.DataFrame] | None = None
+    trials: Iterable[Any], request: MetricRequest, load_histories: Callable[[], Mapping[str, pd.DataFrame]]
 ) -> pd.DataFrame:
-    """The run frame of ``trials``; with ``pick="best_val_step"``, ``histories`` (trial id -> per-iteration table)
-    give the values at each trial's best validation iteration (:func:`boontrack.runframe.pick_best_val_step`)."""
+    """The run frame of ``trials``; ``load_histories()`` gives each trial's per-iteration table by trial id.
+
+    ``pick="last"``: each metric's last reported value, as trackers keep it (a trial whose last result lacks
+    ``val`` or ``test``, e.g. a test score reported on its own after the last epoch, takes the metric's last
+    value from its history; histories are read only when some trial needs them). ``pick="best_val_step"``: the
+    values at each trial's best validation iteration (:func:`boontrack.runframe.pick_best_val_step`).
+    """
     import pandas as pd
 
     trials = list(trials)
-    frame = build_run_frame([trial_record(trial) for trial in trials])
-    if request.pick != "best_val_step" or not histories:
+    keys = [key for key in (request.val, request.test) if key is not None]
+    incomplete = any(trial.last_result and not set(keys) <= set(flat_result(trial.last_result)) for trial in trials)
+    histories = load_histories() if request.pick == "best_val_step" or incomplete else {}
+    frame = build_run_frame([trial_record(t, last_reported(histories.get(t.trial_id), keys)) for t in trials])
+    if request.pick != "best_val_step":
         return frame
 
     def points(key: str) -> pd.DataFrame:
