@@ -58,7 +58,9 @@ def test_callback_writes_into_the_experiment_directory_by_default(tune_sweep):
     result = tune_sweep.callbacks["last"].result
     assert result.location == str((tune_sweep.path / "boontrack").resolve())
     stored = json.loads((tune_sweep.path / "boontrack" / "summary.json").read_text())
-    assert list(stored["groups"]) == ["a", "b"] and stored["source"] == f"Ray Tune experiment {tune_sweep.path.resolve()}"
+    assert (
+        list(stored["groups"]) == ["a", "b"] and stored["source"] == f"Ray Tune experiment {tune_sweep.path.resolve()}"
+    )
 
 
 def test_errored_trial_is_dropped_with_its_error(tune_sweep):
