@@ -9,13 +9,13 @@ joined with ``/`` as Ray's own result tables and ``MLflowLoggerCallback`` join t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from boontrack._optional import import_optional
 from boontrack.runframe import (
-    POINT_COLUMNS,
     RunRecord,
     apply_best_val_step,
     build_run_frame,
@@ -78,7 +78,8 @@ def trial_record(trial: Any, last_reported: Mapping[str, float] | None = None) -
     last line as ``tags.error``."""
     result = flat_result(trial.last_result)
     metrics = {key: number for key, value in result.items() if (number := _number(value)) is not None}
-    metrics = {**(last_reported or {}), **metrics}
+    reported = {key: value for key, value in (last_reported or {}).items() if not math.isnan(value)}
+    metrics = {**reported, **metrics}
     duration = _number(result.get("time_total_s"))
     finished_at = _number(result.get("timestamp"))
     created_at = None
@@ -102,37 +103,25 @@ def history_row(result: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any
     return {key: flat[key] for key in (ITERATION, *keys) if key in flat}
 
 
-def history_points(trial_id: str, history: pd.DataFrame, key: str) -> pd.DataFrame:
-    """The (run_id, step, value) points of ``key`` in a trial's per-iteration table, step = the iteration.
-
-    Rows where ``key`` is NaN are not points: a result table cannot tell a value reported as NaN from a key
-    not reported in that iteration (a test score reported once, after the last epoch, is NaN in the others).
-    """
+def long_history(histories: Mapping[str, pd.DataFrame], keys: Sequence[str]) -> pd.DataFrame:
+    """Every trial's per-iteration table as one frame: ``run_id``, ``step`` (the iteration; the row's position
+    in its table where there is none) and one float column per key (NaN where that iteration did not report it:
+    a result table cannot tell a value reported as NaN from a key not reported)."""
     import numpy as np
     import pandas as pd
 
-    if key not in history.columns:
-        return pd.DataFrame(columns=list(POINT_COLUMNS))
-    values = pd.to_numeric(history[key], errors="coerce").to_numpy(dtype=np.float64)
-    if ITERATION in history.columns:
-        steps = pd.to_numeric(history[ITERATION], errors="coerce").fillna(-1).to_numpy(dtype=np.int64)
-    else:
-        steps = np.arange(1, len(history) + 1, dtype=np.int64)
-    reported = ~np.isnan(values)
-    return pd.DataFrame({"run_id": trial_id, "step": steps[reported], "value": values[reported]})
-
-
-def last_reported(history: pd.DataFrame | None, keys: Iterable[str]) -> dict[str, float]:
-    """The last value of each of ``keys`` that the per-iteration table holds (NaN cells are not values)."""
-    import pandas as pd
-
-    found = {}
+    tables = {trial: table.reindex(columns=[ITERATION, *keys]) for trial, table in histories.items() if len(table)}
+    if not tables:
+        return pd.DataFrame(
+            {"run_id": pd.Series(dtype=str), "step": pd.Series(dtype=np.int64), **dict.fromkeys(keys, np.nan)}
+        )
+    long = pd.concat(tables, names=["run_id", None]).reset_index(level="run_id")
+    position = long.groupby("run_id").cumcount() + 1
+    step = pd.to_numeric(long[ITERATION], errors="coerce").fillna(position)
+    out = pd.DataFrame({"run_id": long["run_id"].astype(str).to_numpy(), "step": step.to_numpy(dtype=np.int64)})
     for key in keys:
-        if history is not None and key in history.columns:
-            values = pd.to_numeric(history[key], errors="coerce").dropna()
-            if len(values):
-                found[key] = float(values.iloc[-1])
-    return found
+        out[key] = pd.to_numeric(long[key], errors="coerce").to_numpy(dtype=np.float64)
+    return out
 
 
 def build_frame(
@@ -145,19 +134,20 @@ def build_frame(
     value from its history; histories are read only when some trial needs them). ``pick="best_val_step"``: the
     values at each trial's best validation iteration (:func:`boontrack.runframe.pick_best_val_step`).
     """
-    import pandas as pd
-
     trials = list(trials)
     keys = [key for key in (request.val, request.test) if key is not None]
     incomplete = any(trial.last_result and not set(keys) <= set(flat_result(trial.last_result)) for trial in trials)
-    histories = load_histories() if request.pick == "best_val_step" or incomplete else {}
-    frame = build_run_frame([trial_record(t, last_reported(histories.get(t.trial_id), keys)) for t in trials])
-    if request.pick != "best_val_step":
+    if request.pick == "last" and not incomplete:
+        return build_run_frame([trial_record(trial) for trial in trials])
+    history = long_history(load_histories(), keys)
+    last = history.groupby("run_id")[keys].last().to_dict("index")  # last() skips NaN: the last reported value
+    frame = build_run_frame([trial_record(t, last.get(str(t.trial_id))) for t in trials])
+    if request.pick == "last":
         return frame
 
     def points(key: str) -> pd.DataFrame:
-        parts = [history_points(str(t.trial_id), histories[t.trial_id], key) for t in trials if t.trial_id in histories]
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(POINT_COLUMNS))
+        reported = history.loc[history[key].notna(), ["run_id", "step", key]]
+        return reported.rename(columns={key: "value"})
 
     picked = pick_best_val_step(
         points(request.val), points(request.test) if request.test else None, maximize=request.maximize
