@@ -8,9 +8,9 @@ import subprocess
 import sys
 import textwrap
 
-SDKS = ("mlflow", "wandb")
+SDKS = ("mlflow", "wandb", "ray")
 #: The integrations' short public names: modules of the core that hand over to an integration on first use.
-PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb")
+PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb", "boontrack.ray")
 
 
 def _import_in_fresh_interpreter(body: str) -> dict:

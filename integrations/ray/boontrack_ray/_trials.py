@@ -34,6 +34,7 @@ STATUSES = {"TERMINATED": "finished", "ERROR": "failed"}
 ITERATION = "training_iteration"
 #: Separator of nested keys, as in Ray's result tables (``config/lr``) and ``MLflowLoggerCallback``'s params.
 DELIMITER = "/"
+_MISSING = object()
 
 _tune_utils = import_optional("ray.tune.utils", extra="ray", needed_for="reading Ray Tune trials")
 
@@ -98,9 +99,18 @@ def trial_record(trial: Any, last_reported: Mapping[str, float] | None = None) -
 
 
 def history_row(result: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
-    """What a per-iteration result contributes to the history: its iteration and the values of ``keys``."""
-    flat = flat_result(result)
-    return {key: flat[key] for key in (ITERATION, *keys) if key in flat}
+    """What a per-iteration result contributes to the history: its iteration and the values of ``keys``
+    (``a/b`` looks into nested results), read without copying the result."""
+    row = {}
+    for key in (ITERATION, *keys):
+        value: Any = result.get(key, _MISSING)  # a key reported with a "/" in its name
+        if value is _MISSING:
+            value = result
+            for part in key.split(DELIMITER):
+                value = value.get(part, _MISSING) if isinstance(value, Mapping) else _MISSING
+        if value is not _MISSING:
+            row[key] = value
+    return row
 
 
 def long_history(histories: Mapping[str, pd.DataFrame], keys: Sequence[str]) -> pd.DataFrame:

@@ -88,3 +88,12 @@ def test_translation_of_one_trial():
     assert (row[f"metrics.{VAL}"], row["metrics.nested/loss"], row["metrics.training_iteration"]) == (0.5, 1.5, 3.0)
     assert "metrics.done" not in frame and row["duration_s"] == 12.0
     assert row["created_at"] == pd.Timestamp(1_700_000_000, unit="s", tz="UTC")
+
+
+def test_a_history_row_holds_the_iteration_and_the_metrics_asked_for():
+    from boontrack_ray._trials import history_row
+
+    result = {"training_iteration": 2, "val": {"acc": 0.5}, "test/acc": 0.4, "loss": 1.0, "config": {"lr": 0.1}}
+    assert history_row(result, ["val/acc", "test/acc", "missing", "loss/x"]) == {
+        "training_iteration": 2, "val/acc": 0.5, "test/acc": 0.4,
+    }  # fmt: skip
