@@ -14,7 +14,7 @@ from boontrack.backends import MetricRequest, Sink, Source
 from boontrack.exceptions import WriteBackWarning
 from boontrack.pipeline import JobResult, budgets, summarize_after_sweep
 from boontrack.spec import Spec
-from boontrack_ray._trials import build_frame, history_row
+from boontrack_ray._trials import build_frame, flatten, history_row
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,7 +109,7 @@ class BoonCallback(_tune.Callback):
     def _summarize(self, trials: list) -> JobResult:
         local, location = _experiment_location(trials)
         spec = self.spec
-        if spec.seed_column is not None and not any(spec.seed_column in (t.config or {}) for t in trials):
+        if spec.seed_column is not None and not _in_some_config(spec.seed_column, trials):
             spec = dataclasses.replace(spec, seed_column=None)
         out = self.out
         if out is None and local:
@@ -118,6 +118,12 @@ class BoonCallback(_tune.Callback):
         return summarize_after_sweep(
             source, spec, out=out, write_back=self.mlflow_experiment is not None, raise_on_error=self.raise_on_error
         )
+
+
+def _in_some_config(name: str, trials: Sequence[Any]) -> bool:
+    """Whether some trial's config has the key ``name`` (``params.`` prefix or not, ``a/b`` for nested keys)."""
+    key = name.removeprefix("params.")
+    return any(key in flatten(trial.config or {}) for trial in trials)
 
 
 def _experiment_location(trials: Sequence[Any]) -> tuple[bool, str]:

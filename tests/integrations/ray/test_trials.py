@@ -97,3 +97,18 @@ def test_a_history_row_holds_the_iteration_and_the_metrics_asked_for():
     assert history_row(result, ["val/acc", "test/acc", "missing", "loss/x"]) == {
         "training_iteration": 2, "val/acc": 0.5, "test/acc": 0.4,
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, config, found",
+    [
+        ("seed", {"model": "a", "seed": 0}, True),
+        ("params.seed", {"seed": 0}, True),
+        ("train/seed", {"train": {"seed": 0}}, True),
+        ("seed", {"model": "a", "lr": 0.1}, False),
+    ],
+)
+def test_the_seed_column_is_used_only_when_a_config_has_it(name, config, found):
+    from boontrack_ray._callback import _in_some_config
+
+    assert _in_some_config(name, [Trial("t", "TERMINATED", config, {})]) is found
