@@ -10,7 +10,7 @@ import textwrap
 
 SDKS = ("mlflow", "wandb", "optuna", "hydra", "omegaconf", "ray")
 #: The integrations' short public names: modules of the core that hand over to an integration on first use.
-PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb", "boontrack.optuna", "boontrack.hydra")
+PUBLIC_NAMES = ("boontrack.mlflow", "boontrack.wandb", "boontrack.optuna", "boontrack.hydra", "boontrack.ray")
 
 
 def _import_in_fresh_interpreter(body: str) -> dict:

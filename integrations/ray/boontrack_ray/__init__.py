@@ -1,0 +1,46 @@
+"""Ray Tune integration: summarize a Tune experiment when it ends, or read a finished one.
+
+``pip install "boontrack[ray]"``. Importing this package imports neither ray nor numpy or pandas: its names are
+loaded on first use.
+
+Reading (``ray-tune:PATH``, :class:`RayTuneBackend`, :class:`RayTuneSource`)
+    PATH is a Tune experiment directory (``storage_path/name``, the one holding ``experiment_state-*.json``),
+    local or a URI Ray's storage reads. One run per trial: ``run_id`` the trial id, status ``finished``
+    (``TERMINATED``, also when a scheduler stopped the trial early), ``failed`` (``ERROR``, the error's last line
+    in ``tags.error``; the RunTable drops such trials) or the lower-cased Tune status; the config as
+    ``params.*`` and the last result's numbers as ``metrics.*`` (nested keys joined with ``/``, as Ray does);
+    ``duration_s`` the trial's ``time_total_s``. With ``pick="best_val_step"`` the per-iteration results are the
+    history (step = ``training_iteration``).
+
+Callback (:class:`BoonCallback`, also as ``boontrack.ray.BoonCallback``)
+    ``tune.RunConfig(callbacks=[BoonCallback(val=..., test=...)])`` summarizes the trials in
+    ``on_experiment_end`` and writes the summary to a directory (default: ``boontrack/`` in the experiment
+    directory) and, when asked, to MLflow. It never raises into Tune.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from boontrack._lazy import lazy_exports
+from boontrack.backends import Backend
+from boontrack.runframe import check_options
+
+__all__ = ["BoonCallback", "RayTuneBackend", "RayTuneSource"]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(), {"BoonCallback": "boontrack_ray._callback", "RayTuneSource": "boontrack_ray._source"}
+)
+
+
+class RayTuneBackend(Backend):
+    """``ray-tune:PATH``."""
+
+    name: ClassVar[str] = "ray-tune"
+    options: ClassVar[dict[str, str]] = {}
+
+    def open_source(self, location: str, **options: Any):
+        from boontrack_ray._source import RayTuneSource
+
+        check_options(self.name, options, self.options)
+        return RayTuneSource(location)

@@ -1,0 +1,174 @@
+"""The Tune callback: summarize the experiment's trials when it ends, without ever raising into Tune."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from boontrack._optional import import_optional
+from boontrack._redact import describe_error
+from boontrack.backends import MetricRequest, Sink, Source
+from boontrack.exceptions import WriteBackWarning
+from boontrack.pipeline import JobResult, budgets, summarize_after_sweep
+from boontrack.spec import Spec
+from boontrack_ray._trials import build_frame, flatten, history_row
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_tune = import_optional("ray.tune", extra="ray", needed_for="boontrack.ray.BoonCallback")
+
+#: Where the summary goes in a local experiment directory when no ``out`` is given.
+DEFAULT_SUBDIRECTORY = "boontrack"
+
+
+class BoonCallback(_tune.Callback):
+    """Summarize a Tune experiment when it ends: Boo_n, expected-validation curves, intervals, comparisons.
+
+    ``tune.RunConfig(callbacks=[BoonCallback(val="val_acc", test="test_acc")])``. In ``on_experiment_end`` the
+    trials are summarized from their last results (``pick="last"``) or from the results of each trial's best
+    validation iteration (``pick="best_val_step"``, each trial's per-iteration results as its history), exactly
+    as the ``ray-tune:PATH`` source reads the finished experiment directory. Errored trials are dropped (status
+    ``failed``, their error's last line in ``runs.csv``'s ``tags.error``).
+
+    Parameters
+    ----------
+    val, test
+        Names of the reported validation and (optional) test metrics (nested keys joined with ``/``).
+    n
+        Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many trials.
+    pick
+        ``"last"`` or ``"best_val_step"``.
+    seed_column
+        The config key holding the seed (default ``"seed"``; ignored when no trial's config has it). Without
+        ``group_by``, the trials are grouped by the config keys that vary across them except this one, so a
+        search over ``model`` x ``seed`` gives one group per model; without a seed, all trials form one group.
+    out
+        Directory to write the summary to (:class:`~boontrack.files.DirectorySink`). Default: ``boontrack/`` in
+        the experiment directory when that is local; with remote storage and no ``out`` (and no MLflow), the
+        summary is only computed (``result``).
+    mlflow_experiment, mlflow_tracking_uri
+        Also write the summary to MLflow, as a summary run in this experiment (name or id), e.g. the one
+        ``MLflowLoggerCallback`` logs the trials to; the URI defaults to ``MLFLOW_TRACKING_URI``.
+    raise_on_error
+        False (default): nothing raises into Tune; a summary that cannot be computed or written warns
+        :class:`~boontrack.exceptions.WriteBackWarning` and ``result`` says so. True: the error propagates.
+    **spec_options
+        Any other field of :class:`boontrack.spec.Spec` (``estimator``, ``maximize``, ``group_by``, ...).
+
+    Attributes
+    ----------
+    result : JobResult or None
+        What the summary did, once the experiment has ended.
+
+    Raises
+    ------
+    InputError
+        Invalid spec options, when the callback is created (a mistake in the call, before Tune runs).
+    """
+
+    def __init__(
+        self,
+        *,
+        val: str,
+        test: str | None = None,
+        n: int | Sequence[int] | None = None,
+        pick: Literal["last", "best_val_step"] = "last",
+        seed_column: str | None = "seed",
+        out: str | Path | None = None,
+        mlflow_experiment: str | None = None,
+        mlflow_tracking_uri: str | None = None,
+        raise_on_error: bool = False,
+        **spec_options: Any,
+    ) -> None:
+        self.spec = Spec(val=val, test=test, n=budgets(n), pick=pick, seed_column=seed_column, **spec_options).check()
+        self.out = out
+        self.mlflow_experiment = mlflow_experiment
+        self.mlflow_tracking_uri = mlflow_tracking_uri
+        self.raise_on_error = raise_on_error
+        self.result: JobResult | None = None
+        self._histories: dict[str, list[dict[str, Any]]] = {}
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        keys = [key for key in (self.spec.val, self.spec.test) if key is not None]
+        self._histories.setdefault(trial.trial_id, []).append(history_row(result, keys))
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        try:
+            self.result = self._summarize(trials)
+        except Exception as exc:  # the experiment is over: a failure here never reaches Tune
+            if self.raise_on_error:
+                raise
+            message = f"summarizing the Tune experiment failed: {describe_error(exc)}"
+            warnings.warn(message, WriteBackWarning, stacklevel=2)
+            self.result = JobResult("failed", None, "", "", message)
+
+    def _summarize(self, trials: list) -> JobResult:
+        local, location = _experiment_location(trials)
+        spec = self.spec
+        if spec.seed_column is not None and not _in_some_config(spec.seed_column, trials):
+            spec = dataclasses.replace(spec, seed_column=None)
+        out = self.out
+        if out is None and local:
+            out = Path(location) / DEFAULT_SUBDIRECTORY
+        source = _TrialsSource(trials, self._histories, location, self.mlflow_experiment, self.mlflow_tracking_uri)
+        return summarize_after_sweep(
+            source, spec, out=out, write_back=self.mlflow_experiment is not None, raise_on_error=self.raise_on_error
+        )
+
+
+def _in_some_config(name: str, trials: Sequence[Any]) -> bool:
+    """Whether some trial's config has the key ``name`` (``params.`` prefix or not, ``a/b`` for nested keys)."""
+    key = name.removeprefix("params.")
+    return any(key in flatten(trial.config or {}) for trial in trials)
+
+
+def _experiment_location(trials: Sequence[Any]) -> tuple[bool, str]:
+    """(local?, the experiment directory as the ``ray-tune:`` source names it: an absolute local path or a URI)."""
+    if not trials:
+        return False, "(no trials)"
+    storage = trials[0].storage
+    if storage.storage_filesystem.type_name == "local":
+        return True, str(Path(storage.experiment_fs_path).resolve())
+    return False, f"{str(storage.storage_path).rstrip('/')}/{storage.experiment_dir_name}"
+
+
+class _TrialsSource(Source):
+    """The trials of a running experiment as a source: the same frame as ``ray-tune:PATH`` reads afterwards, with
+    the same identity (so the fingerprints agree), written back to MLflow when asked."""
+
+    def __init__(
+        self,
+        trials: Sequence[Any],
+        histories: Mapping[str, list[dict[str, Any]]],
+        location: str,
+        mlflow_experiment: str | None,
+        mlflow_tracking_uri: str | None,
+    ) -> None:
+        self.trials = list(trials)
+        self.histories = histories
+        self.location = location
+        self.mlflow_experiment = mlflow_experiment
+        self.mlflow_tracking_uri = mlflow_tracking_uri
+
+    def describe(self) -> str:
+        return f"Ray Tune experiment {self.location}"
+
+    def identity(self) -> str:
+        return f"ray-tune:{self.location}"
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        import pandas as pd
+
+        return build_frame(
+            self.trials, request, lambda: {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}
+        )
+
+    def sink(self, key: str) -> Sink:
+        """The summary run in :attr:`mlflow_experiment` (the MLflow integration's sink)."""
+        from boontrack_mlflow import MlflowSource
+
+        return MlflowSource(self.mlflow_experiment, tracking_uri=self.mlflow_tracking_uri).sink(key)

@@ -1,0 +1,58 @@
+"""``ray-tune:PATH``: the trials of a finished Ray Tune experiment, read from its directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from boontrack._optional import import_optional
+from boontrack.backends import MetricRequest, Source
+from boontrack.exceptions import InputError
+from boontrack_ray._trials import build_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class RayTuneSource(Source):
+    """The trials of one Tune experiment directory (``storage_path/name``, holding ``experiment_state-*.json``),
+    local or at a URI that Ray's storage reads (``s3://...``, ``gs://...``).
+
+    Read with ``tune.ExperimentAnalysis``: the trials' status, config and last result, and each trial's
+    per-iteration results (``result.json``) when the values asked for need them (see
+    :func:`boontrack_ray._trials.build_frame`).
+    """
+
+    def __init__(self, location: str | Path) -> None:
+        self.location = experiment_location(str(location))
+
+    def describe(self) -> str:
+        return f"Ray Tune experiment {self.location}"
+
+    def identity(self) -> str:
+        return f"ray-tune:{self.location}"
+
+    def read(self, request: MetricRequest) -> pd.DataFrame:
+        analysis = self._analysis()
+        return build_frame(analysis.trials, request, lambda: analysis.trial_dataframes)
+
+    def _analysis(self) -> Any:
+        tune = import_optional("ray.tune", extra="ray", needed_for="reading a Ray Tune experiment")
+        try:
+            return tune.ExperimentAnalysis(self.location)
+        except (ValueError, OSError) as exc:  # no experiment_state-*.json there, or unreadable
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"ray-tune: {self.location} is not a Tune experiment directory ({first})") from None
+
+
+def experiment_location(location: str) -> str:
+    """A local experiment directory as an absolute path (one identity however it is spelled), a URI as given;
+    InputError for an empty location or a local path that is not a directory."""
+    if not location:
+        raise InputError("ray-tune: give the experiment directory, e.g. ray-tune:~/ray_results/my_experiment")
+    if "://" in location:
+        return location
+    path = Path(location).expanduser()
+    if not path.is_dir():
+        raise InputError(f"ray-tune: {location} is not a directory (expected a Tune experiment directory)")
+    return str(path.resolve())

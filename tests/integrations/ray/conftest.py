@@ -1,0 +1,91 @@
+"""One real Ray Tune experiment for the whole session (:mod:`tune_sweep`), summarized by several callbacks at
+once. Ray itself is the session fixture ``ray_local`` of ``tests/conftest.py`` (started once)."""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from pathlib import Path
+
+import pytest
+
+from tune_sweep import REPORTS, RESAMPLES, TEST, VAL, N, TuneSweep, make_trainable
+
+pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
+
+
+@pytest.fixture(scope="session")
+def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
+    """2 models x 5 seeds run by Tune for real (one trial errors), with these callbacks:
+
+    ``last`` (defaults: the summary in the experiment directory), ``best`` (pick="best_val_step", into a
+    directory of its own), ``broken`` (a metric no trial reports: must warn, not raise) and, with mlflow
+    installed, Ray's ``MLflowLoggerCallback`` logging every trial to a sqlite store plus ``mlflow`` (the summary
+    written to that experiment too).
+    """
+    from ray import tune
+
+    from boontrack.ray import BoonCallback
+
+    root = tmp_path_factory.mktemp("tune")
+    spec = {"val": VAL, "test": TEST, "n": N, "n_resamples": RESAMPLES}
+    callbacks = {
+        "last": BoonCallback(**spec),
+        "best": BoonCallback(**spec, pick="best_val_step", out=root / "best"),
+        "broken": BoonCallback(val="no_such_metric", out=root / "broken"),
+    }
+    tune_callbacks = list(callbacks.values())
+    mlflow_info: dict[str, str] = {}
+    with pytest.MonkeyPatch.context() as mp:
+        if _has_mlflow():
+            mlflow_info = _mlflow_store(root, mp)
+            from ray.air.integrations.mlflow import MLflowLoggerCallback
+
+            callbacks["mlflow"] = BoonCallback(
+                **spec, out=root / "mlflow-dir", mlflow_experiment=mlflow_info["experiment"],
+                mlflow_tracking_uri=mlflow_info["uri"],
+            )  # fmt: skip
+            logger = MLflowLoggerCallback(tracking_uri=mlflow_info["uri"], experiment_name=mlflow_info["experiment"])
+            tune_callbacks = [logger, *callbacks.values()]
+        tuner = tune.Tuner(
+            make_trainable(REPORTS),
+            param_space={"model": tune.grid_search(["a", "b"]), "seed": tune.grid_search(list(range(5)))},
+            tune_config=tune.TuneConfig(reuse_actors=True),
+            run_config=tune.RunConfig(
+                name="sweep", storage_path=str(root / "ray_results"), callbacks=tune_callbacks, verbose=0
+            ),
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grid = tuner.fit()
+    return TuneSweep(
+        path=root / "ray_results" / "sweep",
+        callbacks=callbacks,
+        warnings=list(caught),
+        trial_ids={(r.config["model"], r.config["seed"]): r.metrics["trial_id"] for r in grid},
+        mlflow=mlflow_info,
+    )
+
+
+def _has_mlflow() -> bool:
+    try:
+        import mlflow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _mlflow_store(root: Path, mp: pytest.MonkeyPatch) -> dict[str, str]:
+    """A sqlite MLflow store with an experiment whose artifacts stay under ``root``; MLflow's process-wide
+    tracking and registry URIs (which ``MLflowLoggerCallback`` sets) are restored when ``mp`` is undone."""
+    import mlflow.tracking._model_registry.utils as registry_utils
+    import mlflow.tracking._tracking_service.utils as tracking_utils
+    from mlflow import MlflowClient
+
+    mp.setattr(tracking_utils, "_tracking_uri", tracking_utils._tracking_uri)
+    mp.setattr(registry_utils, "_registry_uri", registry_utils._registry_uri)
+    mp.chdir(root)  # the store's default experiment keeps artifacts in ./mlruns
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    experiment = f"tune-{uuid.uuid4().hex[:8]}"
+    MlflowClient(uri).create_experiment(experiment, artifact_location=(root / "artifacts").as_uri())
+    return {"uri": uri, "experiment": experiment}
