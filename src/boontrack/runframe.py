@@ -39,6 +39,7 @@ __all__ = [
     "apply_best_val_step",
     "artifact_path",
     "build_run_frame",
+    "build_run_frame_long",
     "check_options",
     "is_summary_run",
     "pick_best_val_step",
@@ -152,6 +153,61 @@ def build_run_frame(runs: Sequence[RunRecord]) -> pd.DataFrame:
             continue
         part = pd.DataFrame.from_records(records, index=base.index)
         part = part.reindex(columns=sorted(part.columns, key=str)).add_prefix(prefix)
+        if prefix == "metrics.":
+            part = part.astype("float64")
+        elif prefix == "tags.":
+            part = part.astype("str")
+        parts.append(part)
+    return pd.concat(parts, axis=1)
+
+
+def build_run_frame_long(
+    runs: pd.DataFrame, *, params: pd.DataFrame, metrics: pd.DataFrame, tags: pd.DataFrame
+) -> pd.DataFrame:
+    """:func:`build_run_frame` for runs read column-wise (e.g. by SQL): the same frame, without one object per run.
+
+    Parameters
+    ----------
+    runs
+        One row per run, in the frame's order: ``run_id``, ``status``, ``created_at`` (datetimes), ``duration_s``
+        (NaN when unknown).
+    params, metrics, tags
+        One row per value: ``run_id``, ``key``, ``value`` (at most one row per run and key); metric values
+        are numbers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Equal to ``build_run_frame`` of the same runs as :class:`RunRecord` values; summary runs left out.
+    """
+    import numpy as np
+    import pandas as pd
+
+    summary = tags.loc[(tags["key"] == SUMMARY_ROLE_TAG) & tags["value"].isin([SUMMARY_ROLE, GROUP_CURVE_ROLE])]
+    runs = runs.loc[~runs["run_id"].isin(summary["run_id"])]
+    run_ids = pd.Index(runs["run_id"].astype(str))
+    status = runs["status"].astype(object).where(runs["status"].notna() & (runs["status"] != ""), "unknown")
+    base = pd.DataFrame(
+        {
+            "run_id": pd.Series(run_ids, dtype="str"),
+            "status": pd.Series(status.str.lower().to_numpy(), dtype="str"),
+            "created_at": pd.to_datetime(runs["created_at"], utc=True, errors="coerce")
+            .astype("datetime64[ns, UTC]")
+            .to_numpy(),
+            "duration_s": runs["duration_s"].to_numpy(dtype=np.float64),
+        }
+    )
+    parts = [base]
+    for prefix, long in zip(_PREFIXES, (params, metrics, tags)):
+        long = long.loc[long["run_id"].isin(run_ids)]
+        if long.empty:
+            continue
+        # values as they would be in RunRecord mappings: strings, numbers or None, never a pandas string dtype
+        values = pd.Series(long["value"].to_numpy(dtype=object), index=pd.MultiIndex.from_arrays(
+            [long["run_id"].astype(str).to_numpy(), long["key"].to_numpy(dtype=object)]))  # fmt: skip
+        part = values.unstack()
+        part = part.reindex(index=run_ids, columns=sorted(part.columns, key=str)).add_prefix(prefix)
+        part = part.reset_index(drop=True).infer_objects()
         if prefix == "metrics.":
             part = part.astype("float64")
         elif prefix == "tags.":
