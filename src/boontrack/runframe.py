@@ -193,7 +193,7 @@ def build_run_frame_long(
             "status": pd.Series(status.str.lower().to_numpy(), dtype="str"),
             "created_at": pd.to_datetime(runs["created_at"], utc=True, errors="coerce")
             .astype("datetime64[ns, UTC]")
-            .to_numpy(),
+            .array,
             "duration_s": runs["duration_s"].to_numpy(dtype=np.float64),
         }
     )

@@ -233,7 +233,12 @@ def _engine(uri: str) -> Any:
     """A read-only SQLAlchemy engine for ``uri``, one per URI and process."""
     with _engines_lock:
         if uri not in _engines:
-            _engines[uri] = _create_engine(uri)
+            try:
+                _engines[uri] = _create_engine(uri)
+            except ImportError as exc:
+                raise InputError(
+                    f"reading the MLflow store at {redact(uri)} needs its database driver: {exc}"
+                ) from None
         return _engines[uri]
 
 
