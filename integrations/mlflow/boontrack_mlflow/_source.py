@@ -124,7 +124,8 @@ class MlflowSource(Source):
         """The run frame, the latest steps and a ``histories(run_ids, key)`` reader: by SQL where the store
         allows it (:mod:`._sql`), else through the client."""
         if self._sql is not None:
-            read = self._sql.read(experiment_id, self._parent, [m for m in (request.val, request.test) if m])
+            picked = [m for m in (request.val, request.test) if m] if request.pick == "best_val_step" else []
+            read = self._sql.read(experiment_id, self._parent, picked)
             if read is not None:
                 return read.frame, read.steps, read.histories
         frame, steps = _read.read_run_frame(self._client, experiment_id, self._parent)
