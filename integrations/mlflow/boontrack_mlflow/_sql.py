@@ -189,28 +189,37 @@ _RUNS_SQL = (
     "SELECT r.run_uuid AS run_id, r.status AS status, r.start_time AS start_time, r.end_time AS end_time "
     "FROM runs r WHERE {where} ORDER BY r.start_time DESC, r.run_uuid"
 )
-# The params, tags and latest metrics of the selected runs as long rows, in one statement (the selection is
-# evaluated once: MLflow's tables have no index on the experiment).
+# The latest metrics, params and tags of the selected runs as long rows, in one statement (the selection is
+# evaluated once: MLflow's tables have no index on the experiment). The metrics come first: PostgreSQL types a
+# column of the first two branches that is NULL in both as text.
 _VALUES_SQL = (
     "WITH selected AS (SELECT r.run_uuid FROM runs r WHERE {where}) "
-    "SELECT p.run_uuid AS run_id, 'param' AS kind, p.key AS key, p.value AS text, "
-    "NULL AS stored, NULL AS is_nan, NULL AS step FROM params p JOIN selected s ON s.run_uuid = p.run_uuid "
+    "SELECT m.run_uuid AS run_id, 'metric' AS kind, m.key AS key, NULL AS text, m.value AS stored, "
+    "m.is_nan AS is_nan, m.step AS step FROM latest_metrics m JOIN selected s ON s.run_uuid = m.run_uuid "
+    "UNION ALL SELECT p.run_uuid, 'param', p.key, p.value, NULL, NULL, NULL "
+    "FROM params p JOIN selected s ON s.run_uuid = p.run_uuid "
     "UNION ALL SELECT t.run_uuid, 'tag', t.key, t.value, NULL, NULL, NULL "
-    "FROM tags t JOIN selected s ON s.run_uuid = t.run_uuid "
-    "UNION ALL SELECT m.run_uuid, 'metric', m.key, NULL, m.value, m.is_nan, m.step "
-    "FROM latest_metrics m JOIN selected s ON s.run_uuid = m.run_uuid"
+    "FROM tags t JOIN selected s ON s.run_uuid = t.run_uuid"
 )
+# Driven by the selected runs, each looked up in MLflow's metrics index on (run_uuid, key, step). Without table
+# statistics (MLflow keeps none) SQLite's planner scans every point of the metric in the store instead, once or
+# once per run: it is told the order (a CROSS JOIN keeps it, its documented way) and the index.
 _HISTORY_SQL = (
     "SELECT m.run_uuid AS run_id, m.step AS step, m.timestamp AS timestamp, m.value AS stored, m.is_nan AS is_nan "
-    "FROM metrics m JOIN runs r ON r.run_uuid = m.run_uuid WHERE {where} AND {with_history} AND m.key = :key"
+    "FROM {runs_then_metrics} ON m.run_uuid = r.run_uuid AND m.key = :key WHERE {where} AND {with_history}"
 )
+_RUNS_THEN_METRICS = {
+    "sqlite": "runs r CROSS JOIN metrics m INDEXED BY index_metrics_run_uuid_key_step",
+    "default": "runs r JOIN metrics m",
+}
 
 
 def _fetch(connection: Any, sql: str, selection: _Selection, **params: Any) -> pd.DataFrame:
     """The rows of one query over the selected runs, as a frame with the query's column names."""
     from sqlalchemy import text
 
-    query = sql.format(where=selection.where, with_history=selection.with_history)
+    joined = _RUNS_THEN_METRICS.get(connection.dialect.name, _RUNS_THEN_METRICS["default"])
+    query = sql.format(where=selection.where, with_history=selection.with_history, runs_then_metrics=joined)
     with _cyclic_gc_paused():
         result = connection.execute(text(query), {**selection.params, **params})
         names = list(result.keys())
