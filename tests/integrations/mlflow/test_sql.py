@@ -10,9 +10,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import os
 import shutil
+import socket
+import subprocess
+import tempfile
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +40,12 @@ FLOAT_MAX = 1.7976931348623157e308
 
 
 class Store:
-    """A sqlite store written through MlflowClient with every case the two paths must agree on."""
+    """A store written through MlflowClient with every case the two paths must agree on (sqlite in ``root``
+    unless ``uri`` names another database)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, uri: str | None = None) -> None:
         self.path = root / "mlflow.db"
-        self.uri = f"sqlite:///{self.path}"
+        self.uri = uri or f"sqlite:///{self.path}"
         with contextlib.chdir(root):  # the default experiment keeps artifacts in ./mlruns
             self.client = MlflowClient(self.uri)
             self.experiment_id = self.client.create_experiment(f"sql-{uuid.uuid4().hex[:8]}")
@@ -119,6 +125,50 @@ def store(tmp_path_factory) -> Store:
     return Store(tmp_path_factory.mktemp("sql-store"))
 
 
+@pytest.fixture(scope="module")
+def postgres_store() -> Iterator[Store]:
+    """The same sweep in a throw-away PostgreSQL server on 127.0.0.1 (skipped without the server binaries or
+    psycopg2), read with a role that may only SELECT."""
+    pytest.importorskip("psycopg2")
+    if not (shutil.which("initdb") and shutil.which("pg_ctl")):
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not found")
+    # the server runs as the postgres user when the tests run as root: a directory it can reach (pytest's own
+    # temporary root is private to the user)
+    root = Path(tempfile.mkdtemp(prefix="boontrack-postgres-"))
+    root.chmod(0o777)
+    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    data, port = root / "data", _free_port()
+    try:
+        subprocess.run([*as_server, "initdb", "-D", str(data), "-U", "postgres", "-A", "trust"], check=True,
+                       capture_output=True)  # fmt: skip
+        options = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off"
+        subprocess.run([*as_server, "pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w",
+                        "start"], check=True, capture_output=True)  # fmt: skip
+        import psycopg2
+
+        with contextlib.closing(psycopg2.connect(host="127.0.0.1", port=port, user="postgres")) as admin:
+            admin.autocommit = True
+            admin.cursor().execute("CREATE DATABASE mlflow")
+        store = Store(root, f"postgresql+psycopg2://postgres@127.0.0.1:{port}/mlflow")
+        with contextlib.closing(psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname="mlflow")) as db:
+            db.autocommit = True
+            db.cursor().execute("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+        store.uri = f"postgresql+psycopg2://reader@127.0.0.1:{port}/mlflow"
+        yield store
+    finally:
+        with _sql._engines_lock:  # the pooled connections go before the server
+            for uri in [u for u in _sql._engines if f":{port}/" in u]:
+                _sql._engines.pop(uri).dispose()
+        subprocess.run([*as_server, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 @pytest.fixture(autouse=True)
 def _fresh_warnings(monkeypatch):
     monkeypatch.setattr(_sql, "_warned", set())
@@ -144,6 +194,29 @@ def table(frame: pd.DataFrame, pick: str, *, test: str | None = "test_acc") -> R
 @pytest.mark.parametrize("pick", ["last", "best_val_step"])
 @pytest.mark.parametrize("where", ["experiment", "sweep", "nested sweep"])
 def test_both_paths_give_the_same_frame_and_run_table(store, where, pick, monkeypatch):
+    check_both_paths(store, where, pick, monkeypatch)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pick", ["last", "best_val_step"])
+@pytest.mark.parametrize("where", ["experiment", "sweep", "nested sweep"])
+def test_both_paths_give_the_same_frame_and_run_table_on_postgresql(postgres_store, where, pick, monkeypatch):
+    check_both_paths(postgres_store, where, pick, monkeypatch)
+
+
+@pytest.mark.slow
+def test_postgresql_refuses_a_write_through_the_connection(postgres_store):
+    """The owner's rights, and still no write: the transaction is read-only."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import InternalError
+
+    owner = postgres_store.uri.replace("reader@", "postgres@")
+    with _sql._engine(owner).connect() as connection:
+        with pytest.raises(InternalError, match="read-only transaction"):
+            connection.execute(text("UPDATE runs SET status = 'FAILED'"))
+
+
+def check_both_paths(store: Store, where: str, pick: str, monkeypatch) -> None:
     selection = selections(store)[where]
     request = MetricRequest("val_acc", "test_acc", pick=pick)
     client_frame = read(store, selection, request, "client")
