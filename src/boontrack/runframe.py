@@ -218,7 +218,8 @@ def build_run_frame_long(
         table = np.full((len(position), len(keys)), np.nan, dtype=np.float64 if numeric else object)
         table[rows[found], codes] = values.astype(np.float64) if numeric else values
         # one column per key, typed as the constructor types it (strings: ``str``), as the records' path does
-        part = pd.DataFrame({f"{prefix}{keys[j]}": table[:, j] for j in sorted(range(len(keys)), key=lambda j: str(keys[j]))})
+        order = sorted(range(len(keys)), key=lambda j: str(keys[j]))
+        part = pd.DataFrame({f"{prefix}{keys[j]}": table[:, j] for j in order})
         parts.append(part.astype("str") if prefix == "tags." else part)
     return pd.concat(parts, axis=1)
 

@@ -235,8 +235,10 @@ def postgres_rows(root: Path, sizes: list[int], *, repeat: int, client_max: int)
         check_postgres_read_only(owner_uri, sweeps)
         reader_uri = f"postgresql+psycopg2://reader@127.0.0.1:{port}/mlflow"
 
+        def connect() -> object:
+            return psycopg2.connect(host="127.0.0.1", port=port, user="reader", dbname="mlflow")
+
         def hand(experiment_id: str, parent: str, *, best: bool) -> int:
-            connect = lambda: psycopg2.connect(host="127.0.0.1", port=port, user="reader", dbname="mlflow")  # noqa: E731
             return hand_read(connect, "%s", experiment_id, parent, best=best)
 
         return measure("PostgreSQL", reader_uri, sweeps, hand, repeat=repeat, client_max=client_max)

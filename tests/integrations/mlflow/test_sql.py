@@ -83,7 +83,8 @@ class Store:
         self.child("mlp-nanonly", val=[nan], test=[nan], params={"seed": 3})
         # a step logged again later (a resumed run): its last value counts, and it is the latest point
         self.child("mlp-resumed", val=[0.5, 0.6], test=[0.5, 0.6], params={"seed": 4},
-                   metrics=[Metric("val_acc", 0.95, STAMP + 50, 1), Metric("test_acc", 0.9, STAMP + 50, 1)])  # fmt: skip
+                   metrics=[Metric("val_acc", 0.95, STAMP + 50, 1),
+                            Metric("test_acc", 0.9, STAMP + 50, 1)])  # fmt: skip
         # validation and test logged at different steps: no test of the best-validation model
         self.child("mlp-gap", val=[0.61], params={"seed": 5},
                    metrics=[Metric("test_acc", 0.59, STAMP + 1, 1), Metric("val_acc", 0.67, STAMP + 2, 2),
