@@ -4,11 +4,10 @@ A tracking URI that names a database (``sqlite:///…``, ``postgresql://…``, `
 ``+driver``) is read here instead of through ``MlflowClient``, which goes through MLflow's ORM one entity at a
 time (10-20x slower for a 10,000-run sweep: ``tests/benchmarks/bench_mlflow_sql.py``). The same run frame, value
 for value: the active runs of the experiment (children of the parent run only, when there is one), their latest
-metrics (NaN where
-MLflow's ``is_nan`` column says so, ±inf as MLflow stores it: ±1.7976931348623157e308), params and tags, in the
-order of MLflow's search (newest start first); runs with active child runs and boontrack's own runs are left
-out, as on the client path; ``pick="best_val_step"`` reads the histories of the val and test metrics in one
-query each.
+metrics (NaN where MLflow's ``is_nan`` column says so, ±inf as MLflow stores it: ±1.7976931348623157e308),
+params and tags, in the order of MLflow's search (newest start first); runs with active child runs and
+boontrack's own runs are left out, as on the client path; ``pick="best_val_step"`` reads the histories of the
+val and test metrics in one query each.
 
 Read-only: sqlite files are opened with ``mode=ro`` (a write fails in SQLite itself), other databases in a
 read-only transaction (``SET TRANSACTION READ ONLY``), and every transaction is rolled back. Nothing is ever
