@@ -17,6 +17,7 @@ from boontrack.runframe import (
     apply_best_val_step,
     artifact_path,
     build_run_frame,
+    build_run_frame_long,
     check_options,
     is_summary_run,
     pick_best_val_step,
@@ -123,6 +124,36 @@ def test_frame_typing_is_one_for_every_backend():
 def test_an_empty_frame_has_the_contract_columns():
     frame = build_run_frame([])
     assert list(frame.columns) == ["run_id", "status", "created_at", "duration_s"] and frame.empty
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [
+            RunRecord("r1", "FINISHED", datetime(2026, 1, 1, tzinfo=timezone.utc), 12.5, {"lr": "0.1", "seed": "3"},
+                      {"acc": 0.5, "loss": NAN}, {"note": "x", "empty": None}),
+            RunRecord("r2", "", None, None, {"lr": "0.2"}, {"acc": math.inf}, {"note": ""}),
+            RunRecord("s", "RUNNING", None, None, {"boon.n": "5"}, {"boon/acc": 0.9}, {"boontrack.role": "summary"}),
+            RunRecord("c", "FINISHED", None, None, {}, {}, {"boontrack.role": "group-curve"}),
+            RunRecord("r3", "FAILED", datetime(2026, 1, 2, tzinfo=timezone.utc), None, {}, {}, {}),
+        ],
+        [RunRecord("only", "KILLED", datetime(2026, 1, 1, tzinfo=timezone.utc), 1.0)],
+        [],
+    ],
+)
+def test_the_long_builder_gives_the_frame_of_the_record_builder(records):
+    def long(attribute: str) -> pd.DataFrame:
+        rows = [(r.run_id, k, v) for r in records for k, v in getattr(r, attribute).items()]
+        return pd.DataFrame(rows, columns=["run_id", "key", "value"])
+
+    runs = pd.DataFrame({
+        "run_id": [r.run_id for r in records],
+        "status": [r.status for r in records],
+        "created_at": pd.to_datetime(pd.Series([r.created_at for r in records], dtype=object), utc=True),
+        "duration_s": [np.nan if r.duration_s is None else r.duration_s for r in records],
+    })  # fmt: skip
+    frame = build_run_frame_long(runs, params=long("params"), metrics=long("metrics"), tags=long("tags"))
+    pd.testing.assert_frame_equal(frame, build_run_frame(records))
 
 
 def test_summary_runs_are_recognised_by_one_marker():

@@ -8,6 +8,7 @@ integration tests.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import uuid
@@ -21,7 +22,7 @@ from boontrack.backends import Source, open_source
 from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
 
 #: Source fixtures the suite runs against, each named ``source_<name>``.
-SOURCES = ("csv", "mlflow_sqlite", "mlflow_server", "wandb_offline", "wandb_double")
+SOURCES = ("csv", "mlflow_sqlite", "mlflow_sqlite_client", "mlflow_server", "wandb_offline", "wandb_double")
 
 Opener = Callable[[str], Source]
 
@@ -59,8 +60,31 @@ def _cell(value: float) -> str:
 
 # -- MLflow --------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def source_mlflow_sqlite(tmp_path_factory, _mlflow_quiet) -> Opener:
-    return _log_to_mlflow(f"sqlite:///{tmp_path_factory.mktemp('conformance-sqlite') / 'mlflow.db'}")
+def _mlflow_sqlite_path(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("conformance-sqlite") / "mlflow.db"
+
+
+@pytest.fixture(scope="session")
+def _mlflow_sqlite_sweep(_mlflow_sqlite_path, _mlflow_quiet) -> Opener:
+    return _log_to_mlflow(f"sqlite:///{_mlflow_sqlite_path}")
+
+
+@pytest.fixture(scope="session")
+def source_mlflow_sqlite(_mlflow_sqlite_sweep, _mlflow_sqlite_path) -> Opener:
+    """The sqlite store read by SQL: the default for a database URI whose schema revision is known."""
+    import sqlite3
+
+    from boontrack_mlflow._sql import KNOWN_REVISIONS
+
+    with contextlib.closing(sqlite3.connect(_mlflow_sqlite_path)) as store:
+        assert store.execute("SELECT version_num FROM alembic_version").fetchone()[0] in KNOWN_REVISIONS
+    return _mlflow_sqlite_sweep
+
+
+@pytest.fixture(scope="session")
+def source_mlflow_sqlite_client(_mlflow_sqlite_sweep) -> Opener:
+    """The same store read through MlflowClient."""
+    return lambda pick: _mlflow_sqlite_sweep(pick, read_path="client")
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +122,7 @@ def _log_to_mlflow(uri: str) -> Opener:
     summary = client.create_run(experiment_id, tags={"mlflow.parentRunId": parent, "boontrack.role": "summary"})
     client.log_metric(summary.info.run_id, VAL, 0.99)  # boontrack's own run: never an input
     client.set_terminated(summary.info.run_id, "FINISHED")
-    return lambda pick: open_source("mlflow:", parent=parent, tracking_uri=uri)
+    return lambda pick, **options: open_source("mlflow:", parent=parent, tracking_uri=uri, **options)
 
 
 # -- W&B -----------------------------------------------------------------------------------------------------

@@ -4,12 +4,15 @@ Reading (``mlflow:EXPERIMENT``, :class:`MlflowBackend`, :class:`MlflowSource`)
     EXPERIMENT is an experiment name or id; option ``parent`` restricts the runs to the children of a sweep's
     parent run (EXPERIMENT may then be empty). The tracking URI is the ``tracking_uri`` option, else
     ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); without one, or with a ``sqlite:`` URI whose
-    file does not exist, reading is refused (InputError): a read never creates a store. Active runs are read in
-    pages of 50,000 (from a server as JSON straight into the frame, through MLflow's own request helper; from
-    an SQL store with ``MlflowClient.search_runs``); params, metrics and tags become ``params.*``,
-    ``metrics.*``, ``tags.*``. Left out of the inputs: boontrack's own runs (any ``boontrack.role`` tag) and
-    runs that have child runs (a sweep's parent). With ``pick="best_val_step"`` the per-epoch histories are
-    read in bulk (100 runs per request against a server, 500 per query against an SQL store).
+    file does not exist, reading is refused (InputError): a read never creates a store. A database URI
+    (``sqlite:``, ``postgresql:``, ``mysql:``) is read by SQL, read-only, on the schema revisions it was checked
+    on (:mod:`._sql`; option ``read_path=client`` or ``BOONTRACK_MLFLOW_READ_PATH=client`` reads through the
+    client). Otherwise active runs are read in pages of 50,000 (from a server as JSON straight into the frame,
+    through MLflow's own request helper; from an SQL store with ``MlflowClient.search_runs``); params, metrics
+    and tags become ``params.*``, ``metrics.*``, ``tags.*``. Left out of the inputs: boontrack's own runs (any
+    ``boontrack.role`` tag) and runs that have child runs (a sweep's parent). With ``pick="best_val_step"`` the
+    per-epoch histories are read in bulk (one query per metric by SQL, 100 runs per request against a server,
+    500 per query against an SQL store through the client).
 
 Writing (:class:`MlflowSink`)
     One summary run per (sweep, spec), named by what it holds (``boon test_acc V n=1,5,10``): a child of the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -10,7 +12,7 @@ from boontrack._redact import redact
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
-from boontrack_mlflow import _read
+from boontrack_mlflow import _read, _sql
 from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
@@ -30,11 +32,17 @@ class MlflowBackend(Backend):
     options: ClassVar[dict[str, str]] = {
         "parent": "run id of the sweep's parent run: read only its child runs",
         "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI; required without it)",
+        "read-path": "how a database URI is read: auto (by SQL, read-only, where the schema is known) or client",
     }
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
         options = check_options(self.name, options, self.options)
-        return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
+        return MlflowSource(
+            location or None,
+            parent=options.get("parent"),
+            tracking_uri=options.get("tracking_uri"),
+            read_path=options.get("read_path"),
+        )
 
 
 class MlflowSource(Source):
@@ -49,14 +57,25 @@ class MlflowSource(Source):
     tracking_uri
         Default: ``MLFLOW_TRACKING_URI`` (or :func:`mlflow.set_tracking_uri`); InputError without any, and for a
         ``sqlite:`` URI whose file does not exist (a read never creates a store).
+    read_path
+        ``auto`` (default: ``BOONTRACK_MLFLOW_READ_PATH``, else auto): a database URI is read by SQL, read-only,
+        where its schema is known (:mod:`boontrack_mlflow._sql`); ``client``: always through ``MlflowClient``.
     """
 
-    def __init__(self, experiment: str | None = None, *, parent: str | None = None, tracking_uri: str | None = None):
+    def __init__(
+        self,
+        experiment: str | None = None,
+        *,
+        parent: str | None = None,
+        tracking_uri: str | None = None,
+        read_path: str | None = None,
+    ):
         if not experiment and not parent:
             raise InputError("an mlflow source needs an experiment (mlflow:NAME_OR_ID) or a parent run id")
         self._experiment_ref = experiment
         self._parent = parent
         self._uri = resolve_tracking_uri(tracking_uri)
+        self._sql = _sql.reader_for(self._uri, read_path)
         self._budget = RetryBudget()  # one job: this source's reads and its sink's writes
         with backend_errors("connecting", self._uri):
             self._client = connect(self._uri)
@@ -92,17 +111,28 @@ class MlflowSource(Source):
     def read(self, request: MetricRequest) -> pd.DataFrame:
         experiment_id = self.experiment_id()
         with bounded_http(self._budget), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
-            frame, steps = _read.read_run_frame(self._client, experiment_id, self._parent)
+            frame, steps, histories = self._read_runs(experiment_id, request)
             if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
-                frame = self._with_best_val_step(frame, request, steps)
+                frame = self._with_best_val_step(frame, request, steps, histories)
         return frame
 
     def sink(self, key: str) -> MlflowSink:
         return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
 
     # -- helpers -------------------------------------------------------------------------------------------
+    def _read_runs(self, experiment_id: str, request: MetricRequest) -> tuple[pd.DataFrame, dict, Callable]:
+        """The run frame, the latest steps and a ``histories(run_ids, key)`` reader: by SQL where the store
+        allows it (:mod:`._sql`), else through the client."""
+        if self._sql is not None:
+            picked = [m for m in (request.val, request.test) if m] if request.pick == "best_val_step" else []
+            read = self._sql.read(experiment_id, self._parent, picked)
+            if read is not None:
+                return read.frame, read.steps, read.histories
+        frame, steps = _read.read_run_frame(self._client, experiment_id, self._parent)
+        return frame, steps, functools.partial(_read.metric_histories, self._client)
+
     def _with_best_val_step(
-        self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]]
+        self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]], histories: Callable
     ) -> pd.DataFrame:
         """Histories are read only for runs that may have one: those whose latest val or test point is past step
         0 (a NaN last value may follow a better step), and those the search gave no steps for. A run that logged
@@ -112,10 +142,10 @@ class MlflowSource(Source):
         with_history = [r for r in run_ids if r not in steps or any(steps[r].get(m, 0) != 0 for m in metrics)]
         if not with_history:
             return frame
-        val_history = _read.metric_histories(self._client, with_history, request.val)
+        val_history = histories(with_history, request.val)
         test_history = None
         if request.test is not None and f"metrics.{request.test}" in frame.columns:
-            test_history = _read.metric_histories(self._client, with_history, request.test)
+            test_history = histories(with_history, request.test)
         picked = pick_best_val_step(
             _in_logging_order(val_history),
             None if test_history is None else _in_logging_order(test_history),

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.mlflow
 def test_entry_point_resolves_to_the_backend():
     backend = load_backend("mlflow")
     assert isinstance(backend, MlflowBackend)
-    assert set(backend.options) == {"parent", "tracking-uri"}
+    assert set(backend.options) == {"parent", "tracking-uri", "read-path"}
 
 
 def test_run_frame_columns_and_values(any_uri):
@@ -106,6 +106,7 @@ def test_best_val_step_pairs_test_with_best_epoch(any_uri):
 def test_best_val_step_asks_histories_only_of_runs_with_more_than_one_step(any_uri, monkeypatch):
     from boontrack_mlflow import _read
 
+    monkeypatch.setenv("BOONTRACK_MLFLOW_READ_PATH", "client")  # the client path's requests (test_sql.py: SQL)
     sweep = new_sweep(any_uri)
     epochs = {sweep.add_child(val=[0.5, 0.9, 0.7], test=[0.4, 0.8, 0.6]) for _ in range(2)}
     once = {sweep.add_child(val=[0.6 + k / 100], test=[0.5 + k / 100]): (0.6 + k / 100, 0.5 + k / 100) for k in range(5)}
@@ -141,7 +142,7 @@ def test_best_val_step_splits_truncated_history_requests(mlflow_server, monkeypa
         ("no-such-experiment", {}, "no MLflow experiment named or with id 'no-such-experiment'"),
         ("987654", {}, "no MLflow experiment named or with id '987654'"),
         ("", {}, "needs an experiment"),
-        ("x", {"colour": "red"}, "unknown option(s) for mlflow sources: `colour` (known: `parent`, `tracking_uri`)"),
+        ("x", {"colour": "red"}, "unknown option(s) for mlflow sources: `colour` (known: `parent`, `read_path`, `tracking_uri`)"),
     ],
 )
 def test_bad_selection_is_an_input_error(sqlite_uri, location, options, message):
