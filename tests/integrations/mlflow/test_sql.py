@@ -12,7 +12,6 @@ import hashlib
 import math
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -128,8 +127,9 @@ def store(tmp_path_factory) -> Store:
 
 @pytest.fixture(scope="module")
 def postgres_store() -> Iterator[Store]:
-    """The same sweep in a throw-away PostgreSQL server on 127.0.0.1 (skipped without the server binaries or
-    psycopg2), read with a role that may only SELECT."""
+    """The same sweep in a throw-away PostgreSQL server (skipped without the server binaries or psycopg2), read
+    with a role that may only SELECT. The server listens on a Unix socket in its own directory and on no TCP
+    port, so no port has to be found free first."""
     pytest.importorskip("psycopg2")
     if not (shutil.which("initdb") and shutil.which("pg_ctl")):
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) not found")
@@ -138,36 +138,30 @@ def postgres_store() -> Iterator[Store]:
     root = Path(tempfile.mkdtemp(prefix="boontrack-postgres-"))
     root.chmod(0o777)
     as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    data, port = root / "data", _free_port()
+    data = root / "data"
     try:
         subprocess.run([*as_server, "initdb", "-D", str(data), "-U", "postgres", "-A", "trust"], check=True,
                        capture_output=True)  # fmt: skip
-        options = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off"
+        options = f"-c listen_addresses='' -k {root} -c fsync=off"
         subprocess.run([*as_server, "pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w",
                         "start"], check=True, capture_output=True)  # fmt: skip
         import psycopg2
 
-        with contextlib.closing(psycopg2.connect(host="127.0.0.1", port=port, user="postgres")) as admin:
+        with contextlib.closing(psycopg2.connect(host=str(root), user="postgres")) as admin:
             admin.autocommit = True
             admin.cursor().execute("CREATE DATABASE mlflow")
-        store = Store(root, f"postgresql+psycopg2://postgres@127.0.0.1:{port}/mlflow")
-        with contextlib.closing(psycopg2.connect(host="127.0.0.1", port=port, user="postgres", dbname="mlflow")) as db:
+        store = Store(root, f"postgresql+psycopg2://postgres@/mlflow?host={root}")
+        with contextlib.closing(psycopg2.connect(host=str(root), user="postgres", dbname="mlflow")) as db:
             db.autocommit = True
             db.cursor().execute("CREATE ROLE reader LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
-        store.uri = f"postgresql+psycopg2://reader@127.0.0.1:{port}/mlflow"
+        store.uri = f"postgresql+psycopg2://reader@/mlflow?host={root}"
         yield store
     finally:
         with _sql._engines_lock:  # the pooled connections go before the server
-            for uri in [u for u in _sql._engines if f":{port}/" in u]:
+            for uri in [u for u in _sql._engines if f"host={root}" in u]:
                 _sql._engines.pop(uri).dispose()
         subprocess.run([*as_server, "pg_ctl", "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(autouse=True)
