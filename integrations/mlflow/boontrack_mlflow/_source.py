@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from boontrack._redact import redact
-from boontrack.backends import Backend, MetricRequest, Source
+from boontrack.backends import Backend, Discovered, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
-from boontrack_mlflow import _read
+from boontrack_mlflow import _discover, _read
 from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
@@ -32,9 +33,36 @@ class MlflowBackend(Backend):
         "tracking-uri": "MLflow tracking URI (default: MLFLOW_TRACKING_URI; required without it)",
     }
 
+    discover_options: ClassVar[dict[str, str]] = _discover.DISCOVER_OPTIONS
+
     def open_source(self, location: str, **options: Any) -> MlflowSource:
         options = check_options(self.name, options, self.options)
         return MlflowSource(location or None, parent=options.get("parent"), tracking_uri=options.get("tracking_uri"))
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep (parent run with children) of the experiment ``location``, or of the experiments the
+        ``experiments`` glob and/or the ``filter`` of ``select`` name: ``mlflow:EXPERIMENT_ID`` with option
+        ``parent``, as one writes a sweep by hand."""
+        options = check_options(self.name, options, self.options)
+        if "parent" in options:
+            raise InputError("mlflow: discover finds the parent runs itself; give no parent")
+        pattern, extra = _discover.selected_experiments(select)
+        if (pattern or extra) and location:
+            raise InputError(f"mlflow: name the experiments as mlflow:{location} or in discover, not both")
+        if not (pattern or extra or location):
+            raise InputError("mlflow: discover needs an experiment (mlflow:NAME_OR_ID) or discover experiments/filter")
+        if location:
+            source = MlflowSource(location, tracking_uri=options.get("tracking_uri"))
+            uri, client, budget = source.tracking_uri, source.client, source._budget
+            with bounded_http(budget), backend_errors("discovering sweeps", uri):
+                experiments = [client.get_experiment(source.experiment_id())]
+        else:
+            uri, budget = resolve_tracking_uri(options.get("tracking_uri")), RetryBudget()
+            with bounded_http(budget), backend_errors("discovering sweeps", uri):
+                client = connect(uri)
+                experiments = _discover.search_experiments(client, pattern, extra)
+        with bounded_http(budget), backend_errors("discovering sweeps", uri):
+            return _discover.discover_sweeps(client, experiments, budget)
 
 
 class MlflowSource(Source):
@@ -96,6 +124,14 @@ class MlflowSource(Source):
             if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
                 frame = self._with_best_val_step(frame, request, steps)
         return frame
+
+    def change_token(self) -> str | None:
+        """A sweep's token (see :func:`._discover.sweep_change_token`); None for a whole experiment."""
+        if not self._parent:
+            return None
+        experiment_id = self.experiment_id()
+        with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
+            return _discover.sweep_change_token(self._client, experiment_id, self._parent)
 
     def sink(self, key: str) -> MlflowSink:
         return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
