@@ -17,11 +17,12 @@ Errors: a missing or rejected API key, a server that keeps failing (429, 5xx, re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from boontrack._lazy import lazy_exports
-from boontrack.backends import Backend
+from boontrack.backends import Backend, Discovered
 from boontrack.exceptions import InputError
 from boontrack.runframe import check_options
 
@@ -42,6 +43,16 @@ class WandbBackend(Backend):
         "filters": 'Mongo-style W&B run filters as JSON, e.g. \'{"state": "finished"}\'',
         "timeout": "seconds to wait for each W&B API call, retries included (default 60)",
     }
+    discover_options: ClassVar[dict[str, str]] = {
+        "by": "sweep (default): one job per W&B sweep of the project; group: one per run group"
+    }
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep (``by = "sweep"``) or run group (``by = "group"``) of ``wandb:ENTITY/PROJECT``, each as
+        the source with option ``sweep`` or ``group``."""
+        from boontrack_wandb import _discover
+
+        return _discover.discover(self.open_source(location, **options), select)
 
     def open_source(self, location: str, **options: Any):
         from boontrack_wandb._online import DEFAULT_TIMEOUT_S, WandbSource, parse_filters
