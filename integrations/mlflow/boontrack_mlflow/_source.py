@@ -129,9 +129,15 @@ class MlflowSource(Source):
         """A sweep's token (see :func:`._discover.sweep_change_token`); None for a whole experiment."""
         if not self._parent:
             return None
+        mlflow = import_mlflow()
         experiment_id = self.experiment_id()
         with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
-            return _discover.sweep_change_token(self._client, experiment_id, self._parent)
+            try:
+                return _discover.sweep_change_token(self._client, experiment_id, self._parent)
+            except mlflow.exceptions.MlflowException as exc:
+                if getattr(exc, "error_code", None) != "INVALID_PARAMETER_VALUE":
+                    raise
+                return None  # a server too old for the token's search filter: read the runs every time
 
     def sink(self, key: str) -> MlflowSink:
         return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)

@@ -229,3 +229,17 @@ def test_two_passes_at_once_with_workers_leave_one_complete_summary_per_sweep(ml
     summaries = summary_runs(client, first.experiment_id)
     assert sorted(s.data.tags["mlflow.parentRunId"] for s in summaries) == sorted([first.parent_id, second.parent_id])
     assert all(s.info.status == "FINISHED" and FINGERPRINT_TAG in s.data.tags for s in summaries)
+
+
+def test_a_server_that_refuses_the_token_search_has_its_runs_read_every_time(one_sweep, reads, monkeypatch):
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
+
+    from boontrack_mlflow import _discover
+
+    def refused(*args):
+        raise MlflowException("Invalid comparator 'IS NULL'", error_code=INVALID_PARAMETER_VALUE)
+
+    monkeypatch.setattr(_discover, "sweep_change_token", refused)
+    sweep, config = one_sweep
+    assert _pass(config) == ["updated"] and _pass(config) == ["unchanged"] and len(reads) == 2
