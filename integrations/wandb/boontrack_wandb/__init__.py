@@ -6,6 +6,11 @@ first use. Two backends are registered under the entry-point group ``boontrack.b
 - ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``filters``, ``timeout``): runs listed through the
   public API, 500 to a request, written back to one aggregate run per (source, spec). Values are the runs'
   summary metrics; ``pick="best_val_step"`` costs one more request per run (its val/test history);
+- with ``discover`` in a ``boontrack reaggregate`` job: every sweep (``by = "sweep"``, one ``GetSweeps`` request
+  per 100 sweeps) or run group (``by = "group"``) of the project, each the source with option ``sweep`` or
+  ``group``; before a full read, one light request (the run count and the most recent heartbeat) gives the
+  selection's change token, which the aggregate run keeps beside its fingerprint (a summary value changed
+  through the API after a run ended is not a change it sees: ``--force`` reads everything);
 - ``wandb-offline:DIR``: the ``offline-run-*`` directories ``wandb`` writes with ``WANDB_MODE=offline``, read
   from their files with no network (read only).
 
