@@ -30,6 +30,7 @@ SDK and that module.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -278,6 +279,12 @@ def discovery_key(*parts: str) -> str:
 
 def available_backends() -> dict[str, Any]:
     """Registered backends: name -> entry point (not loaded)."""
+    return dict(_registered())
+
+
+@functools.lru_cache(maxsize=1)
+def _registered() -> dict[str, Any]:
+    # Looked up once per process: scanning the installed distributions costs ~20 ms, once per job otherwise.
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 

@@ -246,7 +246,7 @@ def run_job(
         The source could not be read. Nothing is written.
     """
     # Asked before the runs are read: a change in between is then seen by the next run, never hidden.
-    token = change_token(source, spec, prefix=prefix) if sink is not None else None
+    token = _change_token_or_none(source, spec, prefix) if sink is not None else None
     kept_token = _stored_change_token(sink) if token is not None and not force else None
     if kept_token is not None and kept_token[0] == token and not summarize_unchanged:
         return JobResult("unchanged", None, kept_token[1], sink.location())
@@ -336,6 +336,15 @@ def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str, plots: bool, t
     if token is not None:
         sink.write_change_token(token, fp)  # published with the summary, by the fingerprint below
     sink.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
+
+
+def _change_token_or_none(source: Source, spec: Spec, prefix: str) -> str | None:
+    """The change token, or None when the tracker could not give it (the full read that follows then
+    reports what is wrong, as it would have without a token)."""
+    try:
+        return change_token(source, spec, prefix=prefix)
+    except Exception:  # noqa: BLE001 - an optimisation: never the reason a job fails
+        return None
 
 
 def _stored_change_token(sink: Sink) -> tuple[str, str] | None:

@@ -48,6 +48,7 @@ however many workers there are; no state is shared between workers, so a worker 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
 import tempfile
@@ -75,7 +76,16 @@ else:  # pragma: no cover
 if TYPE_CHECKING:
     from boontrack.spec import Spec
 
-__all__ = ["DEFAULT_PER_SERVER", "Engine", "Job", "ProcessEngine", "discover_jobs", "load_config", "run_job_line", "run_jobs"]
+__all__ = [
+    "DEFAULT_PER_SERVER",
+    "Engine",
+    "Job",
+    "ProcessEngine",
+    "discover_jobs",
+    "load_config",
+    "run_job_line",
+    "run_jobs",
+]
 
 #: Keys of a job that make its spec: the keywords of make_spec, i.e. the ``boontrack summarize`` options.
 _SPEC_KEYS = frozenset(inspect.signature(make_spec).parameters)
@@ -355,14 +365,10 @@ def _server(job: Job) -> str | None:
     return f"{scheme}:{job.source_options.get('tracking_uri', '')}"
 
 
-_backend_names_cache: frozenset[str] | None = None
-
-
+@functools.lru_cache(maxsize=1)
 def _backend_names() -> frozenset[str]:
-    global _backend_names_cache
-    if _backend_names_cache is None:
-        _backend_names_cache = frozenset(available_backends())
-    return _backend_names_cache
+    """The registered schemes, looked up once per process (an entry-point scan costs milliseconds)."""
+    return frozenset(available_backends())
 
 
 def run_job_line(job: Job, *, force: bool = False, lock_timeout: float = 60.0) -> tuple[str, str | None]:

@@ -1,4 +1,4 @@
-"""Finding the sweeps of an MLflow store, and a sweep's change token: a few small searches, no run read in full.
+"""Finding the sweeps of an MLflow store, and a sweep's change token: small searches, no run read in full.
 
 A sweep is a parent run with child runs (``mlflow.parentRunId``), as MLflow's nested runs, Optuna's and Ray
 Tune's MLflow callbacks and hand-written sweep scripts make them. boontrack's own runs (any
@@ -16,7 +16,7 @@ from typing import Any
 
 from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
-from boontrack.runframe import SUMMARY_ROLE_TAG
+from boontrack.runframe import SUMMARY_ROLE, SUMMARY_ROLE_TAG
 from boontrack_mlflow._client import RetryBudget, bounded_http
 
 #: Keys of a job's ``discover`` table.
@@ -26,7 +26,9 @@ DISCOVER_OPTIONS = {
 }
 #: Not one of boontrack's own runs.
 NOT_OWN = f"tags.`{SUMMARY_ROLE_TAG}` IS NULL"
-TOP_LEVEL = f"tags.`mlflow.parentRunId` IS NULL AND {NOT_OWN}"
+PARENT_TAG = "mlflow.parentRunId"
+TOP_LEVEL = f"tags.`{PARENT_TAG}` IS NULL AND {NOT_OWN}"
+SUMMARIES_UNDER_PARENTS = f"tags.`{SUMMARY_ROLE_TAG}` = '{SUMMARY_ROLE}' AND tags.`{PARENT_TAG}` IS NOT NULL"
 #: Parents checked for children at once (one small search each): like the history reads, a few at a time.
 CHECK_CONCURRENCY = 4
 PAGE_SIZE = 50_000
@@ -34,7 +36,7 @@ EXPERIMENT_PAGE_SIZE = 1_000
 
 
 def children_filter(parent_run_id: str) -> str:
-    return f"tags.`mlflow.parentRunId` = '{parent_run_id}' AND {NOT_OWN}"
+    return f"tags.`{PARENT_TAG}` = '{parent_run_id}' AND {NOT_OWN}"
 
 
 def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) -> list[Discovered]:
@@ -55,7 +57,11 @@ def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) ->
             if not token:
                 break
 
+    summarized = _summarized_parents(client, experiments)
+
     def has_children(run: Any) -> bool:
+        if run.info.run_id in summarized:  # summarized before: a sweep (no request)
+            return True
         with bounded_http(budget):
             return bool(_newest_child(client, run.info.experiment_id, run.info.run_id, "start_time"))
 
@@ -71,6 +77,25 @@ def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) ->
         for (experiment, run), sweep in zip(parents, checked)
         if sweep
     ]
+
+
+def _summarized_parents(client: Any, experiments: list[Any]) -> set[str]:
+    """The parent runs that boontrack's summary runs sit under (one search of the summaries per experiment):
+    each was a sweep when it was summarized, and needs no search of its own to be told from a plain run."""
+    from mlflow.entities import ViewType
+
+    parents: set[str] = set()
+    for experiment in experiments:
+        token = None
+        while True:
+            page = client.search_runs(
+                [experiment.experiment_id], filter_string=SUMMARIES_UNDER_PARENTS, run_view_type=ViewType.ACTIVE_ONLY,
+                max_results=PAGE_SIZE, page_token=token,
+            )  # fmt: skip
+            parents.update(run.data.tags[PARENT_TAG] for run in page)
+            token = page.token
+            if not token:
+                return parents
 
 
 def selected_experiments(select: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -106,15 +131,14 @@ def search_experiments(client: Any, pattern: str | None, extra: str | None) -> l
 
 
 def sweep_change_token(client: Any, experiment_id: str, parent_run_id: str) -> str:
-    """The sweep's newest child (by start time: a new child) and latest-ended child (a child that finished),
-    each with its status and end time, as JSON: two searches of one run each.
+    """The sweep's latest-ended child (id, status, start and end time), as JSON: one search of one run.
 
-    Not seen: a child deleted or restored, or given a metric after it ended, unless the newest or
-    latest-ended child changes too; ``--force`` reads every sweep again.
+    A child that finishes, fails or is killed gets the latest end time, so every change of the runs that
+    enter the numbers (finished runs) moves the token. Not seen: a new child still running (it is only
+    listed among the dropped runs; seen when it ends), a child deleted or restored, given a metric after it
+    ended, or given an end time older than the latest; ``--force`` reads every sweep again.
     """
-    newest = _newest_child(client, experiment_id, parent_run_id, "start_time")
-    ended = _newest_child(client, experiment_id, parent_run_id, "end_time")
-    return json.dumps([_token_part(run) for run in (newest, ended)])
+    return json.dumps(_token_part(_newest_child(client, experiment_id, parent_run_id, "end_time")))
 
 
 def _newest_child(client: Any, experiment_id: str, parent_run_id: str, time_attribute: str) -> Any | None:

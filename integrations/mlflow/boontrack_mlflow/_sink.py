@@ -91,8 +91,11 @@ class MlflowSink(Sink):
         key: str,
         *,
         budget: RetryBudget | None = None,
+        experiment: Any = None,
     ) -> None:
         self._client = client
+        # The experiment as the source fetched it a moment ago: the first look for a change token uses it.
+        self._fetched_experiment = experiment
         self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
@@ -112,9 +115,15 @@ class MlflowSink(Sink):
         return state.keep.data.tags[FINGERPRINT_TAG]
 
     def read_change_token(self) -> tuple[str, str] | None:
-        """``(token, fingerprint)`` of the complete summary, when its token tag was stored for its fingerprint."""
+        """``(token, fingerprint)`` of the complete summary, when its token tag was stored for its fingerprint.
+
+        The first call takes the write records from the experiment the source fetched when it resolved it: a
+        write recorded since is not seen, as if it had started after this look (its runs are not counted as
+        boontrack's, the summary it may replace still is).
+        """
+        experiment, self._fetched_experiment = self._fetched_experiment, None
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
-            state = self._state()
+            state = self._state(experiment)
         if not state.clean:
             return None
         self._run_id = state.keep.info.run_id
@@ -221,10 +230,13 @@ class MlflowSink(Sink):
         return self._run_id
 
     # -- what the store holds --------------------------------------------------------------------------------
-    def _state(self) -> _State:
+    def _state(self, experiment: Any = None) -> _State:
+        """What the store holds for the key: the experiment's write records (``experiment``, when given, as
+        fetched a moment ago), then the key's runs."""
         from mlflow.entities import ViewType
 
-        experiment = self._client.get_experiment(self._experiment_id)
+        if experiment is None or experiment.experiment_id != self._experiment_id:
+            experiment = self._client.get_experiment(self._experiment_id)
         records = _records(experiment.tags, self._key)
         found = self._client.search_runs(
             [self._experiment_id],

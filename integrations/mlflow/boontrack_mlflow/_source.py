@@ -89,6 +89,7 @@ class MlflowSource(Source):
         with backend_errors("connecting", self._uri):
             self._client = connect(self._uri)
         self._experiment_id: str | None = None
+        self._experiment: Any = None  # as fetched when resolved, for the sink's first look (one request fewer)
 
     @property
     def tracking_uri(self) -> str:
@@ -129,18 +130,14 @@ class MlflowSource(Source):
         """A sweep's token (see :func:`._discover.sweep_change_token`); None for a whole experiment."""
         if not self._parent:
             return None
-        mlflow = import_mlflow()
         experiment_id = self.experiment_id()
         with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
-            try:
-                return _discover.sweep_change_token(self._client, experiment_id, self._parent)
-            except mlflow.exceptions.MlflowException as exc:
-                if getattr(exc, "error_code", None) != "INVALID_PARAMETER_VALUE":
-                    raise
-                return None  # a server too old for the token's search filter: read the runs every time
+            return _discover.sweep_change_token(self._client, experiment_id, self._parent)
 
     def sink(self, key: str) -> MlflowSink:
-        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
+        experiment_id = self.experiment_id()
+        return MlflowSink(self._client, self._uri, experiment_id, self._parent, key, budget=self._budget,
+                          experiment=self._experiment)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _with_best_val_step(
@@ -180,7 +177,7 @@ class MlflowSource(Source):
             parent_experiment = parent_run.info.experiment_id
         if not self._experiment_ref:
             return parent_experiment
-        experiment = self._find_experiment(self._experiment_ref)
+        experiment = self._experiment = self._find_experiment(self._experiment_ref)
         if experiment is None:
             raise InputError(f"no MLflow experiment named or with id {self._experiment_ref!r} at {redact(self._uri)}")
         if experiment.lifecycle_stage == "deleted":

@@ -173,18 +173,36 @@ def reads(monkeypatch):
     return calls
 
 
-def test_an_unchanged_sweep_is_not_read_and_each_kind_of_change_is(one_sweep, reads):
+def test_an_unchanged_sweep_is_not_read_and_each_run_that_ends_is_a_change(one_sweep, reads):
     sweep, config = one_sweep
     assert _pass(config) == ["updated"] and len(reads) == 1
     assert _pass(config) == ["unchanged"] and len(reads) == 1  # the token matched: no full read
 
-    running = sweep.add_child(val=[0.9], test=[0.9], status=None)  # a new child, still running
+    sweep.add_child(val=[0.9], test=[0.9])  # a new finished child
     assert _pass(config) == ["updated"] and len(reads) == 2
+    running = sweep.add_child(val=[0.95], test=[0.95], status=None)  # a new child still running: not a change yet
     assert _pass(config) == ["unchanged"] and len(reads) == 2
-
-    sweep.client.set_terminated(running, "FINISHED")  # an older child finishes
+    sweep.client.set_terminated(running, "FAILED")  # it ends (failed): its end time is the latest
     assert _pass(config) == ["updated"] and len(reads) == 3
+    assert _pass(config) == ["unchanged"] and len(reads) == 3
     assert _pass(config, force=True) == ["updated"] and len(reads) == 4
+
+
+def test_an_unchanged_pass_asks_four_small_questions_per_sweep(store, sqlite_uri, tmp_path, monkeypatch):
+    first, _, _ = store
+    config = _config(tmp_path, sqlite_uri, location=first.experiment_id)
+    assert _pass(config) == ["updated", "updated"]
+    calls = []
+    for name in ("get_run", "get_experiment", "get_experiment_by_name", "search_runs", "search_experiments"):
+        original = getattr(MlflowClient, name)
+        monkeypatch.setattr(MlflowClient, name, lambda self, *a, _f=original, _n=name, **k: calls.append(_n) or _f(self, *a, **k))
+    assert _pass(config) == ["unchanged", "unchanged"]
+    # Discovery: the experiment (resolved, then read), its top-level runs, the summaries under its parents (a
+    # parent summarized before is a sweep), one child of each other top-level run (the parent without children
+    # and the plain run). Then each sweep: its parent run, its experiment, its latest-ended child, the runs of
+    # its summary key.
+    discovery = ["get_experiment", "get_experiment", "search_runs", "search_runs", "search_runs", "search_runs"]
+    assert calls == discovery + ["get_run", "get_experiment", "search_runs", "search_runs"] * 2
 
 
 def test_the_token_is_trusted_only_on_a_complete_summary_with_its_fingerprint(one_sweep, reads):
@@ -231,7 +249,7 @@ def test_two_passes_at_once_with_workers_leave_one_complete_summary_per_sweep(ml
     assert all(s.info.status == "FINISHED" and FINGERPRINT_TAG in s.data.tags for s in summaries)
 
 
-def test_a_server_that_refuses_the_token_search_has_its_runs_read_every_time(one_sweep, reads, monkeypatch):
+def test_a_tracker_that_cannot_give_the_token_has_its_runs_read_every_time(one_sweep, reads, monkeypatch):
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 
