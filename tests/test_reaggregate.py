@@ -431,3 +431,32 @@ def test_the_driver_runs_at_most_per_server_jobs_of_one_tracking_server(workdir)
     assert run_jobs(jobs, engine=engine, per_server=2, log=lines.append) == 0
     assert engine.most == Counter({"http://a": 2, "http://b": 2}) and engine.closed
     assert sorted(lines) == sorted(f"{job.name}: updated" for job in jobs)
+
+
+@pytest.mark.slow
+def test_a_lost_worker_process_fails_its_job_only_and_the_next_jobs_get_new_workers(workdir):
+    import os
+    import signal
+    import time
+
+    from boontrack.reaggregate import ProcessEngine
+
+    (job,) = load_config(workdir / "boontrack.toml")
+    engine = ProcessEngine(1)
+    try:
+        (workdir / "summaries").mkdir()
+        with open(workdir / "summaries" / ".small.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # the job waits for this lock in its worker: killed there
+            waiting = engine.submit(job, force=False, lock_timeout=120)
+            deadline = time.monotonic() + 120
+            while not (waiting.running() and engine._pool._processes) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            for pid in list(engine._pool._processes):
+                os.kill(pid, signal.SIGKILL)
+            ((_, (outcome, trace)),) = engine.wait([waiting])
+        assert outcome.startswith("failed: worker lost") and trace is None
+        again = engine.submit(job, force=False, lock_timeout=5)
+        ((_, (outcome, _)),) = engine.wait([again])
+        assert outcome.startswith("updated"), outcome
+    finally:
+        engine.close()

@@ -95,7 +95,8 @@ def _summarized_parents(client: Any, experiments: list[Any]) -> set[str]:
             parents.update(run.data.tags[PARENT_TAG] for run in page)
             token = page.token
             if not token:
-                return parents
+                break
+    return parents
 
 
 def selected_experiments(select: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -15,7 +15,7 @@ from mlflow import MlflowClient
 from boontrack import cli
 from boontrack.exceptions import InputError
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
-from boontrack_mlflow import _read
+from boontrack_mlflow import _discover, _read
 from boontrack_mlflow._sink import CHANGE_TOKEN_TAG, FINGERPRINT_TAG
 
 from mlflow_helpers import new_sweep, summary_runs
@@ -108,7 +108,7 @@ def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
     prefix = f"team-{uuid.uuid4().hex[:8]}"
     sweeps = [new_sweep(sqlite_uri, name=f"{prefix}-{suffix}") for suffix in ("cifar", "sst", "x_y")]
     for sweep in sweeps:
-        _add_children(sweep, 2)
+        _add_children(sweep, 3)
     new_sweep(sqlite_uri, name=f"{prefix}xy")  # LIKE's _ would match it; the glob does not
     client = MlflowClient(sqlite_uri)
     client.set_experiment_tag(sweeps[1].experiment_id, "team", prefix)
@@ -120,6 +120,10 @@ def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
         return [job.source_options["parent"] for job in jobs]
 
     assert found(f'{{ experiments = "{prefix}-*" }}') == [s.parent_id for s in sweeps]
+    # Once summarized, the sweeps of every experiment are known as sweeps without a search each.
+    assert _pass(_config(tmp_path, sqlite_uri, discover=f'{{ experiments = "{prefix}-*" }}')) == ["updated"] * 3
+    experiments = _discover.search_experiments(client, f"{prefix}-*", None)
+    assert _discover._summarized_parents(client, experiments) == {s.parent_id for s in sweeps}
     assert found(f'{{ experiments = "{prefix}-x_y" }}') == [sweeps[2].parent_id]
     assert found(f"{{ filter = \"tags.team = '{prefix}'\" }}") == [sweeps[1].parent_id]
     assert found(f"{{ experiments = \"{prefix}-c*\", filter = \"tags.team = '{prefix}'\" }}") == []
@@ -252,8 +256,6 @@ def test_two_passes_at_once_with_workers_leave_one_complete_summary_per_sweep(ml
 def test_a_tracker_that_cannot_give_the_token_has_its_runs_read_every_time(one_sweep, reads, monkeypatch):
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
-
-    from boontrack_mlflow import _discover
 
     def refused(*args):
         raise MlflowException("Invalid comparator 'IS NULL'", error_code=INVALID_PARAMETER_VALUE)
