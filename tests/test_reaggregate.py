@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +16,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+import boontrack
 from boontrack import cli
+from boontrack.backends import Source
+from boontrack.exceptions import WriteBackWarning
 from boontrack.files import DirectorySink
-from boontrack.pipeline import fingerprint
-from boontrack.reaggregate import load_config
+from boontrack.pipeline import change_token, fingerprint, run_job
+from boontrack.reaggregate import Job, load_config, run_jobs
 from boontrack.runtable import RunTable
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -267,3 +272,191 @@ def test_two_hosts_without_a_shared_lock_still_end_with_one_complete_result(work
     on_disk = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     assert on_disk == {*manifest["files"], ".boontrack-manifest.json", ".boontrack-fingerprint"}
     assert {p.name for p in (workdir / "summaries").iterdir()} == {"small"}  # no staging or previous left
+
+
+# --- change tokens in a directory ----------------------------------------------------------------------------
+
+
+class _TokenSource(Source):
+    """Runs in memory with a change token that the test sets; counts the full reads."""
+
+    def __init__(self, frame: pd.DataFrame, token: str = "t0") -> None:
+        self.frame, self.token, self.reads = frame, token, 0
+
+    def describe(self) -> str:
+        return "memory"
+
+    def identity(self) -> str:
+        return "memory:runs"
+
+    def change_token(self) -> str | None:
+        return self.token
+
+    def read(self, request):
+        self.reads += 1
+        return self.frame
+
+
+@pytest.fixture
+def token_source(workdir) -> _TokenSource:
+    return _TokenSource(pd.read_csv(workdir / "runs.csv"))
+
+
+def _spec(workdir):
+    (job,) = load_config(workdir / "boontrack.toml")
+    return job.spec
+
+
+def test_a_directory_keeps_the_token_with_its_summary_and_an_unchanged_token_skips_the_read(workdir, token_source):
+    out, spec = workdir / "out", _spec(workdir)
+    first = run_job(token_source, spec, sink=DirectorySink(out), plots=False)
+    assert first.status == "updated" and token_source.reads == 1
+    token = change_token(token_source, spec)
+    assert DirectorySink(out).read_change_token() == (token, first.fingerprint)
+    assert json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text()) == {"token": token, "fingerprint": first.fingerprint}
+    before = _snapshot(out)
+
+    second = run_job(token_source, spec, sink=DirectorySink(out), plots=False)
+    assert (second.status, second.fingerprint, token_source.reads) == ("unchanged", first.fingerprint, 1)
+    assert run_job(token_source, spec, sink=DirectorySink(out), plots=False, force=True).status == "updated"
+    assert token_source.reads == 2
+
+    token_source.token = "t1"  # something changed (here nothing that enters the summary): read, then keep the token
+    assert run_job(token_source, spec, sink=DirectorySink(out), plots=False).status == "unchanged"
+    assert token_source.reads == 3
+    assert DirectorySink(out).read_change_token() == (change_token(token_source, spec), first.fingerprint)
+    assert run_job(token_source, spec, sink=DirectorySink(out), plots=False).status == "unchanged"
+    assert token_source.reads == 3
+    assert {p.name for p in workdir.iterdir()} == {"runs.csv", "boontrack.toml", "out"}  # no pending token file
+    assert set(_snapshot(out)) == set(before)
+
+
+def test_the_token_depends_on_the_spec_and_the_version(workdir, token_source, monkeypatch):
+    spec = _spec(workdir)
+    token = change_token(token_source, spec)
+    assert change_token(token_source, dataclasses.replace(spec, n=(1, 2))) != token
+    assert change_token(token_source, spec, prefix="other/") != token
+    monkeypatch.setattr(boontrack, "__version__", "999.0")
+    assert change_token(token_source, spec) != token
+
+
+def test_a_token_is_trusted_only_with_the_fingerprint_it_was_stored_for(workdir, token_source, monkeypatch):
+    out, spec = workdir / "out", _spec(workdir)
+    run_job(token_source, spec, sink=DirectorySink(out), plots=False)
+    stored = json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text())
+    (out / DirectorySink.CHANGE_TOKEN_FILE).write_text(json.dumps({**stored, "fingerprint": "f" * 64}))
+    assert DirectorySink(out).read_change_token() is None
+    assert run_job(token_source, spec, sink=DirectorySink(out), plots=False).status == "unchanged"
+    assert token_source.reads == 2  # read in full, and the token stored again for the summary it describes
+    assert json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text()) == stored
+
+    # A write that crashes before its fingerprint publishes neither its summary nor its token.
+    token_source.token = "t1"
+    token_source.frame = token_source.frame.assign(acc=token_source.frame["acc"] + 0.01)
+    monkeypatch.setattr(DirectorySink, "write_fingerprint", lambda self, fp: (_ for _ in ()).throw(OSError("full")))
+    with pytest.warns(WriteBackWarning, match="OSError: full"):
+        assert run_job(token_source, spec, sink=DirectorySink(out), plots=False).status == "write-failed"
+    monkeypatch.undo()
+    assert json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text()) == stored
+    assert run_job(token_source, spec, sink=DirectorySink(out), plots=False).status == "updated"
+
+
+def test_a_pending_token_file_of_a_dead_writer_is_removed(workdir):
+    out = workdir / "out"
+    out.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    from boontrack.files import _HOST_ID
+
+    pending = workdir / f".out.token-{dead.stdout.strip()}-{_HOST_ID}-{'a' * 12}"
+    pending.write_text("{}")
+    DirectorySink(out)
+    assert not pending.exists()
+
+
+# --- discovery, workers, and the bound per tracking server ---------------------------------------------------
+
+
+def test_a_file_source_cannot_discover(workdir):
+    (workdir / "boontrack.toml").write_text(JOB.replace('source = "runs.csv"', 'source = "file:runs.csv"\ndiscover = true'))
+    result = reaggregate(workdir / "boontrack.toml")
+    assert result.exit_code == 2
+    assert "job 'small': the 'file' backend cannot discover sweeps" in result.stderr
+
+
+def test_workers_give_the_lines_and_exit_status_of_a_serial_run(workdir):
+    broken = JOB.replace('"small"', '"broken"').replace("runs.csv", "gone.csv").replace("summaries/small", "summaries/broken")
+    (workdir / "boontrack.toml").write_text(JOB + broken + SECOND)
+    result = reaggregate(workdir / "boontrack.toml", "--workers", "2")
+    assert result.exit_code == 1, result.output
+    assert sorted(result.stdout.splitlines()) == [
+        f"broken: failed: cannot read {workdir / 'gone.csv'}: no such file",
+        f"second: updated ({workdir / 'summaries' / 'second'})",
+        f"small: updated ({workdir / 'summaries' / 'small'})",
+    ]
+    again = reaggregate(workdir / "boontrack.toml", "--workers", "2")
+    assert sorted(again.stdout.splitlines())[1:] == ["second: unchanged", "small: unchanged"]
+
+
+class _RecordingEngine:
+    """Runs nothing: records how many jobs of each server are in flight; finishes the oldest one per wait."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots, self.running, self.most = slots, [], Counter()
+
+    def submit(self, job, *, force, lock_timeout):
+        self.running.append(job)
+        in_flight = Counter(j.source_options.get("tracking_uri") for j in self.running)
+        self.most |= in_flight
+        assert len(self.running) <= self.slots
+        return job.name
+
+    def wait(self, handles):
+        job = self.running.pop(0)
+        assert job.name in handles
+        return [(job.name, ("updated", None))]
+
+    def close(self):
+        self.closed = True
+
+
+def test_the_driver_runs_at_most_per_server_jobs_of_one_tracking_server(workdir):
+    spec = _spec(workdir)
+    jobs = [
+        Job(name=f"{server}-{i}", source="mlflow:1", spec=spec, write_back=True,
+            source_options={"tracking_uri": f"http://{server}", "parent": str(i)})
+        for i in range(6) for server in ("a", "b")
+    ]  # fmt: skip
+    engine = _RecordingEngine(slots=5)
+    lines = []
+    assert run_jobs(jobs, engine=engine, per_server=2, log=lines.append) == 0
+    assert engine.most == Counter({"http://a": 2, "http://b": 2}) and engine.closed
+    assert sorted(lines) == sorted(f"{job.name}: updated" for job in jobs)
+
+
+@pytest.mark.slow
+def test_a_lost_worker_process_fails_its_job_only_and_the_next_jobs_get_new_workers(workdir):
+    import os
+    import signal
+    import time
+
+    from boontrack.reaggregate import ProcessEngine
+
+    (job,) = load_config(workdir / "boontrack.toml")
+    engine = ProcessEngine(1)
+    try:
+        (workdir / "summaries").mkdir()
+        with open(workdir / "summaries" / ".small.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # the job waits for this lock in its worker: killed there
+            waiting = engine.submit(job, force=False, lock_timeout=120)
+            deadline = time.monotonic() + 120
+            while not (waiting.running() and engine._pool._processes) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            for pid in list(engine._pool._processes):
+                os.kill(pid, signal.SIGKILL)
+            ((_, (outcome, trace)),) = engine.wait([waiting])
+        assert outcome.startswith("failed: worker lost") and trace is None
+        again = engine.submit(job, force=False, lock_timeout=5)
+        ((_, (outcome, _)),) = engine.wait([again])
+        assert outcome.startswith("updated"), outcome
+    finally:
+        engine.close()

@@ -30,6 +30,7 @@ SDK and that module.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -46,12 +47,14 @@ __all__ = [
     "Backend",
     "CurveSeries",
     "DEFAULT_PREFIX",
+    "Discovered",
     "MetricRequest",
     "Sink",
     "Source",
     "SummaryOutputs",
     "SUMMARY_ROLE_TAG",
     "available_backends",
+    "discovery_key",
     "load_backend",
     "open_source",
 ]
@@ -91,9 +94,13 @@ class SummaryOutputs:
 class Sink(abc.ABC):
     """Where a summary is written. The pipeline calls, in this order::
 
+        if the source has a change token and sink.read_change_token() == (token, stored fingerprint): stop
+            (the runs were not even read)
         if sink.read_fingerprint() == fingerprint: stop (nothing is written; to show the summary,
-            sink.read_summary(fingerprint) gives the stored one back where the sink can)
+            sink.read_summary(fingerprint) gives the stored one back where the sink can; a stale change
+            token is replaced with sink.write_change_token(token, fingerprint))
         sink.write(outputs)
+        sink.write_change_token(token, fingerprint)   # when the source has one
         sink.write_fingerprint(fingerprint)      # last, so a crash before it is redone next time
 
     A sink never modifies the user's runs, params or metrics, and ``write`` replaces the previous summary of
@@ -126,6 +133,24 @@ class Sink(abc.ABC):
         """
         return None
 
+    def read_change_token(self) -> tuple[str, str] | None:
+        """``(change token, fingerprint)`` stored with the complete summary this sink holds, or None.
+
+        Optional (the base class stores no token, so every run is read). A sink returns a token only when it
+        was stored for the fingerprint of the complete summary it holds now: a token left beside a summary
+        that a crash or another writer replaced is never trusted.
+        """
+        return None
+
+    def write_change_token(self, token: str, fingerprint: str) -> None:
+        """Store ``token`` as the change token of the summary of ``fingerprint``.
+
+        Called between :meth:`write` and :meth:`write_fingerprint` (the token is published with the summary),
+        or alone when the sink already holds ``fingerprint`` and only the token is new. A sink that no longer
+        holds ``fingerprint`` by then stores nothing. Optional: the base class stores nothing.
+        """
+        return None
+
 
 class Source(abc.ABC):
     """A selection of runs in a tracker or a file."""
@@ -142,12 +167,49 @@ class Source(abc.ABC):
     def read(self, request: MetricRequest) -> pd.DataFrame:
         """The run frame described in this module's docstring."""
 
+    def change_token(self) -> str | None:
+        """A cheap token that changes whenever the selected runs may have changed, or None (unknown).
+
+        Optional: the base class has none, and its runs are read on every run of the job. A tracker that can
+        tell cheaply (a request or two, far less than reading the runs) returns a short string, the same as
+        long as no run was added, finished, or changed state; :func:`boontrack.pipeline.run_job` then skips the
+        full read when the sink stored the same token with its complete summary. It is asked *before* the runs
+        are read, so a change between the two is seen the next time.
+        """
+        return None
+
     def sink(self, key: str) -> Sink:
         """The sink that writes back next to these runs; ``key`` (hex) identifies the (source, spec) pair.
 
         Sources that cannot be written back to (files) raise :class:`InputError`.
         """
         raise InputError(f"{self.describe()} cannot be written back to; write the summary to a directory with `out`")
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """One sweep found by :meth:`Backend.discover`: the source a user would write by hand for it.
+
+    ``open_source(f"{scheme}:{location}", **options)`` opens exactly that sweep, so its summary, key and
+    fingerprint are those of the same job written by hand.
+
+    Attributes
+    ----------
+    key
+        Stable and unique within one discovery, made of ``[A-Za-z0-9._-]``: names the sweep's ``out``
+        sub-directory and, after the template's name, its job.
+    label
+        What a person recognises the sweep by (experiment and run names, a sweep id), for the log line.
+    location
+        The ``LOCATION`` of the source string ``scheme:LOCATION``.
+    options
+        The source options that select the sweep (merged over the template's own options).
+    """
+
+    key: str
+    label: str
+    location: str
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Backend(abc.ABC):
@@ -157,14 +219,49 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     #: Options :meth:`open_source` accepts (CLI flag name with dashes -> help text).
     options: ClassVar[Mapping[str, str]] = {}
+    #: Keys of a job's ``discover = {...}`` table that :meth:`discover` accepts (name -> help text); a backend
+    #: that can discover sweeps sets it (an empty table is then valid too: its default selection).
+    discover_options: ClassVar[Mapping[str, str] | None] = None
 
     @abc.abstractmethod
     def open_source(self, location: str, **options: Any) -> Source:
         """A source for ``location``; unknown or invalid options raise :class:`InputError`."""
 
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep under ``location`` that ``select`` (the job's ``discover`` table) asks for.
+
+        Optional: backends that list sweeps (MLflow: parent runs with children; W&B: sweeps or groups of a
+        project; a study storage: its studies) override it and set :attr:`discover_options`. ``options`` are
+        the job's source options (tracking URI, ...), which every discovered source keeps. Sweeps are returned
+        in a stable order; one that cannot be told apart from a plain run (no children yet) is left out
+        until it is a sweep. Invalid ``select`` keys raise :class:`InputError`; a tracker failure raises
+        :class:`~boontrack.exceptions.BackendError`.
+        """
+        raise InputError(f"the {self.name!r} backend cannot discover sweeps; name one sweep per job")
+
+
+def discovery_key(*parts: str) -> str:
+    """A :attr:`Discovered.key` from names: the parts joined by ``-``, characters outside ``[A-Za-z0-9._-]``
+    replaced by ``_`` and then a short hash of the original parts added, so that two names differing only there
+    keep two keys."""
+    import hashlib
+    import re
+
+    text = "-".join(parts)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"
+    if safe == text:
+        return safe
+    return f"{safe[:80]}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
 
 def available_backends() -> dict[str, Any]:
     """Registered backends: name -> entry point (not loaded)."""
+    return dict(_registered())
+
+
+@functools.lru_cache(maxsize=1)
+def _registered() -> dict[str, Any]:
+    # Looked up once per process: scanning the installed distributions costs ~20 ms, once per job otherwise.
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 

@@ -288,18 +288,46 @@ def _option_vocabulary() -> Iterator[None]:
     show_default=True,
     help="Seconds to wait for another run writing the same destination; then the job is skipped.",
 )
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Jobs run at once: worker processes (local engine) or Ray tasks (ray engine).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where jobs run: this machine, or the Ray cluster of --ray-address.")
+@click.option("--ray-address", metavar="ADDRESS", envvar="RAY_ADDRESS",
+              help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).")
+@click.option("--per-server", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Jobs of one tracking server running at once (each sends its requests mostly one at a time).")
 @click.pass_context
-def reaggregate(ctx: click.Context, config: str, force: bool, lock_timeout: float) -> None:
+def reaggregate(
+    ctx: click.Context,
+    config: str,
+    force: bool,
+    lock_timeout: float,
+    workers: int,
+    engine: str,
+    ray_address: str | None,
+    per_server: int,
+) -> None:
     """Run every job of a config file: summarize, and write where the runs changed.
 
-    One line per job (NAME: unchanged | updated | skipped: locked ... | failed: REASON). Exit status 0 when
-    every job succeeded, 1 when any failed (the others still run), 2 when the config is invalid (nothing runs).
+    One line per job (NAME: unchanged | updated | skipped: locked ... | failed: REASON), and one per job that
+    discovers sweeps (NAME: K sweeps found); a discovered sweep's job is NAME/KEY (what it is). Exit status 0
+    when every job succeeded, 1 when any failed (the others still run), 2 when the config is invalid
+    (nothing runs).
     """
     from boontrack.reaggregate import load_config, run_jobs
 
     jobs = load_config(config)
-    on_error = (lambda: click.echo(redact(traceback.format_exc()), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
-    failed = run_jobs(jobs, force=force, lock_timeout=lock_timeout, log=click.echo, on_error=on_error)
+    on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
+    runner = None
+    if engine == "ray":
+        from boontrack._optional import import_optional
+
+        import_optional("ray", extra="ray", needed_for="--engine ray")
+        from boontrack_ray.engine import RayEngine
+
+        runner = RayEngine(workers, address=ray_address)
+    failed = run_jobs(jobs, force=force, lock_timeout=lock_timeout, log=click.echo, on_error=on_error,
+                      workers=workers, engine=runner, per_server=per_server)  # fmt: skip
     ctx.exit(1 if failed else 0)
 
 

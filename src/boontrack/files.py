@@ -192,6 +192,11 @@ class DirectorySink(Sink):
     (``.<name>.previous-...``) and the new one renamed into place; a crash between these two renames leaves no
     destination until the next :class:`DirectorySink` on that path (any later run) renames the previous one back.
 
+    A change token (:meth:`write_change_token`) is a file of the summary (``.boontrack-change-token``, holding
+    the token and the fingerprint it was stored for), published with it by the same swap; a token refreshed
+    beside an unchanged summary replaces that one file (written beside the directory, then renamed in). It is
+    trusted only while its fingerprint is the directory's own.
+
     Every sink on a path first cleans up what crashed writers left beside it: a leftover whose writer is gone
     (same host: its process has exited; another host: untouched for :attr:`FOREIGN_GRACE_S` seconds) is
     restored when the destination is missing, else deleted. Concurrent writers need no lock: each publishes
@@ -207,6 +212,7 @@ class DirectorySink(Sink):
 
     FINGERPRINT_FILE = ".boontrack-fingerprint"
     MANIFEST_FILE = ".boontrack-manifest.json"
+    CHANGE_TOKEN_FILE = ".boontrack-change-token"
     METRICS_FILE = "metrics.json"
     #: The artifact holding every number of the summary (see :func:`boontrack.reports.render_outputs`).
     SUMMARY_FILE = "summary.json"
@@ -244,6 +250,38 @@ class DirectorySink(Sink):
         if not isinstance(data, dict):
             raise ValueError(f"{self.path / self.SUMMARY_FILE} does not hold a summary")
         return data
+
+    def read_change_token(self) -> tuple[str, str] | None:
+        """``(token, fingerprint)`` when the token file was stored for the fingerprint this directory holds.
+
+        The token file is read before the fingerprint: a summary swapped in between shows another fingerprint
+        (or the same inputs), never a token taken for a summary it was not stored with.
+        """
+        try:
+            stored = json.loads((self.path / self.CHANGE_TOKEN_FILE).read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError, ValueError):
+            return None
+        if not isinstance(stored, dict) or not isinstance(stored.get("token"), str):
+            return None
+        fingerprint = self.read_fingerprint()
+        return (stored["token"], fingerprint) if fingerprint and stored.get("fingerprint") == fingerprint else None
+
+    def write_change_token(self, token: str, fingerprint: str) -> None:
+        """Into the summary being written (published by :meth:`write_fingerprint`), else beside the published
+        one when it holds ``fingerprint``."""
+        data = _json_bytes({"token": token, "fingerprint": fingerprint})
+        if self._staged is not None:
+            _write_durably(self._staged / self.CHANGE_TOKEN_FILE, data)
+            return
+        if self.read_fingerprint() != fingerprint:
+            return
+        pending = self._sibling("token")
+        try:
+            _write_durably(pending, data)
+            os.replace(pending, self.path / self.CHANGE_TOKEN_FILE)
+        finally:
+            pending.unlink(missing_ok=True)
+        _fsync_directory(self.path)
 
     def write(self, outputs: SummaryOutputs) -> None:
         """Build the new content beside the destination; :meth:`write_fingerprint` publishes it."""
@@ -321,9 +359,10 @@ class DirectorySink(Sink):
         return self.path.parent / f".{self.path.name}.{kind}-{os.getpid()}-{_HOST_ID}-{uuid.uuid4().hex[:12]}"
 
     def _leftovers(self) -> list[tuple[Path, str]]:
-        """Staging and previous directories beside the destination whose writer is gone, with their kind."""
+        """Staging and previous directories, and pending token files, beside the destination whose writer is
+        gone, with their kind."""
         pattern = re.compile(
-            rf"\.{re.escape(self.path.name)}\.(staging|previous)-(?:(\d+)-([0-9a-f]{{8}})-)?[0-9a-f]{{12,32}}"
+            rf"\.{re.escape(self.path.name)}\.(staging|previous|token)-(?:(\d+)-([0-9a-f]{{8}})-)?[0-9a-f]{{12,32}}"
         )
         try:
             names = os.listdir(self.path.parent)
@@ -333,7 +372,8 @@ class DirectorySink(Sink):
         for name in sorted(names):
             match = pattern.fullmatch(name)
             candidate = self.path.parent / name
-            if match and candidate.is_dir() and not _writer_alive(match[2], match[3], candidate, self.FOREIGN_GRACE_S):
+            expected = candidate.is_file() if match and match[1] == "token" else candidate.is_dir()
+            if match and expected and not _writer_alive(match[2], match[3], candidate, self.FOREIGN_GRACE_S):
                 found.append((candidate, match[1]))
         return found
 
@@ -341,6 +381,9 @@ class DirectorySink(Sink):
         """Finish what a crashed writer left: restore the previous summary if the destination is missing, then
         delete the leftovers (only files their manifests list)."""
         for directory, kind in self._leftovers():
+            if kind == "token":
+                directory.unlink(missing_ok=True)
+                continue
             if kind == "previous" and not self.path.exists():
                 try:
                     os.rename(directory, self.path)
@@ -367,7 +410,7 @@ class DirectorySink(Sink):
             ),
             self.DESCRIPTION_FILE: outputs.description.encode("utf-8"),
         }
-        reserved = {*own, self.FINGERPRINT_FILE, self.MANIFEST_FILE}
+        reserved = {*own, self.FINGERPRINT_FILE, self.MANIFEST_FILE, self.CHANGE_TOKEN_FILE}
         for relative in outputs.artifacts:
             artifact_path(relative, reserved=reserved)
         return {**own, **{relative: bytes(data) for relative, data in outputs.artifacts.items()}}
@@ -397,7 +440,7 @@ class DirectorySink(Sink):
 
     def _owned_files(self, directory: Path) -> set[Path]:
         listed = self._manifest(directory).get("files", [])
-        return {directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE]}
+        return {directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE, self.CHANGE_TOKEN_FILE]}
 
     def _manifest(self, directory: Path) -> dict[str, Any]:
         try:

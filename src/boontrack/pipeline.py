@@ -4,7 +4,9 @@
 scheduled job (``boontrack reaggregate``) and the post-sweep callbacks of the tracker backends all call it.
 
 A write is skipped when the sink already holds the :func:`fingerprint` of the same inputs; the fingerprint is
-written last, so a write that fails midway is redone by the next run. An up-to-date sink that can give its summary
+written last, so a write that fails midway is redone by the next run. Where the source offers a cheap
+:meth:`change token <boontrack.backends.Source.change_token>`, it is stored beside the fingerprint, and a
+job whose token is unchanged does not even read its runs (:func:`change_token`). An up-to-date sink that can give its summary
 back (:meth:`Sink.read_summary <boontrack.backends.Sink.read_summary>`) spares the command line computing it again
 to print it. Writing back never raises into the caller unless asked to: the failure is warned
 (:class:`~boontrack.exceptions.WriteBackWarning`) and carried by the :class:`JobResult`.
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JobResult",
     "budgets",
+    "change_token",
     "fingerprint",
     "open_sink",
     "run_job",
@@ -157,6 +160,25 @@ def fingerprint(table: RunTable, spec: Spec, *, source_identity: str, prefix: st
     return digest.hexdigest()
 
 
+def change_token(source: Source, spec: Spec, *, prefix: str = DEFAULT_PREFIX) -> str | None:
+    """The source's change token bound to everything else the fingerprint covers, or None without one.
+
+    SHA-256 (hex) of the source's own token, its identity, the spec, the prefix and the package version: a
+    stored token matches only a summary computed by this version for this spec, so an upgrade or a new
+    option reads the runs again.
+    """
+    from boontrack import __version__
+
+    token = source.change_token()
+    if token is None:
+        return None
+    text = json.dumps(
+        {"token": token, "source": source.identity(), "spec": spec.to_dict(), "prefix": prefix, "version": __version__},
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def summary_key(source_identity: str, spec: Spec) -> str:
     """32 hex digits naming the (source, spec) pair: where its summary lives, whatever the runs hold now."""
     text = json.dumps({"source": source_identity, "spec": spec.to_dict()}, sort_keys=True)
@@ -203,7 +225,7 @@ def run_job(
     progress
         Show a progress bar during the analysis (for terminals).
     force
-        Recompute and write even when the sink holds the same fingerprint.
+        Recompute and write even when the sink holds the same fingerprint or change token.
     summarize_unchanged
         When the sink is up to date, give its stored summary back (``JobResult.stored_summary``), or compute
         the summary where the sink cannot give it back (nothing is written); for interactive use. A sink whose
@@ -224,6 +246,12 @@ def run_job(
     BackendError
         The source could not be read. Nothing is written.
     """
+    # Asked before the runs are read: a change in between is then seen by the next run, never hidden.
+    token = _change_token_or_none(source, spec, prefix) if sink is not None else None
+    kept_token = _stored_change_token(sink) if token is not None and not force else None
+    if kept_token is not None and kept_token[0] == token and not summarize_unchanged:
+        return JobResult("unchanged", None, kept_token[1], sink.location())
+
     from boontrack.analysis import analyze
     from boontrack.reports import group_names
     from boontrack.runtable import RunTable
@@ -249,6 +277,8 @@ def run_job(
             kept = None
         except Exception:  # up to date by its fingerprint, but the summary is lost: compute and write it again
             unchanged = False
+    if unchanged and token is not None and kept_token != (token, fp):
+        _refresh_change_token(sink, token, fp)
     if unchanged and (kept is not None or not summarize_unchanged):
         return JobResult("unchanged", None, fp, location, stored_summary=kept)
 
@@ -260,7 +290,7 @@ def run_job(
     try:
         if read_error is not None:
             raise read_error
-        _write(sink, summary, fp, prefix=prefix, plots=plots)
+        _write(sink, summary, fp, prefix=prefix, plots=plots, token=token)
     except Exception as exc:
         if raise_on_write_error:
             raise
@@ -309,11 +339,39 @@ def summarize_after_sweep(
         return JobResult("failed", None, "", sink.location() if sink is not None else "", message)
 
 
-def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str, plots: bool) -> None:
+def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str, plots: bool, token: str | None) -> None:
     from boontrack.reports import render_outputs
 
     sink.write(render_outputs(summary, prefix=prefix, plots=plots))
+    if token is not None:
+        sink.write_change_token(token, fp)  # published with the summary, by the fingerprint below
     sink.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
+
+
+def _change_token_or_none(source: Source, spec: Spec, prefix: str) -> str | None:
+    """The change token, or None when the tracker could not give it (the full read that follows then
+    reports what is wrong, as it would have without a token)."""
+    try:
+        return change_token(source, spec, prefix=prefix)
+    except Exception:  # noqa: BLE001 - an optimisation: never the reason a job fails
+        return None
+
+
+def _stored_change_token(sink: Sink) -> tuple[str, str] | None:
+    """The sink's stored (token, fingerprint); None when it cannot be read (the full read then decides)."""
+    try:
+        return sink.read_change_token()
+    except Exception:  # noqa: BLE001 - an optimisation: the full read that follows reports a broken sink
+        return None
+
+
+def _refresh_change_token(sink: Sink, token: str, fp: str) -> None:
+    """Store a new token beside an up-to-date summary (its runs changed in ways that do not enter it, or it
+    was written without one)."""
+    try:
+        sink.write_change_token(token, fp)
+    except Exception:  # noqa: BLE001 - the summary is right; only the next run's shortcut is lost
+        pass
 
 
 
@@ -338,6 +396,14 @@ class _SinkGroup(Sink):
 
     def location(self) -> str:
         return ", ".join(sink.location() for sink in self.sinks)
+
+    def read_change_token(self) -> tuple[str, str] | None:
+        stored = {sink.read_change_token() for sink in self.sinks}
+        return stored.pop() if len(stored) == 1 else None
+
+    def write_change_token(self, token: str, fingerprint: str) -> None:
+        for sink in self.sinks:
+            sink.write_change_token(token, fingerprint)
 
     def read_summary(self, fingerprint: str) -> Mapping[str, Any] | None:
         """The stored summary of the first sink that gives one back."""

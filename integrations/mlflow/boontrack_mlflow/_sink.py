@@ -14,6 +14,11 @@ summary run's children overlays the groups; then every run is finished, and ``bo
 on the summary run last. A summary is complete when it is FINISHED, has its fingerprint, and all its group
 runs are FINISHED.
 
+A change token (:meth:`MlflowSink.write_change_token`) is the tag ``boontrack.change_token`` on the summary
+run, holding the token and the fingerprint it was stored for; it is set before the fingerprint during a write,
+or alone on a complete summary whose fingerprint it names, and trusted only on a complete summary with that
+fingerprint.
+
 Convergence: :meth:`MlflowSink.read_fingerprint` reports a fingerprint only when the key's own runs are
 exactly one complete summary with its group runs. Anything else (a run left RUNNING by a crash, a duplicate
 of a retried ``create_run``, a superseded summary whose deletion was interrupted) makes it report none, so the
@@ -50,6 +55,8 @@ from boontrack_mlflow._client import (
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
+#: On a summary run: JSON ``{"token", "fingerprint"}``, the change token stored with that fingerprint.
+CHANGE_TOKEN_TAG = "boontrack.change_token"
 #: On a run: the id of the write that created it.
 WRITE_TAG = "boontrack.write"
 #: Experiment tag ``boontrack.write.<write id>`` = ``"<key> <epoch ms>"``: the record that makes a run boontrack's.
@@ -91,8 +98,11 @@ class MlflowSink(Sink):
         key: str,
         *,
         budget: RetryBudget | None = None,
+        experiment: Any = None,
     ) -> None:
         self._client = client
+        # The experiment as the source fetched it a moment ago: the first look for a change token uses it.
+        self._fetched_experiment = experiment
         self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
@@ -110,6 +120,44 @@ class MlflowSink(Sink):
             return None
         self._run_id = state.keep.info.run_id
         return state.keep.data.tags[FINGERPRINT_TAG]
+
+    def read_change_token(self) -> tuple[str, str] | None:
+        """``(token, fingerprint)`` of the complete summary, when its token tag was stored for its fingerprint.
+
+        The first call takes the write records from the experiment the source fetched when it resolved it: a
+        write recorded since is not seen, as if it had started after this look (its runs are not counted as
+        boontrack's, the summary it may replace still is).
+        """
+        experiment, self._fetched_experiment = self._fetched_experiment, None
+        with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
+            state = self._state(experiment)
+        if not state.clean:
+            return None
+        self._run_id = state.keep.info.run_id
+        tags = state.keep.data.tags
+        try:
+            stored = json.loads(tags.get(CHANGE_TOKEN_TAG, ""))
+        except ValueError:
+            return None
+        if not isinstance(stored, dict) or not isinstance(stored.get("token"), str):
+            return None
+        fingerprint = tags[FINGERPRINT_TAG]
+        return (stored["token"], fingerprint) if stored.get("fingerprint") == fingerprint else None
+
+    def write_change_token(self, token: str, fingerprint: str) -> None:
+        """A tag on the summary run written by :meth:`write` (before its fingerprint), or on the complete one
+        found holding ``fingerprint``; nothing when a concurrent writer replaced ours."""
+        from mlflow.exceptions import MlflowException
+
+        if self._run_id is None or self._superseded:
+            return
+        value = json.dumps({"token": token, "fingerprint": fingerprint}, sort_keys=True)
+        with bounded_http(self._budget), backend_errors("storing the change token", self._uri):
+            try:
+                self._client.set_tag(self._run_id, CHANGE_TOKEN_TAG, value)
+            except MlflowException:
+                if not self._deleted_by_another_writer():
+                    raise
 
     def read_summary(self, fingerprint: str) -> dict[str, Any] | None:
         """The ``summary.json`` of the complete summary run found by :meth:`read_fingerprint`, when it holds
@@ -189,10 +237,13 @@ class MlflowSink(Sink):
         return self._run_id
 
     # -- what the store holds --------------------------------------------------------------------------------
-    def _state(self) -> _State:
+    def _state(self, experiment: Any = None) -> _State:
+        """What the store holds for the key: the experiment's write records (``experiment``, when given, as
+        fetched a moment ago), then the key's runs."""
         from mlflow.entities import ViewType
 
-        experiment = self._client.get_experiment(self._experiment_id)
+        if experiment is None or experiment.experiment_id != self._experiment_id:
+            experiment = self._client.get_experiment(self._experiment_id)
         records = _records(experiment.tags, self._key)
         found = self._client.search_runs(
             [self._experiment_id],

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from boontrack._redact import redact
-from boontrack.backends import Backend, MetricRequest, Source
+from boontrack.backends import Backend, Discovered, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
-from boontrack_mlflow import _read, _sql
+from boontrack_mlflow import _discover, _read, _sql
 from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
@@ -35,6 +35,8 @@ class MlflowBackend(Backend):
         "read-path": "how a database URI is read: auto (by SQL, read-only, where the schema is known) or client",
     }
 
+    discover_options: ClassVar[dict[str, str]] = _discover.DISCOVER_OPTIONS
+
     def open_source(self, location: str, **options: Any) -> MlflowSource:
         options = check_options(self.name, options, self.options)
         return MlflowSource(
@@ -43,6 +45,31 @@ class MlflowBackend(Backend):
             tracking_uri=options.get("tracking_uri"),
             read_path=options.get("read_path"),
         )
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep (parent run with children) of the experiment ``location``, or of the experiments the
+        ``experiments`` glob and/or the ``filter`` of ``select`` name: ``mlflow:EXPERIMENT_ID`` with option
+        ``parent``, as one writes a sweep by hand."""
+        options = check_options(self.name, options, self.options)
+        if "parent" in options:
+            raise InputError("mlflow: discover finds the parent runs itself; give no parent")
+        pattern, extra = _discover.selected_experiments(select)
+        if (pattern or extra) and location:
+            raise InputError(f"mlflow: name the experiments as mlflow:{location} or in discover, not both")
+        if not (pattern or extra or location):
+            raise InputError("mlflow: discover needs an experiment (mlflow:NAME_OR_ID) or discover experiments/filter")
+        if location:
+            source = MlflowSource(location, tracking_uri=options.get("tracking_uri"))
+            uri, client, budget = source.tracking_uri, source.client, source._budget
+            with bounded_http(budget), backend_errors("discovering sweeps", uri):
+                experiments = [client.get_experiment(source.experiment_id())]
+        else:
+            uri, budget = resolve_tracking_uri(options.get("tracking_uri")), RetryBudget()
+            with bounded_http(budget), backend_errors("discovering sweeps", uri):
+                client = connect(uri)
+                experiments = _discover.search_experiments(client, pattern, extra)
+        with bounded_http(budget), backend_errors("discovering sweeps", uri):
+            return _discover.discover_sweeps(client, experiments, budget)
 
 
 class MlflowSource(Source):
@@ -80,6 +107,7 @@ class MlflowSource(Source):
         with backend_errors("connecting", self._uri):
             self._client = connect(self._uri)
         self._experiment_id: str | None = None
+        self._experiment: Any = None  # as fetched when resolved, for the sink's first look (one request fewer)
 
     @property
     def tracking_uri(self) -> str:
@@ -116,8 +144,18 @@ class MlflowSource(Source):
                 frame = self._with_best_val_step(frame, request, steps, histories)
         return frame
 
+    def change_token(self) -> str | None:
+        """A sweep's token (see :func:`._discover.sweep_change_token`); None for a whole experiment."""
+        if not self._parent:
+            return None
+        experiment_id = self.experiment_id()
+        with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
+            return _discover.sweep_change_token(self._client, experiment_id, self._parent)
+
     def sink(self, key: str) -> MlflowSink:
-        return MlflowSink(self._client, self._uri, self.experiment_id(), self._parent, key, budget=self._budget)
+        experiment_id = self.experiment_id()
+        return MlflowSink(self._client, self._uri, experiment_id, self._parent, key, budget=self._budget,
+                          experiment=self._experiment)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _read_runs(self, experiment_id: str, request: MetricRequest) -> tuple[pd.DataFrame, dict, Callable]:
@@ -168,7 +206,7 @@ class MlflowSource(Source):
             parent_experiment = parent_run.info.experiment_id
         if not self._experiment_ref:
             return parent_experiment
-        experiment = self._find_experiment(self._experiment_ref)
+        experiment = self._experiment = self._find_experiment(self._experiment_ref)
         if experiment is None:
             raise InputError(f"no MLflow experiment named or with id {self._experiment_ref!r} at {redact(self._uri)}")
         if experiment.lifecycle_stage == "deleted":

@@ -6,6 +6,11 @@ first use. Two backends are registered under the entry-point group ``boontrack.b
 - ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``filters``, ``timeout``): runs listed through the
   public API, 500 to a request, written back to one aggregate run per (source, spec). Values are the runs'
   summary metrics; ``pick="best_val_step"`` costs one more request per run (its val/test history);
+- with ``discover`` in a ``boontrack reaggregate`` job: every sweep (``by = "sweep"``, one ``GetSweeps`` request
+  per 100 sweeps) or run group (``by = "group"``) of the project, each the source with option ``sweep`` or
+  ``group``; before a full read, one light request (the run count and the most recent heartbeat) gives the
+  selection's change token, which the aggregate run keeps beside its fingerprint (a summary value changed
+  through the API after a run ended is not a change it sees: ``--force`` reads everything);
 - ``wandb-offline:DIR``: the ``offline-run-*`` directories ``wandb`` writes with ``WANDB_MODE=offline``, read
   from their files with no network (read only).
 
@@ -17,11 +22,12 @@ Errors: a missing or rejected API key, a server that keeps failing (429, 5xx, re
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from boontrack._lazy import lazy_exports
-from boontrack.backends import Backend
+from boontrack.backends import Backend, Discovered
 from boontrack.exceptions import InputError
 from boontrack.runframe import check_options
 
@@ -42,6 +48,16 @@ class WandbBackend(Backend):
         "filters": 'Mongo-style W&B run filters as JSON, e.g. \'{"state": "finished"}\'',
         "timeout": "seconds to wait for each W&B API call, retries included (default 60)",
     }
+    discover_options: ClassVar[dict[str, str]] = {
+        "by": "sweep (default): one job per W&B sweep of the project; group: one per run group"
+    }
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep (``by = "sweep"``) or run group (``by = "group"``) of ``wandb:ENTITY/PROJECT``, each as
+        the source with option ``sweep`` or ``group``."""
+        from boontrack_wandb import _discover
+
+        return _discover.discover(self.open_source(location, **options), select)
 
     def open_source(self, location: str, **options: Any):
         from boontrack_wandb._client import DEFAULT_TIMEOUT_S

@@ -78,6 +78,12 @@ class WandbSource(Source):
         clauses += [self.filters] if self.filters else []
         return {"$and": clauses} if len(clauses) > 1 else (clauses[0] if clauses else {})
 
+    def change_token(self) -> str | None:
+        """The number of selected runs and the most recent heartbeat (see :func:`._discover.change_token`)."""
+        from boontrack_wandb._discover import change_token
+
+        return change_token(self)
+
     def _check_sweep(self, api: Any) -> None:
         # A filter on an unknown sweep lists nothing; ask for the sweep so that a typo is an error, not 0 runs.
         if self.sweep:

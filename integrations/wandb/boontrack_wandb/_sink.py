@@ -5,7 +5,8 @@ It is written with ``wandb.init(id=..., resume="allow", job_type="boontrack")`` 
 read. A new write into an existing aggregate run first rewinds it to its first step, so its
 history holds only the current curve. The fingerprint is stored in the aggregate run's summary last, through
 the public API, after the run has finished; a crash before that leaves no fingerprint and the next call writes
-again.
+again. A change token goes into the same summary update (``boontrack/change_token``: the token and the
+fingerprint it was stored for), and is trusted only beside that fingerprint.
 
 The curves of all groups are drawn with their bootstrap bands by a custom chart preset whose Vega-Lite spec
 ships with the package (``assets/boon_curve.vega.json``). The preset is registered once per entity under a
@@ -18,6 +19,7 @@ permission), the curves are logged as W&B's built-in line-series chart, without 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import warnings
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
 
 #: Summary key of the input fingerprint in the aggregate run.
 FINGERPRINT_KEY = "boontrack/fingerprint"
+#: Summary key of the change token stored with it (JSON ``{"token", "fingerprint"}``).
+CHANGE_TOKEN_KEY = "boontrack/change_token"
 #: History key of the budget n: the step metric of every curve.
 STEP_KEY = "boon/n"
 #: History keys of the curve table and the line-series chart of all groups.
@@ -93,6 +97,8 @@ class WandbSink(Sink):
         self.source = source
         self.key = key
         self.run_id = aggregate_run_id(key)
+        self._pending_token: str | None = None  # stored with the fingerprint of the write under way
+        self._writing = False
 
     def _what(self) -> str:
         return f"aggregate run {self.source.path}/{self.run_id}"
@@ -114,11 +120,38 @@ class WandbSink(Sink):
         value = None if run is None else run.summary_metrics.get(FINGERPRINT_KEY)
         return value if isinstance(value, str) else None
 
+    def read_change_token(self) -> tuple[str, str] | None:
+        run = self._public_run()
+        if run is None:
+            return None
+        fingerprint, stored = run.summary_metrics.get(FINGERPRINT_KEY), run.summary_metrics.get(CHANGE_TOKEN_KEY)
+        try:
+            stored = json.loads(stored) if isinstance(stored, str) else None
+        except ValueError:
+            return None
+        if not isinstance(fingerprint, str) or not isinstance(stored, dict) or not isinstance(stored.get("token"), str):
+            return None
+        return (stored["token"], fingerprint) if stored.get("fingerprint") == fingerprint else None
+
+    def write_change_token(self, token: str, fingerprint: str) -> None:
+        """With the fingerprint of the write under way, else into the summary of the run holding
+        ``fingerprint``."""
+        value = json.dumps({"token": token, "fingerprint": fingerprint}, sort_keys=True)
+        if self._writing:
+            self._pending_token = value
+            return
+        run = self._public_run()
+        if run is None or run.summary_metrics.get(FINGERPRINT_KEY) != fingerprint:
+            return
+        with translate_errors(self._what(), self.source.timeout_s):
+            run.summary.update({CHANGE_TOKEN_KEY: value})
+
     def write(self, outputs: SummaryOutputs) -> None:
         wandb = import_wandb()
         for relative in outputs.artifacts:  # before the run is touched (the SDK's errors would wrap this one)
             artifact_path(relative)
         api = make_api(self.source.entity, self.source.timeout_s)
+        self._writing, self._pending_token = True, None
         existing = self._public_run(api)
         if existing is not None and (existing.history_line_count or 0) > 0:
             self._rewind(existing)
@@ -251,8 +284,12 @@ class WandbSink(Sink):
         run = self._public_run()
         if run is None:
             raise BackendError(f"{self._what()} was not found after writing it")
+        stamp = {FINGERPRINT_KEY: fingerprint}
+        if self._pending_token is not None:
+            stamp[CHANGE_TOKEN_KEY] = self._pending_token
         with translate_errors(self._what(), self.source.timeout_s):
-            run.summary.update({FINGERPRINT_KEY: fingerprint})
+            run.summary.update(stamp)
+        self._writing, self._pending_token = False, None
 
     def location(self) -> str:
         # The app lives where the API does, minus the "api." host prefix of W&B cloud; never any credential.

@@ -2,7 +2,8 @@
 
 It is a small ``http.server`` on 127.0.0.1 that answers the GraphQL operations and HTTP endpoints the real
 ``wandb`` client sends (checked against wandb 0.31.0, whose ``wandb-core`` sidecar makes every request):
-``Viewer``, ``GetDefaultEntity``, ``Runs``, ``Run``, ``GetSweep``, ``RunHistoryKeys``/``RunHistory*`` (scan),
+``Viewer``, ``GetDefaultEntity``, ``Runs`` (ordered by creation or heartbeat), ``Run``, ``GetSweep``,
+``GetSweeps`` (the query ``Project.sweeps()`` sends), ``RunHistoryKeys``/``RunHistory*`` (scan),
 ``UpsertBucket``, ``RunResumeStatus``, ``RewindRun``, ``CreateRunFiles`` and file uploads, the file stream, the artifact
 operations, ``CreateCustomChart`` (the mutation ``wandb.Api().create_custom_chart`` sends), the
 ``customChart(id: "entity/name")`` lookup that boontrack sends through the client's GraphQL path, and
@@ -56,6 +57,8 @@ class FakeRun:
     sweep: str | None = None
     display_name: str | None = None
     created_at: str = "2026-01-01T00:00:00"
+    #: The run's last sign of life (the file stream moves it on); None: its creation.
+    heartbeat_at: str | None = None
     storage_id: str = ""
     description: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
@@ -258,7 +261,8 @@ class WandbDouble:
         selected = [r for r in self._project_runs(v) if _matches(r, flt)]
         order = (v.get("order") or "+created_at").lstrip("+-")
         reverse = (v.get("order") or "").startswith("-")
-        selected.sort(key=lambda r: (r.created_at, r.name) if order == "created_at" else r.name, reverse=reverse)
+        keys = {"created_at": lambda r: (r.created_at, r.name), "heartbeat_at": lambda r: (r.heartbeat_at or r.created_at, r.name)}
+        selected.sort(key=keys.get(order, lambda r: r.name), reverse=reverse)
         start = int(v["cursor"]) if v.get("cursor") else 0
         per_page = int(v.get("perPage") or 50)
         page = selected[start : start + per_page]
@@ -292,7 +296,7 @@ class WandbDouble:
             "commit": None,
             "readOnly": False,
             "createdAt": r.created_at,
-            "heartbeatAt": r.created_at,
+            "heartbeatAt": r.heartbeat_at or r.created_at,
             "description": r.description,
             "notes": None,
             "historyLineCount": len(r.history),
@@ -407,6 +411,7 @@ class WandbDouble:
 
     def file_stream(self, path: tuple[str, str, str], body: dict[str, Any]) -> None:
         run = self.runs[path]
+        run.heartbeat_at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         for name, chunk in (body.get("files") or {}).items():
             lines = [json.loads(line) for line in chunk.get("content", [])]
             if name == "wandb-history.jsonl":
@@ -474,6 +479,34 @@ class WandbDouble:
                     "config": "method: grid\n", "createdAt": "2026-01-01T00:00:00", "updatedAt": None,
                     "runCount": len(runs), "runCountExpected": None,
                 }
+            }
+        }
+
+
+    def _op_GetSweeps(self, v, q):
+        # The client strips $filters where the server does not announce sweep filtering (this double does not).
+        if (v.get("entity"), v.get("project")) not in self.projects:
+            return {"project": None}
+        names = sorted(name for (e, p, name) in self.sweeps if (e, p) == (v.get("entity"), v.get("project")))
+        start = int(v["cursor"]) if v.get("cursor") else 0
+        page = names[start : start + int(v.get("perPage") or 50)]
+        end = start + len(page)
+        nodes = []
+        for name in page:
+            runs = [r for r in self._project_runs(v) if r.sweep == name]
+            nodes.append({
+                "__typename": "Sweep", "id": base64.b64encode(f"Sweep:{name}".encode()).decode(), "name": name,
+                "displayName": name, "method": "grid", "state": self.sweeps[(v["entity"], v["project"], name)]["state"],
+                "description": None, "bestLoss": None, "config": "method: grid\n", "createdAt": "2026-01-01T00:00:00",
+                "updatedAt": None, "runCount": len(runs), "runCountExpected": None,
+            })  # fmt: skip
+        return {
+            "project": {
+                "totalSweeps": len(names),
+                "sweeps": {
+                    "pageInfo": {"__typename": "PageInfo", "endCursor": str(end), "hasNextPage": end < len(names)},
+                    "edges": [{"node": node} for node in nodes],
+                },
             }
         }
 
