@@ -15,8 +15,9 @@ from mlflow import MlflowClient
 from boontrack import cli
 from boontrack.exceptions import InputError
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
-from boontrack_mlflow import _discover, _read
+from boontrack_mlflow import _discover
 from boontrack_mlflow._sink import CHANGE_TOKEN_TAG, FINGERPRINT_TAG
+from boontrack_mlflow._source import MlflowSource
 
 from mlflow_helpers import new_sweep, summary_runs
 
@@ -172,8 +173,8 @@ def _pass(config, **options):
 def reads(monkeypatch):
     """How many times the runs of a sweep were read in full."""
     calls = []
-    original = _read.read_run_frame
-    monkeypatch.setattr(_read, "read_run_frame", lambda *a, **k: calls.append(1) or original(*a, **k))
+    original = MlflowSource._read_runs  # by SQL or through the client, whichever the store allows
+    monkeypatch.setattr(MlflowSource, "_read_runs", lambda *a, **k: calls.append(1) or original(*a, **k))
     return calls
 
 

@@ -139,7 +139,9 @@ def test_summarize_writes_one_aggregate_run_and_a_second_call_writes_nothing(fre
     assert run.summary["boontrack/curves_table"]["nrows"] == len(expected.tables["curves"][1])
     chart = run.config["_wandb"]["visualize"]["boontrack/curves_chart"]
     assert chart["panel_config"]["panelDefId"] in fresh_log.charts  # the curve preset, with its band
-    artifact = next(a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary")
+    artifact = next(
+        a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary" and a["run"] == sink.run_id
+    )
     assert artifact["state"] == "COMMITTED"
     assert fresh_log.artifact_files(artifact["id"]) == dict(expected.artifacts)
     # The user's runs are untouched.
@@ -182,7 +184,9 @@ def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
 
     # A server without run rewind: the write still succeeds, and the warning says what stays behind.
     fresh_log.refused.add("RewindRun")
-    fresh_log.runs[(ENTITY, "rewrite", "w0000004")].summary["val_acc"] = 0.95
+    resumed = fresh_log.runs[(ENTITY, "rewrite", "w0000004")]
+    resumed.summary["val_acc"] = 0.95
+    resumed.heartbeat_at = "2026-03-01T00:00:00"  # it logged again (a resumed run): its change token moves
     with pytest.warns(WriteBackWarning, match="could not rewind"):
         third = run_job(source, spec, sink=sink, raise_on_write_error=True)
     assert third.status == "updated" and run.summary["boontrack/fingerprint"] == third.fingerprint
