@@ -421,15 +421,20 @@ class DirectorySink(Sink):
             return
         if not self.path.is_dir():
             raise InputError(f"{self.path} exists and is not a directory")
-        for _ in range(3):
+        for attempt in range(_OWNERSHIP_LOOKS):
             try:
-                ours = self._owned_files(self.path) if self._manifest(self.path) else set()
+                manifest = self._manifest(self.path)
+                ours = self._owned_files(self.path) if manifest else set()
                 foreign = sorted(
                     str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
                 )
-                break
-            except FileNotFoundError:  # another writer swapped the directory while we looked: look again
-                continue
+                if self._manifest(self.path) == manifest:
+                    break
+            except FileNotFoundError:
+                pass
+            # Another writer swapped the directory while we looked (without an atomic exchange the destination
+            # is briefly missing): look again once it has settled.
+            time.sleep(0.01 * attempt)
         else:
             return
         if foreign:
@@ -467,6 +472,9 @@ class DirectorySink(Sink):
 
 #: Short id of this host in the names of staging directories, so that a later run knows whose they are.
 _HOST_ID = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+#: How many times a destination is looked at before its ownership is given up on as unknowable (other writers
+#: swapping it all the while): each look that sees it change is followed by another.
+_OWNERSHIP_LOOKS = 10
 #: errno values of a file system or kernel that cannot exchange two directories atomically.
 _NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
 
