@@ -29,6 +29,8 @@ __all__ = [
     "enumerated_run_weights",
     "exact_boo_n",
     "expected_test_of_best",
+    "ranked",
+    "ranked_pairs",
     "tie_shared_run_weights",
 ]
 
@@ -110,3 +112,26 @@ def exact_boo_n(
         ranks = closed_form_rank_weights(len(val), n, estimator)
         weights = tie_shared_run_weights(val, ranks, maximize=maximize)
     return expected_test_of_best(weights, test)
+
+
+def ranked(val: Sequence[float], test: Sequence[float], maximize: bool = True):
+    """The runs in the order the bootstrap's draws index them (documented in :mod:`boontrack.resampling`): worst
+    to best by validation score, runs tied in it worst to best by test score. Sorted here with Python's sort of
+    key tuples, independently of the library's ``numpy.lexsort``."""
+    import numpy as np
+
+    sign = 1.0 if maximize else -1.0
+    order = sorted(range(len(val)), key=lambda i: (sign * float(val[i]), sign * float(test[i])))
+    return np.asarray(val)[order], np.asarray(test)[order]
+
+
+def ranked_pairs(a_val, a_test, b_val=None, b_test=None):
+    """Pairs of runs in the order paired draws index them: sorted by A's validation score, A's test score, B's
+    validation score, B's test score, ascending (for mean differences, pass A's and B's scores alone)."""
+    import numpy as np
+
+    arrays = [np.asarray(x) for x in (a_val, a_test, b_val, b_test) if x is not None]
+    if len(arrays) == 2:  # means: each group's scores are its validation and test scores
+        arrays = [arrays[0], arrays[0], arrays[1], arrays[1]]
+    order = sorted(range(len(arrays[0])), key=lambda i: tuple(float(x[i]) for x in arrays))
+    return tuple(x[order] for x in arrays)

@@ -25,6 +25,8 @@ from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import boo_n_ci, mean_ci
 
+from oracles import ranked, ranked_pairs
+
 
 def approaches(m_a: int = 30, m_b: int = 25, seed: int = 0):
     rng = np.random.default_rng(seed)
@@ -108,6 +110,7 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
     """The mean's standard error is closed-form: sqrt(s_A^2 / m_A + s_B^2 / m_B) unpaired (ddof=0), s_D / sqrt(m)
     paired; resample r uses the documented indices."""
     _, _, a, b = approaches(m_a=30, m_b=25)
+    a, b = np.sort(a), np.sort(b)  # ranked: the order an unpaired draw indexes
     res = mean_difference_ci(a, b, n_resamples=300, rng=6)
     gen = np.random.default_rng(6)
     ia, ib = gen.integers(0, a.size, (300, a.size)), gen.integers(0, b.size, (300, b.size))
@@ -118,7 +121,7 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
     assert res.method == "studentized"
     assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx(expected, abs=1e-12)
 
-    a, b = paired_with_shift()
+    a, _, b, _ = ranked_pairs(*paired_with_shift())  # the order paired draws index
     res = mean_difference_ci(a, b, paired=True, n_resamples=300, rng=8)
     idx = np.random.default_rng(8).integers(0, a.size, (300, a.size))
     d = a - b
@@ -129,7 +132,7 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
 def test_paired_boo_n_difference_against_a_constant_is_the_single_group_interval():
     """B's test scores constant: B has no influence, so the paired studentized interval of Boo_n(A) - c is
     A's own studentized interval (boo_n_ci, same seed, same resamples) minus c, ties in A included."""
-    a_val, _, a_test, _ = approaches(m_a=20, m_b=20)
+    a_val, a_test = ranked(*approaches(m_a=20, m_b=20)[::2])  # pair i is A's position i in its ranking
     b_val = np.random.default_rng(3).normal(size=20)
     for estimator in ("V", "W"):
         res = boo_n_difference_ci(
@@ -157,10 +160,11 @@ def test_unpaired_studentized_error_is_the_root_sum_of_squares():
 
 def test_unpaired_boo_n_difference_matches_materialised_resamples():
     a_val, b_val, a_test, b_test = approaches()
+    (a_val, a_test), (b_val, b_test) = ranked(a_val, a_test), ranked(b_val, b_test)
     res = boo_n_difference_ci(
         a_val, b_val, a_test, b_test, n=4, estimator="W", method="percentile", n_resamples=200, rng=7
     )
-    # documented protocol: per batch, the indices of A, then those of B
+    # documented protocol: per batch, the positions of A in its ranking, then those of B
     rng = np.random.default_rng(7)
     idx_a = rng.integers(0, a_val.size, size=(200, a_val.size), dtype=np.int32)
     idx_b = rng.integers(0, b_val.size, size=(200, b_val.size), dtype=np.int32)
@@ -181,7 +185,7 @@ def test_unpaired_boo_n_difference_matches_materialised_resamples():
 
 
 def test_paired_difference_resamples_pairs_together():
-    a, b = paired_with_shift()
+    a, _, b, _ = ranked_pairs(*paired_with_shift())  # the order paired draws index
     res = mean_difference_ci(a, b, paired=True, n_resamples=200, rng=3)
     idx = np.random.default_rng(3).integers(0, a.size, size=(200, a.size), dtype=np.int32)
     np.testing.assert_allclose(res.bootstrap_distribution, a[idx].mean(axis=1) - b[idx].mean(axis=1), atol=1e-14)
@@ -192,6 +196,7 @@ def test_differences_match_scipy_bootstrap_with_the_same_seed():
     """scipy.stats.bootstrap draws the same indices from the same seed: paired, one draw for all four arrays;
     unpaired, A's then B's."""
     a_val, b_val, a_test, b_test = approaches(m_a=30, m_b=30)
+    a_val, a_test, b_val, b_test = ranked_pairs(a_val, a_test, b_val, b_test)  # the order paired draws index
     ref = stats.bootstrap(
         (a_val, a_test, b_val, b_test),
         lambda av, at, bv, bt: boo_n(av, at, n=3) - boo_n(bv, bt, n=3),
@@ -204,6 +209,7 @@ def test_differences_match_scipy_bootstrap_with_the_same_seed():
     ours = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=4)
     np.testing.assert_allclose(ours.bootstrap_distribution, ref.bootstrap_distribution, rtol=0, atol=1e-12)
     a_val, b_val, a_test, b_test = approaches()
+    a_test, b_test = np.sort(a_test), np.sort(b_test)  # ranked: the order unpaired draws index
     ref = stats.bootstrap(
         (a_test, b_test),
         lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis),
@@ -348,7 +354,7 @@ def test_independent_difference_of_studentized_results_studentizes_the_differenc
     resamples are the documented draws, d* = a* - b*, q the 95 % quantile of |d* - d| / sqrt(se_a*^2 + se_b*^2)
     and the interval d +- q sqrt(se_a^2 + se_b^2)."""
     gen = np.random.default_rng(4)
-    a_scores, b_scores = gen.normal(1.0, 1.0, 30), gen.normal(0.0, 2.0, 25)
+    a_scores, b_scores = np.sort(gen.normal(1.0, 1.0, 30)), np.sort(gen.normal(0.0, 2.0, 25))  # ranked
     a, b = mean_ci(a_scores, n_resamples=400, rng=1), mean_ci(b_scores, n_resamples=400, rng=2)
     resamples_a = a_scores[np.random.default_rng(1).integers(0, 30, size=(400, 30), dtype=np.int32)]
     resamples_b = b_scores[np.random.default_rng(2).integers(0, 25, size=(400, 25), dtype=np.int32)]

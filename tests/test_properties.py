@@ -65,6 +65,49 @@ def test_independent_difference_is_the_difference_of_estimates(a, b, seed):
     assert d.confidence_interval.low <= d.confidence_interval.high
 
 
+@quiet
+@settings(max_examples=30, deadline=None)
+@given(scores, st.sampled_from(["studentized", "percentile", "bca", "smoothed"]), st.randoms(use_true_random=False))
+def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
+    """Draws index the runs ranked (validation, then test score): any order of the same runs gives the same
+    resamples, so the very same numbers."""
+    val, test = data
+    order = list(range(val.size))
+    random.shuffle(order)
+    given = boo_n_curve_ci(val, test, n=[1, 3, 7], n_resamples=120, method=method, rng=3)
+    shuffled = boo_n_curve_ci(val[order], test[order], n=[1, 3, 7], n_resamples=120, method=method, rng=3)
+    np.testing.assert_array_equal(shuffled.bootstrap_distribution, given.bootstrap_distribution)
+    np.testing.assert_array_equal([shuffled.low, shuffled.high], [given.low, given.high])
+
+
+@quiet
+@settings(max_examples=25, deadline=None)
+@given(scores, st.booleans(), st.randoms(use_true_random=False))
+def test_differences_do_not_depend_on_the_order_of_the_runs(data, paired, random):
+    """Unpaired, each group's runs in any order; paired, the pairs in any order: the same numbers."""
+    from boontrack.compare import boo_n_difference_ci, mean_difference_ci
+
+    val, test = data
+    half = val.size // 2
+    a_val, a_test, b_val, b_test = val[:half], test[:half], val[half : 2 * half], test[half : 2 * half]
+    order_a, order_b = list(range(half)), list(range(half))
+    random.shuffle(order_a)
+    if paired:
+        order_b = order_a
+    else:
+        random.shuffle(order_b)
+    for method in ("studentized", "percentile"):
+        given = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=2, paired=paired, method=method,
+                                    n_resamples=100, rng=5)  # fmt: skip
+        moved = boo_n_difference_ci(a_val[order_a], b_val[order_b], a_test[order_a], b_test[order_b], n=2,
+                                    paired=paired, method=method, n_resamples=100, rng=5)  # fmt: skip
+        np.testing.assert_array_equal(moved.bootstrap_distribution, given.bootstrap_distribution)
+        assert moved.confidence_interval == given.confidence_interval
+    given = mean_difference_ci(a_test, b_test, paired=paired, n_resamples=100, rng=6)
+    moved = mean_difference_ci(a_test[order_a], b_test[order_b], paired=paired, n_resamples=100, rng=6)
+    np.testing.assert_array_equal(moved.bootstrap_distribution, given.bootstrap_distribution)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30))
 def test_bh_is_never_more_conservative_than_holm_and_both_keep_order(pvalues):

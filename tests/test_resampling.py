@@ -22,6 +22,8 @@ from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning, FewRunsWarning
 from boontrack.resampling import boo_n_ci, boo_n_curve_ci, default_budgets, mean_ci
 
+from oracles import ranked
+
 E_MAX_5_STD_NORMAL = 1.162964  # E[max of 5 N(0, 1)], Bajgar et al. 2018, Table 4
 
 
@@ -59,7 +61,7 @@ def test_estimate_is_boo_n(estimator, maximize):
 @pytest.mark.parametrize("estimator", ["V", "U", "W"])
 @pytest.mark.parametrize("maximize", [True, False])
 def test_distribution_matches_materialised_resamples(estimator, maximize):
-    val, test = tied_runs()
+    val, test = ranked(*tied_runs(), maximize)
     n_resamples = 300
     res = boo_n_ci(val, test, n=5, estimator=estimator, maximize=maximize, n_resamples=n_resamples, rng=11)
     expected = [
@@ -71,7 +73,7 @@ def test_distribution_matches_materialised_resamples(estimator, maximize):
 
 
 def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
-    val, test = cbt
+    val, test = ranked(*cbt)
     res = boo_n_ci(val, test, n=5, n_resamples=200, rng=3)
     expected = [boo_n(val[i], test[i], n=5) for i in materialised(3, val.size, 200)]
     np.testing.assert_allclose(res.bootstrap_distribution, expected, rtol=0, atol=1e-12)
@@ -117,13 +119,52 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
         return count(self, *args, **kwargs)
 
     monkeypatch.setattr(_bootstrap.RankedRuns, "block_totals", counting)
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 200 * 5)  # 10 batches: kernels overlap on threads
     val, test = np.arange(200.0), np.arange(200.0)[::-1].copy()  # no ties: the matrix-product kernel
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
-        for method in ("studentized", "percentile"):
-            boo_n_curve_ci(val, test, n=[1, 2, 5], n_resamples=50, method=method, rng=0)
+        for threads in (1, 3):
+            with _bootstrap.using_threads(threads):
+                for method in ("studentized", "percentile"):
+                    boo_n_curve_ci(val, test, n=[1, 2, 5], n_resamples=50, method=method, rng=0)
         after = [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
     assert seen and set(seen) == {1}
     assert set(after) == {2}
+
+
+@pytest.mark.parametrize("method", ["studentized", "percentile", "bca"])
+def test_threads_give_the_same_numbers(monkeypatch, method):
+    """The batches are drawn in order in the calling thread: any number of threads gives the same resamples."""
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 9)  # 9 resamples per batch: 23 batches
+    val, test = tied_runs()
+    results = []
+    for threads in (1, 2, 5):
+        with _bootstrap.using_threads(threads):
+            results.append(boo_n_curve_ci(val, test, n=[1, 3, 10], n_resamples=200, method=method, rng=4))
+    for other in results[1:]:
+        np.testing.assert_array_equal(other.bootstrap_distribution, results[0].bootstrap_distribution)
+        np.testing.assert_array_equal(other.low, results[0].low)
+        np.testing.assert_array_equal(other.simultaneous_high, results[0].simultaneous_high)
+
+
+def test_threads_draw_a_bounded_number_of_batches_ahead():
+    """Memory stays bounded: with k threads at most 2k + 1 batches are drawn and not yet evaluated."""
+    drawn, evaluated, ahead = [], [], []
+
+    def batches():
+        for index in range(40):
+            drawn.append(index)
+            ahead.append(len(drawn) - len(evaluated))
+            yield index
+
+    def kernel(index):
+        evaluated.append(index)
+        return index * index
+
+    with _bootstrap.using_threads(2):
+        assert _bootstrap.evaluate_batches(kernel, batches()) == [k * k for k in range(40)]
+    assert max(ahead) <= 2 * 2 + 1
+    with _bootstrap.using_threads(None):
+        assert _bootstrap.thread_count() == _bootstrap.available_cpus() >= 1
 
 
 def test_percentile_interval_is_numpy_quantiles():
@@ -159,7 +200,7 @@ def efron_bca(dist: np.ndarray, estimate: float, jackknife: np.ndarray, level: f
 
 @pytest.mark.parametrize("estimator", ["V", "U", "W"])
 def test_bca_from_explicit_leave_one_out_loop(estimator):
-    val, test = tied_runs(m=30, seed=4)
+    val, test = ranked(*tied_runs(m=30, seed=4))
     res = boo_n_ci(val, test, n=4, estimator=estimator, method="bca", n_resamples=2000, rng=8)
     leave_one_out = np.array(
         [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
@@ -181,8 +222,9 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
 @pytest.mark.parametrize("method", ["percentile", "BCa"])
 def test_same_resamples_and_interval_as_scipy_bootstrap_around_boo_n(estimator, maximize, method):
     """scipy.stats.bootstrap(paired=True) draws the same run indices from the same seed, so the bootstrap
-    distribution, BCa's jackknife and the intervals must agree to rounding."""
-    val, test = tied_runs(m=30, seed=2)
+    distribution, BCa's jackknife and the intervals must agree to rounding (given the runs ranked, the order
+    both index)."""
+    val, test = ranked(*tied_runs(m=30, seed=2), maximize)
     ref = stats.bootstrap(
         (val, test),
         lambda v, t: boo_n(v, t, n=4, estimator=estimator, maximize=maximize),
@@ -233,7 +275,7 @@ def smoothed_reference(val, test, n, seed, n_resamples, maximize=True):
 
 @pytest.mark.parametrize("maximize", [True, False])
 def test_smoothed_matches_one_resample_at_a_time(maximize):
-    val, test = tied_runs()
+    val, test = ranked(*tied_runs(), maximize)
     res = boo_n_ci(val, test, n=5, maximize=maximize, method="smoothed", n_resamples=200, rng=6)
     np.testing.assert_allclose(
         res.bootstrap_distribution, smoothed_reference(val, test, 5, 6, 200, maximize), rtol=0, atol=1e-12
@@ -272,7 +314,7 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 @pytest.mark.parametrize("gather_share", [1, 10**9], ids=["gathered-weights", "matrix-product"])
 def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gather_share):
     monkeypatch.setattr(_bootstrap, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
-    val, test = tied_runs(m=60)
+    val, test = ranked(*tied_runs(m=60))
     budgets = [1, 2, 5, 13, 40, 60]
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
     idx = materialised(21, val.size, 150)
@@ -286,7 +328,7 @@ def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gathe
 
 def test_curve_at_large_budgets_on_paper_data(cbt):
     # large n only weighs the top ranks: the skipped ranks must not change the values
-    val, test = cbt
+    val, test = ranked(*cbt)
     budgets = [1, 50, 200, 370]
     band = boo_n_curve_ci(val, test, n=budgets, estimator="U", n_resamples=40, method="percentile", rng=2)
     expected = np.array([boo_n(val[i], test[i], n=budgets, estimator="U") for i in materialised(2, 370, 40)])
@@ -323,7 +365,7 @@ def test_default_budgets():
 
 
 def test_mean_ci_is_bootstrap_of_the_mean():
-    scores = np.random.default_rng(5).normal(0.8, 0.01, 35)
+    scores = np.sort(np.random.default_rng(5).normal(0.8, 0.01, 35))  # ranked: the order draws index
     res = mean_ci(scores, n_resamples=300, rng=13)
     assert res.estimate == pytest.approx(scores.mean(), abs=1e-15)
     np.testing.assert_allclose(
@@ -532,7 +574,7 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
     derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
     if cache_elements is not None:  # one resample and one budget at a time
         monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", cache_elements)
-    val, test = tied_runs(m=14, seed=3)
+    val, test = ranked(*tied_runs(m=14, seed=3))
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
     idx = materialised(5, val.size, n_resamples)
@@ -543,19 +585,21 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
     errors = np.array([[delta_method_se(val, test, c, n) for n in budgets] for c in counts])
     t = np.abs(values - estimate) / errors
     q = np.quantile(t, level, axis=0)
-    np.testing.assert_allclose(band.low, estimate - q * se, rtol=1e-6)
-    np.testing.assert_allclose(band.high, estimate + q * se, rtol=1e-6)
+    worst, reach = test.min(), 2 * test.max() - test.min()  # the plausible range intervals are cut to
+    np.testing.assert_allclose(band.low, np.maximum(estimate - q * se, worst), rtol=1e-6)
+    np.testing.assert_allclose(band.high, np.minimum(estimate + q * se, reach), rtol=1e-6)
     np.testing.assert_allclose(band.bootstrap_distribution, values, rtol=0, atol=1e-12)
     # every budget is <= m / 2, so all enter the simultaneous band's one critical value
     c = np.quantile(t.max(axis=1), level)
-    np.testing.assert_allclose(band.simultaneous_low, estimate - c * se, rtol=1e-6)
-    np.testing.assert_allclose(band.simultaneous_high, estimate + c * se, rtol=1e-6)
+    np.testing.assert_allclose(band.simultaneous_low, np.maximum(estimate - c * se, worst), rtol=1e-6)
+    np.testing.assert_allclose(band.simultaneous_high, np.minimum(estimate + c * se, reach), rtol=1e-6)
+    assert (band.low == worst).any()  # the cut is exercised (budget 7 with these resamples)
     assert band.method == "studentized"
 
 
 def test_studentized_mean_is_bootstrap_t_of_the_mean():
     """n = 1: the influence of run i is t_i - mean, so se* is the resample's plug-in sd / sqrt(m)."""
-    scores = np.random.default_rng(7).normal(0.8, 0.01, 25)
+    scores = np.sort(np.random.default_rng(7).normal(0.8, 0.01, 25))  # ranked: the order draws index
     res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3)
     samples = scores[materialised(3, 25, 400)]
     t = np.abs(samples.mean(axis=1) - scores.mean()) / (samples.std(axis=1) / 5)
@@ -620,9 +664,11 @@ def test_band_trustworthy_up_to_half_of_m_and_simultaneous_contains_pointwise():
         band = boo_n_curve_ci(val, test, n_resamples=400, method=method, rng=1)
         assert band.trustworthy.tolist() == [n <= 10 for n in range(1, 21)]
     # both symmetric about the estimate, the sup-t band holds the pointwise one where its critical value is taken
+    # (equal where one budget's |t*| is the largest in enough resamples; both may end at the worst test score)
     ok = band.trustworthy
     band = boo_n_curve_ci(val, test, n_resamples=400, rng=1)
-    assert (band.simultaneous_low[ok] < band.low[ok]).all() and (band.simultaneous_high[ok] > band.high[ok]).all()
+    assert (band.simultaneous_low[ok] <= band.low[ok]).all() and (band.simultaneous_high[ok] >= band.high[ok]).all()
+    assert (band.simultaneous_high[ok] > band.high[ok]).sum() >= ok.sum() - 1
 
 
 def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():

@@ -10,9 +10,17 @@ functions do.
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
+import itertools
 import math
-from typing import NamedTuple
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special
@@ -28,6 +36,9 @@ MIN_BATCH = 1
 #: Runs x resamples counted at once: small enough that the counting's arrays (~2 MB each) stay in cache, which
 #: makes it 2-5x faster than on whole batches; also the size of the (budgets, resamples, blocks) arrays.
 CACHE_ELEMENTS = 1 << 18
+#: Runs per tie block (on average) from which the draws are counted per position and summed over blocks, rather
+#: than counted per block directly (see :class:`RankedRuns`; measured).
+REDUCE_SHARE = 8
 #: Boo_n gathers P at the block ends from its table when the tie blocks are fewer than m / GATHER_SHARE (one
 #: gather per block and budget); with more blocks one matrix product per batch is cheaper (measured).
 GATHER_SHARE = 8
@@ -73,69 +84,190 @@ def _thread_pools() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+class _OneBlasThread:
+    """BLAS limited to one thread while any kernel runs, in any thread; the limit found before is restored
+    when the last one ends. A plain ``limit()`` per call is not enough with several threads: the first to end
+    would restore the old limit under the others, and the last would leave its own limit behind for good.
+
+    OpenBLAS ignores a limit set in another thread once the main thread has set one (measured with OpenBLAS
+    0.3.31), so :func:`evaluate_batches` holds this in the calling thread while its threads run.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._limiter = None
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._users == 0:
+                self._limiter = _thread_pools().limit(limits=1, user_api="blas")
+            self._users += 1
+
+    def __exit__(self, *exc_info) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0:
+                self._limiter.restore_original_limits()
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
+
+
 def _one_blas_thread(kernel):
     """Run ``kernel`` with BLAS limited to one thread (restored afterwards; about 5 us per call).
 
     The kernels' matrix products are small (a batch of resamples by m + 1 ranks, times the budgets): BLAS
     threads gained no wall time and cost up to 9x the CPU on two cores, more with several processes each
-    starting its own threads. More cores are used by running jobs or groups in separate processes.
+    starting its own threads. More cores are used by evaluating batches in threads (:func:`evaluate_batches`).
     """
 
     @functools.wraps(kernel)
     def limited(*args, **kwargs):
-        with _thread_pools().limit(limits=1, user_api="blas"):
+        with _ONE_BLAS_THREAD:
             return kernel(*args, **kwargs)
 
     return limited
 
 
-class RankedRuns:
-    """Runs ranked by validation score and grouped into tie blocks, ready to evaluate Boo_n on resamples.
+#: Threads that evaluate the batches of one bootstrap; None is every CPU this process may use.
+_THREADS: ContextVar[int | None] = ContextVar("boontrack_threads", default=None)
 
-    A resample enters only through two numbers per tie block: how many draws fell into the block and the sum
-    of their test scores. Both come from one ``bincount`` over the batch's draws (the second weighted by the
-    drawn test scores), laid out as (resamples, blocks). This is the count-weighted block sum of the sorted
-    runs without forming per-run counts: ``np.add.reduceat`` over per-run counts was 3-7x slower when blocks
-    are small (no or few ties), the common case for continuous metrics. Cumulative sums then run along the
-    contiguous last axis (5x faster than along axis 0).
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def thread_count() -> int:
+    """The threads :func:`evaluate_batches` uses here (see :func:`using_threads`)."""
+    return _THREADS.get() or available_cpus()
+
+
+@contextlib.contextmanager
+def using_threads(threads: int | None) -> Iterator[None]:
+    """Evaluate bootstrap batches on ``threads`` threads inside the block (None: every available CPU)."""
+    token = _THREADS.set(threads)
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
+
+
+def evaluate_batches(kernel: Callable[[Any], Any], batches: Iterable[Any]) -> list[Any]:
+    """``kernel(batch)`` for each batch, in order, on up to :func:`thread_count` threads.
+
+    The batches are drawn here, in the calling thread and in order, so the resamples and the results are those
+    of one thread whatever the count. At most two batches per thread are drawn ahead: memory stays bounded. A
+    single batch (every sweep of up to 400 runs at 10,000 resamples) starts no thread. Threads pay because the
+    kernels are numpy operations that release the GIL: on two cores they cut the wall time 1.6-1.9x for
+    5-10 % more CPU time.
+    """
+    threads = thread_count()
+    batches = iter(batches)
+    head = list(itertools.islice(batches, 2))
+    if threads == 1 or len(head) < 2:
+        return [kernel(batch) for batch in itertools.chain(head, batches)]
+    results, pending = [], collections.deque()
+    with _ONE_BLAS_THREAD, ThreadPoolExecutor(threads, thread_name_prefix="boontrack") as pool:
+        for batch in itertools.chain(head, batches):
+            pending.append(pool.submit(kernel, batch))
+            if len(pending) > 2 * threads:
+                results.append(pending.popleft().result())
+        results.extend(future.result() for future in pending)
+    return results
+
+
+class RankedRuns:
+    """Runs ranked worst to best, grouped into tie blocks, ready to evaluate Boo_n on resamples.
+
+    The ranking is by validation score, and inside a tie block by test score: a canonical order, so that the
+    resamples (drawn as positions in it, see :mod:`boontrack.resampling`) do not depend on the order the runs
+    came in. A resample enters only through two numbers per tie block: how many draws fell into the block and
+    the sum of their test scores, laid out as (resamples, blocks). They come from the draws one of three ways,
+    whichever was fastest (measured per draw, m = 20 to 100,000):
+
+    - no ties: the per-position counts of one ``bincount`` are the block counts, and the sums are the counts
+      times the scores (1.4x faster than the gather below);
+    - at least ``REDUCE_SHARE`` runs per block on average: the per-position counts summed over each block with
+      ``np.add.reduceat`` (1.1x faster at 10,000 runs, 1.7x at 100,000);
+    - else: one ``bincount`` over the draws' blocks, and one weighted by their scores (``reduceat`` over small
+      blocks was 2-3x slower).
+
+    Cumulative sums then run along the contiguous last axis (5x faster than along axis 0).
     """
 
     def __init__(self, val: np.ndarray, test: np.ndarray, maximize: bool):
-        blocks = rank_blocks(val, maximize=maximize)
         self.m = val.size
-        self.blocks = blocks.ends.size
-        # Tie block of each run, in input order; int32 halves the memory the gather reads (m < 2^31 runs).
-        self._block_of = np.empty(self.m, dtype=np.int32)
-        self._block_of[blocks.order] = np.repeat(np.arange(self.blocks), np.diff(blocks.ends, prepend=0))
+        key = val if maximize else -val
+        self.order = np.lexsort((test if maximize else -test, key))  # worst to best; ties by test score
+        sorted_key = key[self.order]
+        ends = np.append(np.flatnonzero(sorted_key[1:] != sorted_key[:-1]) + 1, self.m)
+        self.blocks = ends.size
+        self._starts = np.concatenate(([0], ends[:-1]))
+        # Tie block of each position, as intp: bincount takes intp keys, and the rows' offsets are added in place.
+        self._block_of = np.repeat(np.arange(self.blocks), np.diff(ends, prepend=0))
         # Test scores are summed relative to their median: constant scores then give exactly their value (a
         # collapsed interval), and sums of large counts keep their precision.
         self._offset = float(np.median(test))
-        self._test = test - self._offset
+        self._test = test[self.order] - self._offset
+        self._per_position = self.blocks == self.m or self.blocks * REDUCE_SHARE <= self.m
 
-    def block_totals(self, indices: np.ndarray, *, squares: bool = False) -> tuple[np.ndarray, ...]:
-        """Per resample (rows of ``indices``, run indices) and block: number of draws and sum of test scores.
+    @functools.cached_property
+    def _position_of(self) -> np.ndarray:
+        position = np.empty(self.m, dtype=np.int32)
+        position[self.order] = np.arange(self.m, dtype=np.int32)
+        return position
+
+    def positions(self, indices: np.ndarray) -> np.ndarray:
+        """The positions in the ranking of the runs ``indices`` (indices into the runs as given)."""
+        return self._position_of.take(indices)
+
+    def block_totals(self, positions: np.ndarray, *, squares: bool = False) -> tuple[np.ndarray, ...]:
+        """Per resample (rows of ``positions`` in the ranking) and block: number of draws and sum of test scores.
 
         Returns two arrays of shape (resamples, blocks), and a third, the sum of squared test scores, with
         ``squares=True``.
         """
-        size, width = indices.shape
+        size, width = positions.shape
         totals = [
             np.empty((size, self.blocks), dtype=np.intp),
             *(np.empty((size, self.blocks)) for _ in range(1 + squares)),
         ]
-        rows = max(1, CACHE_ELEMENTS // max(width, 1))
+        rows = max(1, CACHE_ELEMENTS // max(width, self.m if self._per_position else 1))
+        count = self._count_per_position if self._per_position else self._count_per_block
         for start in range(0, size, rows):  # chunks of resamples whose arrays stay in cache: 2-5x faster
-            runs = indices[start : start + rows].astype(np.intp)  # take casts int32 indices per call: cast once
-            done = runs.shape[0]
-            flat = np.add(self._block_of.take(runs), (np.arange(done) * self.blocks)[:, None], dtype=np.intp).ravel()
-            length = self.blocks * done
-            part = slice(start, start + done)
-            totals[0][part] = np.bincount(flat, minlength=length).reshape(done, self.blocks)
-            drawn = self._test.take(runs).ravel()
-            totals[1][part] = np.bincount(flat, weights=drawn, minlength=length).reshape(done, self.blocks)
-            if squares:
-                totals[2][part] = np.bincount(flat, weights=drawn * drawn, minlength=length).reshape(done, self.blocks)
+            part = slice(start, start + rows)
+            count(positions[part].astype(np.intp), [total[part] for total in totals])  # cast once, not per take
         return tuple(totals)
+
+    def _count_per_position(self, drawn: np.ndarray, out: list[np.ndarray]) -> None:
+        done = drawn.shape[0]
+        drawn += np.arange(0, done * self.m, self.m)[:, None]  # row r counts into its own m positions
+        counts = np.bincount(drawn.ravel(), minlength=done * self.m).reshape(done, self.m)
+        sums = counts * self._test
+        columns = [counts, sums, *([sums * self._test] if len(out) > 2 else [])]
+        for total, column in zip(out, columns):
+            if self.blocks == self.m:
+                total[...] = column
+            else:
+                np.add.reduceat(column, self._starts, axis=1, out=total)
+
+    def _count_per_block(self, drawn: np.ndarray, out: list[np.ndarray]) -> None:
+        done = drawn.shape[0]
+        keys = self._block_of.take(drawn)
+        keys += np.arange(0, done * self.blocks, self.blocks)[:, None]  # row r counts into its own blocks
+        keys = keys.ravel()
+        length = self.blocks * done
+        out[0][...] = np.bincount(keys, minlength=length).reshape(done, self.blocks)
+        scores = self._test.take(drawn).ravel()
+        out[1][...] = np.bincount(keys, weights=scores, minlength=length).reshape(done, self.blocks)
+        if len(out) > 2:
+            scores *= scores
+            out[2][...] = np.bincount(keys, weights=scores, minlength=length).reshape(done, self.blocks)
 
     @_one_blas_thread
     def boo_n(self, indices: np.ndarray, cdf: np.ndarray) -> np.ndarray:
@@ -192,9 +324,9 @@ class RankedRuns:
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
         share = counts / m
-        if ties:  # spread of the test scores inside each block: sum_i c_i (t_i - mean_b)^2 / m
+        if ties:  # spread of the test scores inside each block, sum_i c_i (t_i - mean_b)^2 / m, per share^2
             spread = np.maximum(squares[0] - sums * means, 0.0) / m
-            share_floor = np.maximum(share, 1.0 / m)
+            spread /= np.square(np.maximum(share, 1.0 / m))
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
         for part in _budget_slices(cdf.shape[0], cum.size):
@@ -202,18 +334,14 @@ class RankedRuns:
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
             terms = slope[part].take(cum, axis=1)
             terms *= falls
-            # R_b = the sum of the terms from b up: all terms, less the cumulative sum, plus the own term.
-            influence = terms - np.cumsum(terms, axis=2)
-            influence += terms.sum(axis=2, keepdims=True)
-            centre = np.einsum("ij,kij->ki", share, influence)
-            influence -= centre[..., None]
-            variance = np.einsum("ij,kij->ki", share, influence * influence)
-            if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws
+            influence = np.cumsum(terms[..., ::-1], axis=2)[..., ::-1]  # R_b: the sum of the terms from b up
+            influence -= np.einsum("ij,kij->ki", share, influence)[..., None]
+            variance = np.einsum("ij,kij,kij->ki", share, influence, influence)
+            if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws (in spread)
                 weight = np.empty_like(p_high)
                 np.subtract(p_high[..., 0], cdf[part, :1], out=weight[..., 0])
                 np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
-                weight /= share_floor
-                variance += np.einsum("ij,kij->ki", spread, weight * weight)
+                variance += np.einsum("ij,kij,kij->ki", spread, weight, weight)
             variances[:, part] = variance.T
         return values + self._offset, np.sqrt(variances / m)
 
@@ -221,10 +349,10 @@ class RankedRuns:
         """Boo_n of the data itself (every run drawn once), one value per budget."""
         return self.boo_n(np.arange(self.m)[None, :], cdf)[0]
 
-    def leave_one_out(self, runs: np.ndarray) -> np.ndarray:
-        """Run indices of the jackknife samples that leave out ``runs`` (one row each, m - 1 columns)."""
+    def leave_one_out(self, left_out: np.ndarray) -> np.ndarray:
+        """Positions of the jackknife samples that leave out the positions ``left_out`` (a row each, m - 1 columns)."""
         kept = np.arange(self.m - 1)[None, :]
-        return kept + (kept >= runs[:, None])
+        return kept + (kept >= left_out[:, None])
 
 
 def cdf_table(m: int, budgets: np.ndarray, estimator: Estimator) -> np.ndarray:
@@ -497,17 +625,18 @@ def curve_distribution(
     estimate = runs.estimate(rows)
     jackknife = standard_error = studentized = resample_se = None
     if method == "smoothed":
-        dist = smoothed_boo_n(val, test if test_given else None, maximize, rows, rng, n_resamples)
+        ranked_val, ranked_test = val[runs.order], test[runs.order] if test_given else None
+        dist = smoothed_boo_n(ranked_val, ranked_test, maximize, rows, rng, n_resamples)
     elif method == "studentized":
         slope = slope_table(m, budgets, estimator)
         standard_error = runs.boo_n_studentized(np.arange(m)[None, :], rows, slope)[1][0]
         dist, resample_se = studentized_distribution(runs, rows, slope, rng, n_resamples)
         studentized = studentize(dist[: resample_se.shape[0]] - estimate, resample_se)
     else:
-        dist = np.concatenate([runs.boo_n(i, rows) for i in bootstrap_indices(rng, m, n_resamples)])
+        dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows), bootstrap_indices(rng, m, n_resamples)))
     if method == "bca":
         rows_loo = cdf_table(m - 1, budgets, estimator)
-        jackknife = np.concatenate([runs.boo_n(i, rows_loo) for i in jackknife_indices(runs)])
+        jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
     plausible = plausible_range(test, maximize)
     return Resampled(estimate, dist, jackknife, standard_error, studentized, resample_se, plausible)
 
@@ -539,17 +668,24 @@ def studentized_distribution(
     wanted = n_resamples
     if runs.m * rows.shape[0] > STUDENTIZED_WORK:
         wanted = min(n_resamples, STUDENTIZED_RESAMPLES)
-    values, errors, done = [], [], 0
-    for indices in bootstrap_indices(rng, runs.m, n_resamples):
-        split = min(indices.shape[0], max(0, wanted - done))
-        if split:
-            value, error = runs.boo_n_studentized(indices[:split], rows, slope)
-            values.append(value)
-            errors.append(error)
-        if split < indices.shape[0]:
-            values.append(runs.boo_n(indices[split:], rows))
-        done += indices.shape[0]
-    return np.concatenate(values), np.concatenate(errors)
+
+    def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray]:
+        """The batch's Boo_n, and the standard errors of its first ``studentized`` resamples."""
+        if studentized == 0:
+            return runs.boo_n(indices, rows), np.empty((0, rows.shape[0]))
+        value, error = runs.boo_n_studentized(indices[:studentized], rows, slope)
+        if studentized < indices.shape[0]:
+            value = np.concatenate([value, runs.boo_n(indices[studentized:], rows)])
+        return value, error
+
+    def batches() -> Iterator[tuple[np.ndarray, int]]:
+        done = 0
+        for indices in bootstrap_indices(rng, runs.m, n_resamples):
+            yield indices, min(indices.shape[0], max(0, wanted - done))
+            done += indices.shape[0]
+
+    parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
+    return np.concatenate([value for value, _ in parts]), np.concatenate([error for _, error in parts])
 
 
 def studentize(difference: np.ndarray, standard_error: np.ndarray) -> np.ndarray:
@@ -568,11 +704,16 @@ class BudgetGroup:
         self.cdf = cdf_table(val.size, np.array([budget]), estimator)
         self.slope = slope_table(val.size, np.array([budget]), estimator)
         self.plausible = plausible_range(test, maximize)
+        self.scores, self._setting = (val, test), (maximize, budget, estimator)
         blocks = rank_blocks(val, maximize=maximize)
         self._order, self._starts = blocks.order, np.concatenate(([0], blocks.ends[:-1]))
         self._block_of = np.empty(val.size, dtype=np.intp)
         self._block_of[blocks.order] = np.repeat(np.arange(blocks.ends.size), np.diff(blocks.ends, prepend=0))
         self._test = test - np.median(test)  # influence values do not depend on a shift; sums keep precision
+
+    def taken(self, order: np.ndarray) -> BudgetGroup:
+        """The same group with its runs in ``order`` (pairs of two groups in a common order)."""
+        return BudgetGroup(self.scores[0][order], self.scores[1][order], *self._setting)
 
     def influence(self, counts: np.ndarray) -> np.ndarray:
         """Empirical influence of each run on Boo_n of each resample, (resamples, m), from per-run draw counts.
@@ -622,28 +763,41 @@ def difference_interval(
 ) -> tuple[float, np.ndarray, tuple[float, float]]:
     """Boo_n(A) - Boo_n(B) on the data, on each resample, and its interval.
 
-    Unpaired: A and B are resampled independently; per batch the indices of A are drawn, then those of B.
-    Paired: one draw of run indices serves both, so a resample keeps the pairs (A_i, B_i) together. The
+    Unpaired: A and B are resampled independently; per batch the positions of A are drawn, then those of B
+    (positions in each group's ranking, as for one group). Paired: one draw serves both, so a resample keeps
+    the pairs (A_i, B_i) together; it indexes the pairs sorted by A's validation score, A's test score, B's
+    validation score, B's test score (ascending), so that it does not depend on the order they came in. The
     studentized interval is ``est +- q se``, q the ``confidence_level`` quantile of ``|est* - est| / se*``
     (symmetric, as for one group), cut to the difference of the two groups' plausible ranges.
     """
+    if paired:  # the pairs in a canonical order, by A's scores then B's: nothing depends on the given one
+        pairs = np.lexsort((*group_b.scores[::-1], *group_a.scores[::-1]))
+        group_a, group_b = group_a.taken(pairs), group_b.taken(pairs)
     runs_a, runs_b = group_a.runs, group_b.runs
     estimate = float(runs_a.estimate(group_a.cdf)[0] - runs_b.estimate(group_b.cdf)[0])
     studentized = method == "studentized"
-    parts, errors = [], []
-    for size in batch_sizes(n_resamples, runs_a.m + runs_b.m):
-        indices_a = draw_indices(rng, runs_a.m, size)
-        indices_b = indices_a if paired else draw_indices(rng, runs_b.m, size)
+
+    def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for size in batch_sizes(n_resamples, runs_a.m + runs_b.m):
+            indices_a = draw_indices(rng, runs_a.m, size)
+            yield indices_a, indices_a if paired else draw_indices(rng, runs_b.m, size)
+
+    def evaluate(indices_a: np.ndarray, indices_b: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The batch's differences, and their standard errors for the studentized method."""
         if studentized and not paired:
             value_a, error_a = runs_a.boo_n_studentized(indices_a, group_a.cdf, group_a.slope)
             value_b, error_b = runs_b.boo_n_studentized(indices_b, group_b.cdf, group_b.slope)
-            errors.append(np.hypot(error_a[:, 0], error_b[:, 0]))
+            return value_a[:, 0] - value_b[:, 0], np.hypot(error_a[:, 0], error_b[:, 0])
+        if paired:  # the draws are pairs, whose positions differ in the two rankings
+            value_a = runs_a.boo_n(runs_a.positions(indices_a), group_a.cdf)
+            value_b = runs_b.boo_n(runs_b.positions(indices_b), group_b.cdf)
         else:
             value_a, value_b = runs_a.boo_n(indices_a, group_a.cdf), runs_b.boo_n(indices_b, group_b.cdf)
-            if studentized:
-                errors.append(_paired_standard_error(group_a, group_b, indices_a))
-        parts.append(value_a[:, 0] - value_b[:, 0])
-    dist = np.concatenate(parts)
+        error = _paired_standard_error(group_a, group_b, indices_a) if studentized else None
+        return value_a[:, 0] - value_b[:, 0], error
+
+    parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
+    dist = np.concatenate([difference for difference, _ in parts])
     if not studentized:
         return estimate, dist, percentile_interval(dist, confidence_level)
     identity = np.arange(runs_a.m)[None, :]
@@ -657,7 +811,8 @@ def difference_interval(
             )
         )
     plausible = difference_range(group_a.plausible, group_b.plausible)
-    return estimate, dist, studentized_difference(estimate, dist, error, np.concatenate(errors), plausible, confidence_level)
+    errors = np.concatenate([errors for _, errors in parts])
+    return estimate, dist, studentized_difference(estimate, dist, error, errors, plausible, confidence_level)
 
 
 def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float, float]) -> tuple[float, float]:

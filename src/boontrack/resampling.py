@@ -2,10 +2,12 @@
 
 The bootstrap resamples runs, keeping each run's (validation, test) pair together (Bajgar et al. 2018,
 Appendix D.1). Resample r of a batch of ``b`` resamples is row r of
-``rng.integers(0, m, size=(b, m), dtype=numpy.int32)``:
-indices into the runs as given. Batches follow each other in the generator's stream, so the resamples do not
-depend on the batch size, and they are the resamples ``scipy.stats.bootstrap(..., paired=True, rng=seed)``
-draws: with the same seed both give the same bootstrap distribution and intervals (the tests check it).
+``rng.integers(0, m, size=(b, m), dtype=numpy.int32)``: positions in the runs ranked worst to best by
+validation score, runs tied in it worst to best by test score. The ranking is canonical, so the resamples, and
+every number computed from them, do not depend on the order the runs are given in. Batches follow each other
+in the generator's stream, so the resamples do not depend on the batch size or the number of threads, and
+they are the resamples ``scipy.stats.bootstrap(..., paired=True, rng=seed)`` draws from the runs given in
+that ranking: with the same seed both give the same bootstrap distribution and intervals (the tests check it).
 
 A resample is used only through its counts: ranked by validation score, it is the original ranking with run i
 repeated ``c_i`` times, so no resample is sorted. With the original tie blocks b (runs of equal validation
@@ -26,7 +28,10 @@ blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`). I
 populations with a known Boo_n (:mod:`boontrack.simulate`, ``tests/benchmarks/bench_coverage.py``).
 
 Resamples are processed in batches of about 2^22 draws (16 MB), counted in cache-sized chunks, so memory
-stays bounded and ``n_resamples`` is limited only by time. The kernels run BLAS with one thread. The machinery
+stays bounded and ``n_resamples`` is limited only by time. The batches are drawn in order in the calling
+thread and evaluated on every CPU the process may use (threads: the kernels are numpy operations that release
+the GIL; :func:`boontrack.analysis.analyze` and ``boontrack summarize --threads`` set how many). The kernels
+run BLAS with one thread. The machinery
 lives in :mod:`boontrack._bootstrap`, shared with the comparisons. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and
 never touches the global random state.
 """
