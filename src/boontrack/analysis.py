@@ -218,7 +218,9 @@ class Summary:
         }
 
 
-def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str | None = None) -> Summary:
+def analyze(
+    table: RunTable, spec: Spec, *, progress: bool = False, source: str | None = None, threads: int | None = None
+) -> Summary:
     """Summarize every group of ``table`` and compare the groups, as ``spec`` says.
 
     Per group: Boo_n at each budget (``spec.n``, else the default budgets the group has runs for, see
@@ -238,6 +240,9 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
         Show a progress bar over groups on stderr (only when stderr is a terminal).
     source
         Description of where the runs came from, stored in :attr:`Summary.source`.
+    threads
+        Threads that evaluate the bootstrap's batches of resamples (None: every CPU this process may use). The
+        results do not depend on it: the resamples are drawn in order in one thread.
 
     Raises
     ------
@@ -245,11 +250,13 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
         A group with fewer runs than the largest ``spec.n`` given (or than the smallest default budget), an
         unknown baseline, or invalid spec options.
     """
-    _analyze_iv(table, spec)
-    with progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
+    from boontrack._bootstrap import using_threads
+
+    _analyze_iv(table, spec, threads)
+    with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
         results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
-    summaries = tuple(summary for summary, _ in results)
-    comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results})
+        summaries = tuple(summary for summary, _ in results)
+        comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results})
     return Summary(
         spec=spec,
         groups=summaries,
@@ -263,9 +270,9 @@ def analyze(table: RunTable, spec: Spec, *, progress: bool = False, source: str 
     )
 
 
-def _analyze_iv(table: RunTable, spec: Spec) -> None:
+def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
     """InputError for arguments of the wrong type, a spec other than the table's, spec options the analysis
-    cannot use and groups too small for the budgets.
+    cannot use, a thread count below one and groups too small for the budgets.
 
     Budgets given (``spec.n``): every group must have runs for the largest. Default budgets: every group must
     have runs for one of them at least (the others are left out per group, see :meth:`Spec.budgets_for`).
@@ -278,6 +285,8 @@ def _analyze_iv(table: RunTable, spec: Spec) -> None:
         )
     if not isinstance(spec, Spec):
         raise InputError(f"spec must be a boontrack Spec, got {type(spec).__name__}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise InputError(f"threads must be a whole number >= 1 or None (every CPU), got {threads!r}")
     spec.check()
     _check_same_spec(table, spec)
     if spec.baseline is not None and spec.baseline not in table.groups:

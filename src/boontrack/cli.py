@@ -187,6 +187,8 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
 @click.option("--force", is_flag=True, help="Write even when the destination is up to date.")
 @click.option("--no-plots", is_flag=True, help="Write no PNG plots (most of the cost of writing a small summary).")
+@click.option("--threads", type=click.IntRange(min=1), metavar="N",
+              help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]")
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
 @click.option("--parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
 @click.option("--tracking-uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
@@ -208,6 +210,7 @@ def summarize(
     prefix: str,
     force: bool,
     no_plots: bool,
+    threads: int | None,
     output_format: str,
     parent: str | None,
     tracking_uri: str | None,
@@ -239,7 +242,7 @@ def summarize(
             warnings.simplefilter("ignore", WriteBackWarning)
             result = run_job(
                 runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True,
-                plots=not no_plots,
+                plots=not no_plots, threads=threads,
             )
     shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
     text = to_json(shown) if output_format == "json" else format_table(shown)

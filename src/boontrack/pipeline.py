@@ -211,6 +211,7 @@ def run_job(
     summarize_unchanged: bool = False,
     raise_on_write_error: bool = False,
     plots: bool = True,
+    threads: int | None = None,
 ) -> JobResult:
     """Read the runs of ``source``, analyze them as ``spec`` says and write the result to ``sink``.
 
@@ -234,6 +235,8 @@ def run_job(
         Raise a failed write instead of warning and reporting it in the result.
     plots
         Render the PNG plots among the written artifacts (most of the cost of a write with few runs).
+    threads
+        Threads of the analysis (None: every CPU this process may use; see :func:`boontrack.analysis.analyze`).
 
     Returns
     -------
@@ -282,7 +285,7 @@ def run_job(
     if unchanged and (kept is not None or not summarize_unchanged):
         return JobResult("unchanged", None, fp, location, stored_summary=kept)
 
-    summary = analyze(table, spec, progress=progress, source=redact(source.describe()))
+    summary = analyze(table, spec, progress=progress, source=redact(source.describe()), threads=threads)
     if sink is None:
         return JobResult("computed", summary, fp, location)
     if unchanged:

@@ -371,13 +371,16 @@ def _backend_names() -> frozenset[str]:
     return frozenset(available_backends())
 
 
-def run_job_line(job: Job, *, force: bool = False, lock_timeout: float = 60.0) -> tuple[str, str | None]:
+def run_job_line(
+    job: Job, *, force: bool = False, lock_timeout: float = 60.0, threads: int | None = None
+) -> tuple[str, str | None]:
     """Run one (discovered or written) job: its log line's outcome, and the traceback when it failed.
 
-    What every engine runs, in the driver or in a worker: never raises for a failing job.
+    What every engine runs, in the driver or in a worker: never raises for a failing job. ``threads`` is the
+    job's share of the CPUs (None: all of them, for jobs run one at a time).
     """
     try:
-        return _run_locked(job, force=force, lock_timeout=lock_timeout), None
+        return _run_locked(job, force=force, lock_timeout=lock_timeout, threads=threads), None
     except Exception as exc:
         return f"failed: {_one_line(exc)}", traceback.format_exc()
 
@@ -393,19 +396,23 @@ class ProcessEngine:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from boontrack._bootstrap import available_cpus
+
         self.slots = slots
+        self._threads = max(1, available_cpus() // slots)  # each worker's share: no more threads than CPUs
         self._new_pool = lambda: ProcessPoolExecutor(max_workers=slots, mp_context=multiprocessing.get_context("spawn"))
         self._pool = self._new_pool()
 
     def submit(self, job: Job, *, force: bool, lock_timeout: float) -> Any:
         from concurrent.futures.process import BrokenProcessPool
 
+        options = {"force": force, "lock_timeout": lock_timeout, "threads": self._threads}
         try:
-            return self._pool.submit(run_job_line, job, force=force, lock_timeout=lock_timeout)
+            return self._pool.submit(run_job_line, job, **options)
         except BrokenProcessPool:  # a worker died: the jobs it took failed; the others get a new pool
             self._pool.shutdown(wait=False)
             self._pool = self._new_pool()
-            return self._pool.submit(run_job_line, job, force=force, lock_timeout=lock_timeout)
+            return self._pool.submit(run_job_line, job, **options)
 
     def wait(self, handles: Sequence[Any]) -> list[tuple[Any, tuple[str, str | None]]]:
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -423,7 +430,7 @@ class ProcessEngine:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
+def _run_locked(job: Job, *, force: bool, lock_timeout: float, threads: int | None) -> str:
     source = open_source(job.source, **job.source_options)
     with _lock(_lock_path(job, source.identity()), timeout=lock_timeout) as acquired:
         if not acquired:
@@ -431,7 +438,9 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float) -> str:
         sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
         with warnings.catch_warnings():  # a failed write is the job's log line, not a second message
             warnings.simplefilter("ignore", WriteBackWarning)
-            result = run_job(source, job.spec, sink=sink, prefix=job.prefix, force=force, plots=job.plots)
+            result = run_job(
+                source, job.spec, sink=sink, prefix=job.prefix, force=force, plots=job.plots, threads=threads
+            )
     if result.error:
         return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"

@@ -62,7 +62,7 @@ class RayEngine:
         self._task = self._ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(run)
 
     def submit(self, job: Job, *, force: bool, lock_timeout: float) -> Any:
-        return self._task.remote(job, force=force, lock_timeout=lock_timeout)
+        return self._task.remote(job, force=force, lock_timeout=lock_timeout, threads=1)  # a task has one CPU
 
     def wait(self, handles: Sequence[Any]) -> list[tuple[Any, tuple[str, str | None]]]:
         done, _ = self._ray.wait(list(handles), num_returns=1)
