@@ -371,3 +371,23 @@ def test_u_with_bca_leaves_out_the_budget_its_jackknife_cannot_reach():
     one_run = pd.DataFrame({"acc": [0.5]})
     with pytest.raises(InputError, match="too few runs for n = 1: group 'all' has 1 runs"):
         analyze(RunTable.from_frame(one_run, spec), spec)
+
+
+def test_the_thread_count_changes_no_number(monkeypatch):
+    """The bootstrap's batches are drawn in order in one thread, whatever the count: the same summary."""
+    from boontrack import _bootstrap
+
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 12 * 50)  # 50 resamples per batch: several batches
+    frame = seeded_frame({"a": (0.80, None), "b": (0.81, None)})
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 3), n_resamples=RESAMPLES)
+    table = RunTable.from_frame(frame, spec)
+    one, three = (analyze(table, spec, threads=threads).to_dict() for threads in (1, 3))
+    assert json.dumps(one, sort_keys=True) == json.dumps(three, sort_keys=True)
+
+
+@pytest.mark.parametrize("threads", [0, -2, 1.5, True, "2"])
+def test_a_thread_count_below_one_or_not_whole_is_refused(threads):
+    frame = seeded_frame({"a": (0.80, None)})
+    spec = Spec(val="val_acc", n=(1,), n_resamples=RESAMPLES)
+    with pytest.raises(InputError, match="threads must be a whole number >= 1"):
+        analyze(RunTable.from_frame(frame, spec), spec, threads=threads)

@@ -423,3 +423,13 @@ def test_the_shipped_example_table_summarizes():
         tests = runs.loc[runs["model"] == model, "test_acc"]
         assert group["runs"] == len(tests) == 30
         assert group["boo_n"]["1"]["estimate"] == pytest.approx(tests.mean(), rel=1e-12)
+
+
+def test_summarize_threads_change_no_number_and_zero_is_a_usage_error(cifar):
+    args = ["summarize", str(cifar), "--val", "Best Precision_valid", "--test", "Best Precision_test", "--n", "1,5",
+            "--resamples", RESAMPLES, "--format", "json"]  # fmt: skip
+    one, two = invoke(*args, "--threads", "1"), invoke(*args, "--threads", "2")
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    assert json.loads(one.output)["groups"] == json.loads(two.output)["groups"]
+    refused = invoke(*args, "--threads", "0")
+    assert refused.exit_code == 2 and "--threads" in refused.output

@@ -460,3 +460,31 @@ def test_a_lost_worker_process_fails_its_job_only_and_the_next_jobs_get_new_work
         assert outcome.startswith("updated"), outcome
     finally:
         engine.close()
+
+
+def test_workers_share_the_cpus_and_a_job_run_alone_takes_them_all(workdir, monkeypatch):
+    """Each of N worker processes analyzes with its share of the CPUs (at least one thread): N jobs at once
+    never start more bootstrap threads than there are CPUs. A job run in the driver uses them all."""
+    from boontrack import reaggregate
+    from boontrack._bootstrap import available_cpus
+
+    submitted = []
+
+    class RecordingPool:
+        def submit(self, function, job, **options):
+            submitted.append(options["threads"])
+
+        def shutdown(self, **_):
+            pass
+
+    for slots in (1, 2, 64):
+        engine = reaggregate.ProcessEngine(slots)
+        engine._pool.shutdown()
+        engine._pool = RecordingPool()
+        engine.submit(load_config(workdir / "boontrack.toml")[0], force=False, lock_timeout=1.0)
+    assert submitted == [available_cpus(), max(1, available_cpus() // 2), 1]
+
+    seen = []
+    monkeypatch.setattr(reaggregate, "run_job", lambda *args, **kwargs: seen.append(kwargs["threads"]) or run_job(*args, **kwargs))
+    assert run_jobs(load_config(workdir / "boontrack.toml"), log=lambda line: None) == 0
+    assert seen == [None]  # None: every CPU
