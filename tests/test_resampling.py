@@ -608,6 +608,25 @@ def test_studentized_mean_is_bootstrap_t_of_the_mean():
     assert res.confidence_interval.high == pytest.approx(scores.mean() + half, abs=1e-13)
 
 
+def test_studentized_batches_sized_by_their_work_hold_the_same_resamples(monkeypatch):
+    """Studentized batches hold fewer resamples (a resample costs budgets x blocks): the same draws all the same."""
+    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 10)  # 10 resamples per batch of draws, fewer studentized
+    val, test = tied_runs()
+    budgets = list(range(1, 21))
+    sizes = []
+    sizing = _bootstrap.batch_sizes
+
+    def recording(n_resamples, runs, elements=None):
+        sizes.append(runs)
+        return sizing(n_resamples, runs, elements)
+
+    monkeypatch.setattr(_bootstrap, "batch_sizes", recording)
+    plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=2)
+    student = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, rng=2)
+    assert sizes[0] == val.size < sizes[-1]  # the studentized batches were sized by work
+    np.testing.assert_allclose(plain.bootstrap_distribution, student.bootstrap_distribution, rtol=0, atol=1e-15)
+
+
 def test_studentized_shares_the_resamples_of_the_other_methods():
     val, test = tied_runs()
     plain = boo_n_curve_ci(val, test, n=[1, 4], n_resamples=300, method="percentile", rng=9)
