@@ -713,6 +713,7 @@ class BudgetGroup:
         self._block_of = np.empty(val.size, dtype=np.intp)
         self._block_of[blocks.order] = np.repeat(np.arange(blocks.ends.size), np.diff(blocks.ends, prepend=0))
         self._test = test - np.median(test)  # influence values do not depend on a shift; sums keep precision
+        self._ranked_test = self._test[self._order]
 
     def taken(self, order: np.ndarray) -> BudgetGroup:
         """The same group with its runs in ``order`` (pairs of two groups in a common order)."""
@@ -726,9 +727,9 @@ class BudgetGroup:
         rank the same pairs differently.
         """
         m = counts.shape[1]
-        ranked = counts[:, self._order]
+        ranked = counts.take(self._order, axis=1)
         block_counts = np.add.reduceat(ranked, self._starts, axis=1)
-        sums = np.add.reduceat(ranked * self._test[self._order], self._starts, axis=1)
+        sums = np.add.reduceat(ranked * self._ranked_test, self._starts, axis=1)
         cum = np.cumsum(block_counts, axis=1)
         prev = cum - block_counts
         means = sums / np.maximum(block_counts, 1)
@@ -738,7 +739,11 @@ class BudgetGroup:
         step = means * (g_high - g.take(prev))
         level = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
         ratio = weight / np.maximum(block_counts / m, 1.0 / m)
-        return level[:, self._block_of] + ratio[:, self._block_of] * (self._test - means[:, self._block_of])
+        # L_i = (R_b - ratio_b mean_b) + ratio_b t_i: two gathers per run, not three
+        influence = ratio.take(self._block_of, axis=1)
+        influence *= self._test
+        influence += (level - ratio * means).take(self._block_of, axis=1)
+        return influence
 
 
 def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray) -> np.ndarray:
@@ -750,9 +755,10 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
     size, m = indices.shape
     counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
     share = counts / m
-    difference = group_a.influence(counts) - group_b.influence(counts)
+    difference = group_a.influence(counts)
+    difference -= group_b.influence(counts)
     difference -= np.einsum("ij,ij->i", share, difference)[:, None]
-    return np.sqrt(np.einsum("ij,ij->i", share, difference * difference) / m)
+    return np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
 
 
 def difference_interval(
