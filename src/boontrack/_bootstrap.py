@@ -163,8 +163,8 @@ def evaluate_batches(kernel: Callable[[Any], Any], batches: Iterable[Any]) -> li
     The batches are drawn here, in the calling thread and in order, so the resamples and the results are those
     of one thread whatever the count. At most two batches per thread are drawn ahead: memory stays bounded. A
     single batch (every sweep of up to 400 runs at 10,000 resamples) starts no thread. Threads pay because the
-    kernels are numpy operations that release the GIL: on two cores they cut the wall time 1.6-1.9x for
-    5-10 % more CPU time.
+    kernels are numpy operations that release the GIL: on two cores they cut the bootstrap's wall time 1.5-1.7x
+    for 2-16 % more CPU time.
     """
     threads = thread_count()
     batches = iter(batches)
@@ -270,10 +270,10 @@ class RankedRuns:
             out[2][...] = np.bincount(keys, weights=scores, minlength=length).reshape(done, self.blocks)
 
     @_one_blas_thread
-    def boo_n(self, indices: np.ndarray, cdf: np.ndarray) -> np.ndarray:
-        """Boo_n of each resample (rows of ``indices``) for each budget: shape (resamples, budgets).
+    def boo_n(self, positions: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+        """Boo_n of each resample (rows of ``positions`` in the ranking) for each budget: shape (resamples, budgets).
 
-        ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``indices.shape[1]``, one row per budget.
+        ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``positions.shape[1]``, one row per budget.
         Boo_n of a resample is linear in P, and summed by parts it needs one value of P per block:
         ``sum_b (P(C_b) - P(C_{b-1})) mean_b = sum_b P(C_b) (mean_b - mean_{b+1}) - P(0) mean_1`` (with
         ``mean_{B+1} = 0``). With few tie blocks (fewer than ``m / GATHER_SHARE``) these values are gathered
@@ -281,7 +281,7 @@ class RankedRuns:
         ``mean_b - mean_{b+1}`` at position ``C_b`` (one bincount), and one matrix product with the table gives
         every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`).
         """
-        counts, sums = self.block_totals(indices)
+        counts, sums = self.block_totals(positions)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
@@ -298,7 +298,7 @@ class RankedRuns:
 
     @_one_blas_thread
     def boo_n_studentized(
-        self, indices: np.ndarray, cdf: np.ndarray, slope: np.ndarray
+        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Boo_n of each resample and its standard error from the empirical influence function.
 
@@ -314,12 +314,14 @@ class RankedRuns:
         processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values.
         """
         rows = max(1, CACHE_ELEMENTS // self.blocks)
-        if indices.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
-            parts = [self.boo_n_studentized(indices[k : k + rows], cdf, slope) for k in range(0, len(indices), rows)]
+        if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
+            parts = [
+                self.boo_n_studentized(positions[k : k + rows], cdf, slope) for k in range(0, len(positions), rows)
+            ]
             return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
-        m = indices.shape[1]
+        m = positions.shape[1]
         ties = self.blocks < self.m
-        counts, sums, *squares = self.block_totals(indices, squares=ties)
+        counts, sums, *squares = self.block_totals(positions, squares=ties)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
@@ -406,7 +408,7 @@ def bootstrap_indices(rng: np.random.Generator, m: int, n_resamples: int, work: 
 
 
 def jackknife_indices(runs: RankedRuns):
-    """Run indices of the leave-one-out samples (row i leaves out run i), batch by batch."""
+    """Positions of the leave-one-out samples (row i leaves out position i), batch by batch."""
     step = max(MIN_BATCH, BATCH_ELEMENTS // runs.m)
     for start in range(0, runs.m, step):
         yield runs.leave_one_out(np.arange(start, min(runs.m, start + step)))
@@ -755,7 +757,8 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
     size, m = indices.shape
     rows = max(1, CACHE_ELEMENTS // m)
     if size > rows:  # in chunks whose (resamples, pairs) arrays stay in cache, and in the heap: 1.3x faster
-        return np.concatenate([_paired_standard_error(group_a, group_b, indices[k : k + rows]) for k in range(0, size, rows)])
+        chunks = (indices[k : k + rows] for k in range(0, size, rows))
+        return np.concatenate([_paired_standard_error(group_a, group_b, chunk) for chunk in chunks])
     counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
     share = counts / m
     difference = group_a.influence(counts)
