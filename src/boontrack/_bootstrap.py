@@ -26,7 +26,7 @@ import numpy as np
 from scipy import special
 from threadpoolctl import ThreadpoolController
 
-from boontrack.estimators import Estimator, best_of_n_cdf, rank_blocks
+from boontrack.estimators import Estimator, best_of_n_cdf
 
 #: Runs x resamples per batch (16 MB of int32 indices): enough resamples that the work per tie block stays
 #: vectorised, few enough that memory stays bounded at any n_resamples and m ...
@@ -710,12 +710,9 @@ class BudgetGroup:
         self.slope = slope_table(val.size, np.array([budget]), estimator)
         self.plausible = plausible_range(test, maximize)
         self.scores, self._setting = (val, test), (maximize, budget, estimator)
-        blocks = rank_blocks(val, maximize=maximize)
-        self._order, self._starts = blocks.order, np.concatenate(([0], blocks.ends[:-1]))
-        self._block_of = np.empty(val.size, dtype=np.intp)
-        self._block_of[blocks.order] = np.repeat(np.arange(blocks.ends.size), np.diff(blocks.ends, prepend=0))
-        self._test = test - np.median(test)  # influence values do not depend on a shift; sums keep precision
-        self._ranked_test = self._test[self._order]
+        # The runs' tie blocks and shifted test scores in the order given: influence values are per run.
+        self._block_of = self.runs._block_of.take(self.runs._position_of)
+        self._test = test - self.runs._offset
 
     def taken(self, order: np.ndarray) -> BudgetGroup:
         """The same group with its runs in ``order`` (pairs of two groups in a common order)."""
@@ -728,10 +725,10 @@ class BudgetGroup:
         has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
         rank the same pairs differently.
         """
-        m = counts.shape[1]
-        ranked = counts.take(self._order, axis=1)
-        block_counts = np.add.reduceat(ranked, self._starts, axis=1)
-        sums = np.add.reduceat(ranked * self._ranked_test, self._starts, axis=1)
+        m, runs = counts.shape[1], self.runs
+        ranked = counts.take(runs.order, axis=1)
+        block_counts = np.add.reduceat(ranked, runs._starts, axis=1)
+        sums = np.add.reduceat(ranked * runs._test, runs._starts, axis=1)
         cum = np.cumsum(block_counts, axis=1)
         prev = cum - block_counts
         means = sums / np.maximum(block_counts, 1)
