@@ -49,10 +49,14 @@ def load_runs(data: Path) -> dict[str, pd.DataFrame]:
 def report(name: str, runs: pd.DataFrame, *, n: int = 5) -> None:
     val, test = runs["val"].to_numpy(), runs["test"].to_numpy()
     diag = bt.diagnose(val, test, n=n)
-    print(f"\n{name}: {diag.runs} runs, {diag.ties} tied validation scores, val-test Spearman {diag.spearman_val_test:.2f}")
+    print(
+        f"\n{name}: {diag.runs} runs, {diag.ties} tied validation scores, val-test Spearman {diag.spearman_val_test:.2f}"
+    )
     print(f"  best single run (by validation): test {test[val.argmax()]:.2f}   <- a lucky draw, not a result")
     mean = bt.mean_ci(test, rng=0)
-    print(f"  mean test                      : {mean.estimate:.2f}  [{mean.confidence_interval.low:.2f}, {mean.confidence_interval.high:.2f}]")
+    print(
+        f"  mean test                      : {mean.estimate:.2f}  [{mean.confidence_interval.low:.2f}, {mean.confidence_interval.high:.2f}]"
+    )
     for estimator in ("V", "U", "W"):
         ci = bt.boo_n_ci(val, test, n=n, estimator=estimator, rng=0)
         low, high = ci.confidence_interval.low, ci.confidence_interval.high

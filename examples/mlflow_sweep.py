@@ -37,7 +37,10 @@ def train(seed: int, data: tuple[np.ndarray, ...]) -> tuple[dict, dict]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = LogisticRegression(C=c, max_iter=100).fit(x_train, y_train)
-    return {"seed": seed, "C": round(c, 5)}, {"val_acc": model.score(x_val, y_val), "test_acc": model.score(x_test, y_test)}
+    return {"seed": seed, "C": round(c, 5)}, {
+        "val_acc": model.score(x_val, y_val),
+        "test_acc": model.score(x_test, y_test),
+    }
 
 
 def main(trials: int) -> int:

@@ -52,9 +52,12 @@ def main(trials: int) -> int:
     for model_name in ("logistic-regression", "mlp"):
         for seed in range(trials):
             run = wandb.init(
-                project="digits", mode="offline", dir=ROOT, config={"model": model_name, "seed": seed},
+                project="digits",
+                mode="offline",
+                dir=ROOT,
+                config={"model": model_name, "seed": seed},
                 settings=wandb.Settings(console="off"),
-            )  # fmt: skip
+            )
             run.log(train(model_name, seed, data))
             run.finish()
     source = bt.open_source(f"wandb-offline:{ROOT / 'wandb'}")

@@ -83,11 +83,21 @@ def mlflow_server(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("mlflow_server")
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     command = [
-        sys.executable, "-m", "mlflow", "server",
-        "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-        "--artifacts-destination", str(root / "artifacts"),
-        "--host", "127.0.0.1", "--port", "0", "--workers", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "mlflow",
+        "server",
+        "--backend-store-uri",
+        f"sqlite:///{root / 'mlflow.db'}",
+        "--artifacts-destination",
+        str(root / "artifacts"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--workers",
+        "1",
+    ]
     log_path = root / "server.log"
     with open(log_path, "wb") as log:
         # Own session: stopping the process group also stops the uvicorn worker.
@@ -113,12 +123,19 @@ def wandb_env(tmp_path_factory: pytest.TempPathFactory):
     from wandb_double import API_KEY
 
     root = tmp_path_factory.mktemp("wandb-env")
-    env = {name: str(root / name.lower()) for name in
-           ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR")}
+    env = {
+        name: str(root / name.lower())
+        for name in ("WANDB_DIR", "WANDB_CONFIG_DIR", "WANDB_CACHE_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR")
+    }
     for path in env.values():
         Path(path).mkdir()
-    env.update(WANDB_SILENT="true", WANDB_API_KEY=API_KEY, NETRC=str(root / "no-netrc"),
-               WANDB_X_GRAPHQL_RETRY_MAX="1", WANDB_DISABLE_GIT="true")
+    env.update(
+        WANDB_SILENT="true",
+        WANDB_API_KEY=API_KEY,
+        NETRC=str(root / "no-netrc"),
+        WANDB_X_GRAPHQL_RETRY_MAX="1",
+        WANDB_DISABLE_GIT="true",
+    )
     with pytest.MonkeyPatch.context() as mp:
         for name in ("WANDB_BASE_URL", "WANDB_MODE", "WANDB_SWEEP_ID", "WANDB_ENTITY", "WANDB_PROJECT", "WANDB_RUN_ID"):
             mp.delenv(name, raising=False)

@@ -296,11 +296,15 @@ def test_unknown_baseline_and_invalid_spec_options():
 def test_a_spec_other_than_the_tables_is_refused():
     frame = seeded_frame({"a": (0.8, None), "b": (0.7, None)})
     table = RunTable.from_frame(frame, Spec(val="val_acc", test="test_acc", seed_column="seed"))
-    with pytest.raises(InputError, match=r"^spec.val is 'test_acc' but the table was built with column 'metrics.val_acc'"):
+    with pytest.raises(
+        InputError, match=r"^spec.val is 'test_acc' but the table was built with column 'metrics.val_acc'"
+    ):
         analyze(table, Spec(val="test_acc", test="val_acc", seed_column="seed"))
     with pytest.raises(InputError, match=r"^spec.test is None but the table was built with column 'metrics.test_acc'"):
         analyze(table, Spec(val="val_acc", seed_column="seed"))
-    with pytest.raises(InputError, match=r"^spec.group_by is 'seed' but the table was built with column 'params.model'"):
+    with pytest.raises(
+        InputError, match=r"^spec.group_by is 'seed' but the table was built with column 'params.model'"
+    ):
         analyze(table, Spec(val="val_acc", test="test_acc", seed_column="seed", group_by=("seed",)))
 
 

@@ -125,9 +125,19 @@ def test_lazy_commands_are_imported_on_use(tmp_path, monkeypatch):
 
 def test_cifar_boo_5_matches_equation_7(cifar):
     result = invoke(
-        "summarize", str(cifar), "--val", "Best Precision_valid", "--test", "Best Precision_test",
-        "--n", "1,5", "--resamples", RESAMPLES, "--format", "json",
-    )  # fmt: skip
+        "summarize",
+        str(cifar),
+        "--val",
+        "Best Precision_valid",
+        "--test",
+        "Best Precision_test",
+        "--n",
+        "1,5",
+        "--resamples",
+        RESAMPLES,
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     table = pd.read_csv(cifar)
@@ -144,9 +154,19 @@ def test_sst5_two_groups(shared_data):
     path = shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv"
     key = "model.encoder.architecture.type"
     result = invoke(
-        "summarize", str(path), "--val", "best_validation_accuracy", "--group-by", key,
-        "--n", "1,5,10", "--resamples", RESAMPLES, "--format", "json",
-    )  # fmt: skip
+        "summarize",
+        str(path),
+        "--val",
+        "best_validation_accuracy",
+        "--group-by",
+        key,
+        "--n",
+        "1,5,10",
+        "--resamples",
+        RESAMPLES,
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     groups = json.loads(result.stdout)["groups"]
     table = pd.read_csv(path, sep="\t")
@@ -162,8 +182,22 @@ def test_sst5_two_groups(shared_data):
 
 def test_table_output_and_out_directory_rerun_writes_nothing(small_csv, tmp_path):
     out = tmp_path / "out"
-    args = ("summarize", str(small_csv), "--val", "acc", "--test", "test_acc", "--group-by", "model",
-            "--n", "1,3", "--resamples", RESAMPLES, "--out", str(out))  # fmt: skip
+    args = (
+        "summarize",
+        str(small_csv),
+        "--val",
+        "acc",
+        "--test",
+        "test_acc",
+        "--group-by",
+        "model",
+        "--n",
+        "1,3",
+        "--resamples",
+        RESAMPLES,
+        "--out",
+        str(out),
+    )
     first = invoke(*args)
     assert first.exit_code == 0, first.output
     assert "Boo_3" in first.stdout and "written" in first.stderr
@@ -180,8 +214,22 @@ def test_an_unchanged_rerun_prints_the_stored_summary_byte_for_byte_without_anal
     small_csv, tmp_path, monkeypatch, output_format
 ):
     # Default budgets with 6 runs a group: the table also lists a comparison and the budgets left out.
-    args = ("summarize", str(small_csv), "--val", "acc", "--test", "test_acc", "--group-by", "model",
-            "--resamples", RESAMPLES, "--out", str(tmp_path / "out"), "--format", output_format)  # fmt: skip
+    args = (
+        "summarize",
+        str(small_csv),
+        "--val",
+        "acc",
+        "--test",
+        "test_acc",
+        "--group-by",
+        "model",
+        "--resamples",
+        RESAMPLES,
+        "--out",
+        str(tmp_path / "out"),
+        "--format",
+        output_format,
+    )
     first = invoke(*args)
     assert first.exit_code == 0 and "written" in first.stderr
     assert "Left out" in first.stdout or output_format == "json"
@@ -216,8 +264,9 @@ def test_small_sweeps_report_the_default_budgets_each_group_has_runs_for(tmp_pat
         path, index=False
     )
     out = tmp_path / "out"
-    result = invoke("summarize", str(path), "--val", "acc", "--group-by", "model", "--resamples", RESAMPLES,
-                    "--out", str(out))  # fmt: skip
+    result = invoke(
+        "summarize", str(path), "--val", "acc", "--group-by", "model", "--resamples", RESAMPLES, "--out", str(out)
+    )
     assert result.exit_code == 0, result.output
     header, row_a, row_b = result.stdout.splitlines()[1:4]
     assert "Boo_1" in header and "Boo_5" in header and "Boo_10" not in header
@@ -250,16 +299,18 @@ def test_small_sweeps_report_the_default_budgets_each_group_has_runs_for(tmp_pat
 
 
 def test_explicit_budgets_are_not_adapted(small_csv):
-    result = invoke("summarize", str(small_csv), "--val", "acc", "--group-by", "model", "--n", "1,7",
-                    "--resamples", RESAMPLES)  # fmt: skip
+    result = invoke(
+        "summarize", str(small_csv), "--val", "acc", "--group-by", "model", "--n", "1,7", "--resamples", RESAMPLES
+    )
     assert result.exit_code == 2
     assert "too few runs for n = 7: group 'a' has 6" in result.stderr and "--n" in result.stderr
 
 
 @pytest.mark.parametrize("spelling", ["best-val-step", "best_val_step"])
 def test_pick_takes_both_spellings(small_csv, spelling):
-    result = invoke("summarize", str(small_csv), "--val", "acc", "--pick", spelling, "--resamples", RESAMPLES,
-                    "--format", "json")  # fmt: skip
+    result = invoke(
+        "summarize", str(small_csv), "--val", "acc", "--pick", spelling, "--resamples", RESAMPLES, "--format", "json"
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["spec"]["pick"] == "best_val_step"
 
@@ -377,8 +428,20 @@ def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path
 
     monkeypatch.setattr(DirectorySink, "write", no_space)
     out = tmp_path / "out"
-    result = invoke("summarize", str(small_csv), "--val", "acc", "--n", "1,3", "--resamples", RESAMPLES,
-                    "--out", str(out), "--format", "json")  # fmt: skip
+    result = invoke(
+        "summarize",
+        str(small_csv),
+        "--val",
+        "acc",
+        "--n",
+        "1,3",
+        "--resamples",
+        RESAMPLES,
+        "--out",
+        str(out),
+        "--format",
+        "json",
+    )
     assert result.exit_code == 1
     assert json.loads(result.stdout)["runs"] == 12
     assert result.stderr == f"Error: writing the summary to {out} failed: OSError: [Errno 28] No space left on device\n"
@@ -413,9 +476,19 @@ def test_the_shipped_example_table_summarizes():
     """examples/digits_sweep.csv: the runs of a real `boontrack demo` sweep, 30 per approach."""
     example = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
     result = invoke(
-        "summarize", str(example), "--val", "val_acc", "--test", "test_acc", "--group-by", "model",
-        "--resamples", "200", "--format", "json",
-    )  # fmt: skip
+        "summarize",
+        str(example),
+        "--val",
+        "val_acc",
+        "--test",
+        "test_acc",
+        "--group-by",
+        "model",
+        "--resamples",
+        "200",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
     runs = pd.read_csv(example)
@@ -426,8 +499,20 @@ def test_the_shipped_example_table_summarizes():
 
 
 def test_summarize_threads_change_no_number_and_zero_is_a_usage_error(cifar):
-    args = ["summarize", str(cifar), "--val", "Best Precision_valid", "--test", "Best Precision_test", "--n", "1,5",
-            "--resamples", RESAMPLES, "--format", "json"]  # fmt: skip
+    args = [
+        "summarize",
+        str(cifar),
+        "--val",
+        "Best Precision_valid",
+        "--test",
+        "Best Precision_test",
+        "--n",
+        "1,5",
+        "--resamples",
+        RESAMPLES,
+        "--format",
+        "json",
+    ]
     one, two = invoke(*args, "--threads", "1"), invoke(*args, "--threads", "2")
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     assert json.loads(one.output)["groups"] == json.loads(two.output)["groups"]

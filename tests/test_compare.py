@@ -116,8 +116,9 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
     ia, ib = gen.integers(0, a.size, (300, a.size)), gen.integers(0, b.size, (300, b.size))
     ra, rb = a[ia], b[ib]
     errors = np.sqrt(ra.var(axis=1) / a.size + rb.var(axis=1) / b.size)
-    expected = _studentized_oracle(a.mean() - b.mean(), ra.mean(1) - rb.mean(1), errors,
-                                   np.sqrt(a.var() / a.size + b.var() / b.size))  # fmt: skip
+    expected = _studentized_oracle(
+        a.mean() - b.mean(), ra.mean(1) - rb.mean(1), errors, np.sqrt(a.var() / a.size + b.var() / b.size)
+    )
     assert res.method == "studentized"
     assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx(expected, abs=1e-12)
 
@@ -315,8 +316,23 @@ def test_holm_and_bh_by_hand():
 
 def test_benjamini_hochberg_1995_example():
     """The 15 p-values of Benjamini & Hochberg (1995), §4: at q = 0.05 BH rejects 4, Holm 3."""
-    p = [0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262, 0.5719,
-         0.6528, 0.7590, 1.000]  # fmt: skip
+    p = [
+        0.0001,
+        0.0004,
+        0.0019,
+        0.0095,
+        0.0201,
+        0.0278,
+        0.0298,
+        0.0344,
+        0.0459,
+        0.3240,
+        0.4262,
+        0.5719,
+        0.6528,
+        0.7590,
+        1.000,
+    ]
     assert (adjust_pvalues(p, method="bh") <= 0.05).sum() == 4
     assert (adjust_pvalues(p, method="holm") <= 0.05).sum() == 3
 
@@ -397,7 +413,10 @@ def test_independent_difference_subtracts_resample_by_resample():
 
 @pytest.mark.parametrize(
     ("b_kwargs", "message"),
-    [({"n_resamples": 300}, "as many resamples: 400 and 300"), ({"confidence_level": 0.9}, "differ in confidence_level")],
+    [
+        ({"n_resamples": 300}, "as many resamples: 400 and 300"),
+        ({"confidence_level": 0.9}, "differ in confidence_level"),
+    ],
 )
 def test_independent_difference_refuses_mismatched_results(b_kwargs, message):
     a = boo_n_ci(np.arange(12.0), n=2, n_resamples=400, rng=1)

@@ -24,7 +24,9 @@ def test_default_interval_covers_near_nominal_at_small_m(name):
     pop = population(name)
     for m, replications in REPLICATIONS.items():
         budgets = [n for n in (1, 5, 10) if n <= m / 2]
-        cells = coverage(pop, m=m, n=budgets, replications=replications, n_resamples=499, rng=np.random.default_rng([2024, m]))
+        cells = coverage(
+            pop, m=m, n=budgets, replications=replications, n_resamples=499, rng=np.random.default_rng([2024, m])
+        )
         by_key = {(c.method, c.n): c for c in cells}
         for n in budgets:
             default, plain = by_key["studentized", n], by_key["percentile", n]

@@ -203,7 +203,9 @@ SAMPLE_PROBABILITIES = ["0.3", "0.2", "0.4", "0.1"]
 def test_rv_discrete_by_hand():
     dist = stats.rv_discrete(values=([0.70, 0.72, 0.75], [0.2, 0.5, 0.3]))
     # n = 2: P(max = 0.70) = 0.2^2, P(max <= 0.72) = 0.7^2, P(max = 0.75) = 1 - 0.7^2.
-    by_hand = Fraction("0.70") * Fraction("0.04") + Fraction("0.72") * Fraction("0.45") + Fraction("0.75") * Fraction("0.51")
+    by_hand = (
+        Fraction("0.70") * Fraction("0.04") + Fraction("0.72") * Fraction("0.45") + Fraction("0.75") * Fraction("0.51")
+    )
     assert by_hand == Fraction("0.7345")
     assert expected_max_of(dist, 2) == pytest.approx(float(by_hand), abs=1e-15)
     assert expected_max_of(dist, 1) == pytest.approx(0.725, abs=1e-15)  # the mean

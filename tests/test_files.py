@@ -130,7 +130,9 @@ def test_unknown_extension_lists_the_known_ones(tmp_path, name):
 
 
 def test_file_sources_refuse_tracker_options(tmp_path):
-    with pytest.raises(InputError, match=r"unknown option\(s\) for file sources: `parent`, `tracking_uri` \(known: none\)$"):
+    with pytest.raises(
+        InputError, match=r"unknown option\(s\) for file sources: `parent`, `tracking_uri` \(known: none\)$"
+    ):
         open_source(str(tmp_path / "runs.csv"), parent="abc", tracking_uri="http://x")
 
 
@@ -285,7 +287,16 @@ print(steps)
 
 
 def _run_writer(out, value, *, kill_at=-1, exchange=True, repeat=1, wait=True):
-    command = [sys.executable, "-c", _WRITER, str(out), repr(value), str(kill_at), "yes" if exchange else "no", str(repeat)]
+    command = [
+        sys.executable,
+        "-c",
+        _WRITER,
+        str(out),
+        repr(value),
+        str(kill_at),
+        "yes" if exchange else "no",
+        str(repeat),
+    ]
     if not wait:
         return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
@@ -318,9 +329,7 @@ def _steps_of_one_write(tmp_path, exchange):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("exchange", [True, False], ids=["atomic-exchange", "two-renames"])
-def test_a_writer_killed_at_any_step_leaves_the_old_or_the_new_summary_and_the_next_run_cleans_up(
-    tmp_path, exchange
-):
+def test_a_writer_killed_at_any_step_leaves_the_old_or_the_new_summary_and_the_next_run_cleans_up(tmp_path, exchange):
     steps = _steps_of_one_write(tmp_path, exchange)
     assert steps > 10
     for kill_at in range(steps):

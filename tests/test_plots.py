@@ -103,8 +103,12 @@ def digits():
 def sst5_cnn_lr(shared_data):
     """SST-5, CNN vs LR, 50 runs each, with training durations (the README's time plot)."""
     frame = pd.read_csv(shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv", sep="\t")
-    return _analyze(frame, val="best_validation_accuracy", group_by=("model.encoder.architecture.type",),
-                    duration="training_duration")
+    return _analyze(
+        frame,
+        val="best_validation_accuracy",
+        group_by=("model.encoder.architecture.type",),
+        duration="training_duration",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,16 +116,23 @@ def short_runs():
     """8 runs per group lasting 0.3 to 0.4 s: expected times span 0.3 to 3.2 s, the case that once had
     overlapping minor-tick labels (3x10^-1 4x10^-1) on a log axis."""
     rng = np.random.default_rng(5)
-    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(16)], "model": ["a"] * 8 + ["b"] * 8,
-                          "acc": rng.uniform(0.8, 0.9, 16), "seconds": rng.uniform(0.3, 0.4, 16)})
+    frame = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(16)],
+            "model": ["a"] * 8 + ["b"] * 8,
+            "acc": rng.uniform(0.8, 0.9, 16),
+            "seconds": rng.uniform(0.3, 0.4, 16),
+        }
+    )
     return _analyze(frame, val="acc", group_by=("model",), duration="seconds")
 
 
 @pytest.fixture(scope="module")
 def log_likelihood():
     """Negative scores (a validation log-likelihood), 12 runs per group."""
-    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(24)], "model": ["a", "b"] * 12,
-                          "ll": -np.linspace(3.0, 0.5, 24)})
+    frame = pd.DataFrame(
+        {"run_id": [f"r{i}" for i in range(24)], "model": ["a", "b"] * 12, "ll": -np.linspace(3.0, 0.5, 24)}
+    )
     return _analyze(frame, val="ll", group_by=("model",))
 
 
@@ -149,9 +160,19 @@ def _tick_labels(figure, axis: str) -> list:
     return [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text() and low <= t.get_loc() <= high]
 
 
-@pytest.mark.parametrize("name, x", [("digits", "n"), ("sst5_cnn_lr", "n"), ("sst5_cnn_lr", "time"),
-                                     ("short_runs", "time"), ("short_runs", "n"), ("sst5_cnn_lr", None),
-                                     ("log_likelihood", None), ("log_likelihood", "n")])
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("digits", "n"),
+        ("sst5_cnn_lr", "n"),
+        ("sst5_cnn_lr", "time"),
+        ("short_runs", "time"),
+        ("short_runs", "n"),
+        ("sst5_cnn_lr", None),
+        ("log_likelihood", None),
+        ("log_likelihood", "n"),
+    ],
+)
 def test_tick_labels_are_plain_numbers_that_do_not_overlap(request, name, x):
     """x None: the distributions plot."""
     summary = request.getfixturevalue(name)
@@ -179,8 +200,14 @@ def test_render_pngs_draws_the_time_curve_only_when_every_group_has_durations(di
 @pytest.fixture
 def runs_csv(tmp_path) -> Path:
     path = tmp_path / "runs.csv"
-    pd.DataFrame({"run_id": [f"r{i}" for i in range(12)], "model": ["a", "b"] * 6,
-                  "acc": np.linspace(0.5, 0.8, 12), "seconds": np.linspace(10, 20, 12)}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(12)],
+            "model": ["a", "b"] * 6,
+            "acc": np.linspace(0.5, 0.8, 12),
+            "seconds": np.linspace(10, 20, 12),
+        }
+    ).to_csv(path, index=False)
     return path
 
 
@@ -193,8 +220,20 @@ def test_summarize_writes_plots_unless_told_not_to(runs_csv, tmp_path):
 
     from boontrack import cli
 
-    args = ["summarize", str(runs_csv), "--val", "acc", "--group-by", "model", "--duration", "seconds",
-            "--n", "1,2", "--resamples", "99"]
+    args = [
+        "summarize",
+        str(runs_csv),
+        "--val",
+        "acc",
+        "--group-by",
+        "model",
+        "--duration",
+        "seconds",
+        "--n",
+        "1,2",
+        "--resamples",
+        "99",
+    ]
     default = CliRunner().invoke(cli.main, [*args, "--out", str(tmp_path / "default")])
     assert default.exit_code == 0, default.output
     assert _pngs(tmp_path / "default") == {"curves.png", "curves_time.png", "distributions.png"}
@@ -209,8 +248,10 @@ def test_a_job_with_plots_false_writes_no_png(runs_csv, tmp_path):
 
     job = 'source = "runs.csv"\nval = "acc"\ngroup_by = ["model"]\nn = [1, 2]\nresamples = 99\n'
     config = tmp_path / "boontrack.toml"
-    config.write_text(f'[[jobs]]\nname = "with"\nout = "with"\n{job}\n'
-                      f'[[jobs]]\nname = "without"\nout = "without"\nplots = false\n{job}')
+    config.write_text(
+        f'[[jobs]]\nname = "with"\nout = "with"\n{job}\n'
+        f'[[jobs]]\nname = "without"\nout = "without"\nplots = false\n{job}'
+    )
     lines: list[str] = []
     assert run_jobs(load_config(config), log=lines.append) == 0, lines
     assert _pngs(tmp_path / "with") == {"curves.png", "distributions.png"}

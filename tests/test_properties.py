@@ -97,10 +97,20 @@ def test_differences_do_not_depend_on_the_order_of_the_runs(data, paired, random
     else:
         random.shuffle(order_b)
     for method in ("studentized", "percentile"):
-        given = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=2, paired=paired, method=method,
-                                    n_resamples=100, rng=5)  # fmt: skip
-        moved = boo_n_difference_ci(a_val[order_a], b_val[order_b], a_test[order_a], b_test[order_b], n=2,
-                                    paired=paired, method=method, n_resamples=100, rng=5)  # fmt: skip
+        given = boo_n_difference_ci(
+            a_val, b_val, a_test, b_test, n=2, paired=paired, method=method, n_resamples=100, rng=5
+        )
+        moved = boo_n_difference_ci(
+            a_val[order_a],
+            b_val[order_b],
+            a_test[order_a],
+            b_test[order_b],
+            n=2,
+            paired=paired,
+            method=method,
+            n_resamples=100,
+            rng=5,
+        )
         np.testing.assert_array_equal(moved.bootstrap_distribution, given.bootstrap_distribution)
         assert moved.confidence_interval == given.confidence_interval
     given = mean_difference_ci(a_test, b_test, paired=paired, n_resamples=100, rng=6)
@@ -143,8 +153,9 @@ def sweeps(draw):
 
     m_paired, m_other = draw(st.integers(3, 12)), draw(st.integers(2, 12))
     total = 2 * m_paired + m_other
-    run_ids = draw(st.lists(st.text("0123456789abcdef", min_size=1, max_size=6), min_size=total, max_size=total,
-                            unique=True))  # fmt: skip
+    run_ids = draw(
+        st.lists(st.text("0123456789abcdef", min_size=1, max_size=6), min_size=total, max_size=total, unique=True)
+    )
     grid = st.integers(0, 10).map(lambda k: k / 10)
     val = draw(st.lists(grid, min_size=total, max_size=total))
     test = draw(st.lists(grid, min_size=total, max_size=total))

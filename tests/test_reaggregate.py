@@ -145,8 +145,14 @@ def test_a_locked_destination_is_skipped(workdir):
 
 @pytest.mark.slow
 def test_two_copies_at_once_leave_one_consistent_result(workdir):
-    command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate", "--config",
-               str(workdir / "boontrack.toml")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        "from boontrack.cli import main; main()",
+        "reaggregate",
+        "--config",
+        str(workdir / "boontrack.toml"),
+    ]
     copies = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
     outcomes = [copy.communicate(timeout=120) for copy in copies]
     assert [copy.returncode for copy in copies] == [0, 0], outcomes
@@ -260,7 +266,15 @@ cli.main()
 
 @pytest.mark.slow
 def test_two_hosts_without_a_shared_lock_still_end_with_one_complete_result(workdir):
-    command = [sys.executable, "-c", _WITHOUT_LOCK, "reaggregate", "--force", "--config", str(workdir / "boontrack.toml")]
+    command = [
+        sys.executable,
+        "-c",
+        _WITHOUT_LOCK,
+        "reaggregate",
+        "--force",
+        "--config",
+        str(workdir / "boontrack.toml"),
+    ]
     for _ in range(3):
         copies = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
         outcomes = [copy.communicate(timeout=120) for copy in copies]
@@ -313,7 +327,10 @@ def test_a_directory_keeps_the_token_with_its_summary_and_an_unchanged_token_ski
     assert first.status == "updated" and token_source.reads == 1
     token = change_token(token_source, spec)
     assert DirectorySink(out).read_change_token() == (token, first.fingerprint)
-    assert json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text()) == {"token": token, "fingerprint": first.fingerprint}
+    assert json.loads((out / DirectorySink.CHANGE_TOKEN_FILE).read_text()) == {
+        "token": token,
+        "fingerprint": first.fingerprint,
+    }
     before = _snapshot(out)
 
     second = run_job(token_source, spec, sink=DirectorySink(out), plots=False)
@@ -377,14 +394,20 @@ def test_a_pending_token_file_of_a_dead_writer_is_removed(workdir):
 
 
 def test_a_file_source_cannot_discover(workdir):
-    (workdir / "boontrack.toml").write_text(JOB.replace('source = "runs.csv"', 'source = "file:runs.csv"\ndiscover = true'))
+    (workdir / "boontrack.toml").write_text(
+        JOB.replace('source = "runs.csv"', 'source = "file:runs.csv"\ndiscover = true')
+    )
     result = reaggregate(workdir / "boontrack.toml")
     assert result.exit_code == 2
     assert "job 'small': the 'file' backend cannot discover sweeps" in result.stderr
 
 
 def test_workers_give_the_lines_and_exit_status_of_a_serial_run(workdir):
-    broken = JOB.replace('"small"', '"broken"').replace("runs.csv", "gone.csv").replace("summaries/small", "summaries/broken")
+    broken = (
+        JOB.replace('"small"', '"broken"')
+        .replace("runs.csv", "gone.csv")
+        .replace("summaries/small", "summaries/broken")
+    )
     (workdir / "boontrack.toml").write_text(JOB + broken + SECOND)
     result = reaggregate(workdir / "boontrack.toml", "--workers", "2")
     assert result.exit_code == 1, result.output
@@ -422,10 +445,16 @@ class _RecordingEngine:
 def test_the_driver_runs_at_most_per_server_jobs_of_one_tracking_server(workdir):
     spec = _spec(workdir)
     jobs = [
-        Job(name=f"{server}-{i}", source="mlflow:1", spec=spec, write_back=True,
-            source_options={"tracking_uri": f"http://{server}", "parent": str(i)})
-        for i in range(6) for server in ("a", "b")
-    ]  # fmt: skip
+        Job(
+            name=f"{server}-{i}",
+            source="mlflow:1",
+            spec=spec,
+            write_back=True,
+            source_options={"tracking_uri": f"http://{server}", "parent": str(i)},
+        )
+        for i in range(6)
+        for server in ("a", "b")
+    ]
     engine = _RecordingEngine(slots=5)
     lines = []
     assert run_jobs(jobs, engine=engine, per_server=2, log=lines.append) == 0
@@ -485,6 +514,8 @@ def test_workers_share_the_cpus_and_a_job_run_alone_takes_them_all(workdir, monk
     assert submitted == [available_cpus(), max(1, available_cpus() // 2), 1]
 
     seen = []
-    monkeypatch.setattr(reaggregate, "run_job", lambda *args, **kwargs: seen.append(kwargs["threads"]) or run_job(*args, **kwargs))
+    monkeypatch.setattr(
+        reaggregate, "run_job", lambda *args, **kwargs: seen.append(kwargs["threads"]) or run_job(*args, **kwargs)
+    )
     assert run_jobs(load_config(workdir / "boontrack.toml"), log=lambda line: None) == 0
     assert seen == [None]  # None: every CPU

@@ -25,9 +25,21 @@ bare_secrets = st.text(
     max_size=40,
 )
 secret_keys = st.sampled_from(
-    ["api_key", "password", "MLFLOW_TRACKING_TOKEN", "client_secret", "X-Api-Key", "db.passwd", "accessToken",
-     "Authorization", "aws_secret_access_key", "WANDB_API_KEY", "credentials", "pwd"]
-)  # fmt: skip
+    [
+        "api_key",
+        "password",
+        "MLFLOW_TRACKING_TOKEN",
+        "client_secret",
+        "X-Api-Key",
+        "db.passwd",
+        "accessToken",
+        "Authorization",
+        "aws_secret_access_key",
+        "WANDB_API_KEY",
+        "credentials",
+        "pwd",
+    ]
+)
 
 
 def _assert_hidden(secret: str, message: str) -> None:
@@ -48,13 +60,16 @@ def test_a_password_in_a_url_is_hidden_whatever_it_holds(user, password):
 
 
 def test_the_example_of_a_password_with_an_at_sign():
-    assert redact("at http://alice:pw@x@127.0.0.1:5000 (is it running?)") == "at http://***@127.0.0.1:5000 (is it running?)"
+    assert (
+        redact("at http://alice:pw@x@127.0.0.1:5000 (is it running?)")
+        == "at http://***@127.0.0.1:5000 (is it running?)"
+    )
 
 
 @given(key=secret_keys, secret=secrets)
 def test_the_value_of_a_secret_key_is_hidden_in_quoted_shapes(key, secret):
     for message in (
-        f"'options' must be a table of plain values, got {({key: secret, 'x': [1]})!r}",  # Python repr
+        f"'options' must be a table of plain values, got { ({key: secret, 'x': [1]})!r}",  # Python repr
         f"server said {json.dumps({key: secret, 'user': 'bob'})}",  # JSON
         f"options = {{ {key} = {json.dumps(secret)} }}",  # TOML
     ):

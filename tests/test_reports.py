@@ -54,10 +54,26 @@ def sweep_frame() -> pd.DataFrame:
     frame.insert(0, "run_id", [f"run{i:02d}" for i in range(len(frame))])
     failed = pd.DataFrame(
         [
-            {"run_id": "crashed-1", "params.lr": "0.1", "params.dropout": "0.2", "params.seed": "9",
-             "metrics.val_acc": 0.1, "metrics.test_acc": 0.1, "duration_s": 1.0, "status": "failed"},
-            {"run_id": "no-metric", "params.lr": "0.1", "params.dropout": "0.2", "params.seed": "10",
-             "metrics.val_acc": np.nan, "metrics.test_acc": 0.5, "duration_s": 1.0, "status": "finished"},
+            {
+                "run_id": "crashed-1",
+                "params.lr": "0.1",
+                "params.dropout": "0.2",
+                "params.seed": "9",
+                "metrics.val_acc": 0.1,
+                "metrics.test_acc": 0.1,
+                "duration_s": 1.0,
+                "status": "failed",
+            },
+            {
+                "run_id": "no-metric",
+                "params.lr": "0.1",
+                "params.dropout": "0.2",
+                "params.seed": "10",
+                "metrics.val_acc": np.nan,
+                "metrics.test_acc": 0.5,
+                "duration_s": 1.0,
+                "status": "finished",
+            },
         ]
     )
     return pd.concat([frame, failed], ignore_index=True)
@@ -120,8 +136,19 @@ def test_metric_names_for_several_groups_and_comparisons(sweep):
     base = "lr_0.01_dropout_0.2"
     for other in ("lr_0.01_dropout_0.5", "lr_0.1_dropout_0.2", "lr_0.1_dropout_0.5"):
         path = f"sweep/test_acc/{other}/vs_{base}"
-        for name in ("boo_5", "boo_5/ci_low", "boo_5/ci_high", "mean", "mean/ci_low", "mean/ci_high",
-                     "paired_t_p", "paired_t_p_adj", "wilcoxon_p", "wilcoxon_p_adj", "prob_superiority"):
+        for name in (
+            "boo_5",
+            "boo_5/ci_low",
+            "boo_5/ci_high",
+            "mean",
+            "mean/ci_low",
+            "mean/ci_high",
+            "paired_t_p",
+            "paired_t_p_adj",
+            "wilcoxon_p",
+            "wilcoxon_p_adj",
+            "prob_superiority",
+        ):
             assert f"{path}/{name}" in metrics
         # paired runs: the unpaired tests are not the right ones and are not written
         assert f"{path}/welch_p" not in metrics and f"{path}/mann_whitney_p" not in metrics
@@ -137,7 +164,9 @@ def kept_of(frame: pd.DataFrame, lr: str, dropout: str) -> pd.DataFrame:
 
 
 def _summary_of_groups(labels) -> Summary:
-    frame = pd.DataFrame({"g": [label for label in labels for _ in range(4)], "acc": np.linspace(0, 1, 4 * len(labels))})
+    frame = pd.DataFrame(
+        {"g": [label for label in labels for _ in range(4)], "acc": np.linspace(0, 1, 4 * len(labels))}
+    )
     spec = Spec(val="acc", group_by=("g",), n=(1, 2), n_resamples=RESAMPLES)
     return analyze(RunTable.from_frame(frame, spec), spec)
 
@@ -224,12 +253,22 @@ def test_curve_table_and_terminal_table(sweep):
     frame, summary = sweep
     table = curve_table(summary)
     assert list(table.columns) == [
-        "group", "n", "estimate", "ci_low", "ci_high", "time", "simultaneous_low", "simultaneous_high", "trustworthy"
+        "group",
+        "n",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "time",
+        "simultaneous_low",
+        "simultaneous_high",
+        "trustworthy",
     ]
     assert len(table) == sum(g.curve.n.size for g in summary.groups) == 4 * 8
     # 8 runs per group: the band is trustworthy up to n = 4 at most (n > m/2 never)
     assert not table.loc[table["n"] > 4, "trustworthy"].any()
-    assert (table["simultaneous_low"] <= table["estimate"]).all() and (table["estimate"] <= table["simultaneous_high"]).all()
+    assert (table["simultaneous_low"] <= table["estimate"]).all() and (
+        table["estimate"] <= table["simultaneous_high"]
+    ).all()
     kept = kept_of(frame, "0.01", "0.5")
     rows = table[table["group"] == "lr=0.01,dropout=0.5"]
     np.testing.assert_allclose(rows["estimate"], boo_n(kept["metrics.val_acc"], kept["metrics.test_acc"], n=rows["n"]))
@@ -348,14 +387,21 @@ def test_gaussian_doubts_follow_the_documented_rule():
     bounded = dataclasses.replace(diagnose([0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), normal=True)
     assert set(gaussian_doubts({5: -0.01, 10: 1.01, 2: 0.9}, bounded)) == {5, 10}
     both = gaussian_doubts({10: 1.05}, dataclasses.replace(bounded, normal=False))[10]
-    assert both == "normality rejected (Anderson-Darling, 5 %); 1.05 is outside [0, 1], the range of a score whose runs all lie in it"
+    assert (
+        both
+        == "normality rejected (Anderson-Darling, 5 %); 1.05 is outside [0, 1], the range of a score whose runs all lie in it"
+    )
 
 
 def test_runs_csv_keeps_the_users_own_seed_column_and_wording_names_validation_scores():
     frame = pd.DataFrame(
-        {"run_id": ["r1", "r2", "r3", "r4"], "seed": [7, 8, 9, 10], "model": ["a", "a", "b", "b"],
-         "acc": [0.5, 0.6, 0.55, 0.65]}
-    )  # fmt: skip
+        {
+            "run_id": ["r1", "r2", "r3", "r4"],
+            "seed": [7, 8, 9, 10],
+            "model": ["a", "a", "b", "b"],
+            "acc": [0.5, 0.6, 0.55, 0.65],
+        }
+    )
     spec = Spec(val="acc", group_by=("model",), n=(1,), n_resamples=RESAMPLES)
     summary = analyze(RunTable.from_frame(frame, spec), spec)
     runs = pd.read_csv(io.BytesIO(render_outputs(summary, plots=False).artifacts["runs.csv"]))

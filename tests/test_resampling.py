@@ -360,7 +360,9 @@ def test_default_budgets():
         default_budgets(0)
     with pytest.raises(ValueError, match="`estimator` must be one of 'V', 'U', 'W'; got 'X'"):
         default_budgets(10, estimator="X")
-    with pytest.raises(ValueError, match="`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"):
+    with pytest.raises(
+        ValueError, match="`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"
+    ):
         default_budgets(10, method="basic")
 
 

@@ -104,14 +104,28 @@ def test_apply_replaces_the_picked_values_and_keeps_the_last_ones_otherwise():
 def test_frame_typing_is_one_for_every_backend():
     frame = build_run_frame(
         [
-            RunRecord("r1", "FINISHED", datetime(2026, 1, 1, tzinfo=timezone.utc), 12.5, {"lr": "0.1"},
-                      {"acc": 0.5}, {"note": "x"}),
+            RunRecord(
+                "r1",
+                "FINISHED",
+                datetime(2026, 1, 1, tzinfo=timezone.utc),
+                12.5,
+                {"lr": "0.1"},
+                {"acc": 0.5},
+                {"note": "x"},
+            ),
             RunRecord("r2", "", "2026-01-01T00:00:03", None, {"lr": 0.2, "seed": 1}, {"acc": 1}, {}),
             RunRecord("s", "FINISHED", None, None, {}, {"boon/acc/boo_5": 0.9}, {"boontrack.role": "summary"}),
         ]
     )
     assert list(frame.columns) == [
-        "run_id", "status", "created_at", "duration_s", "params.lr", "params.seed", "metrics.acc", "tags.note"
+        "run_id",
+        "status",
+        "created_at",
+        "duration_s",
+        "params.lr",
+        "params.seed",
+        "metrics.acc",
+        "tags.note",
     ]
     assert frame["run_id"].tolist() == ["r1", "r2"] and frame["status"].tolist() == ["finished", "unknown"]
     assert str(frame["run_id"].dtype) == str(frame["status"].dtype) == str(frame["tags.note"].dtype) == "str"
@@ -130,8 +144,15 @@ def test_an_empty_frame_has_the_contract_columns():
     "records",
     [
         [
-            RunRecord("r1", "FINISHED", datetime(2026, 1, 1, tzinfo=timezone.utc), 12.5, {"lr": "0.1", "seed": "3"},
-                      {"acc": 0.5, "loss": NAN}, {"note": "x", "empty": None}),
+            RunRecord(
+                "r1",
+                "FINISHED",
+                datetime(2026, 1, 1, tzinfo=timezone.utc),
+                12.5,
+                {"lr": "0.1", "seed": "3"},
+                {"acc": 0.5, "loss": NAN},
+                {"note": "x", "empty": None},
+            ),
             RunRecord("r2", "", None, None, {"lr": "0.2"}, {"acc": math.inf}, {"note": ""}),
             RunRecord("s", "RUNNING", None, None, {"boon.n": "5"}, {"boon/acc": 0.9}, {"boontrack.role": "summary"}),
             RunRecord("c", "FINISHED", None, None, {}, {}, {"boontrack.role": "group-curve"}),
@@ -146,12 +167,14 @@ def test_the_long_builder_gives_the_frame_of_the_record_builder(records):
         rows = [(r.run_id, k, v) for r in records for k, v in getattr(r, attribute).items()]
         return pd.DataFrame(rows, columns=["run_id", "key", "value"])
 
-    runs = pd.DataFrame({
-        "run_id": [r.run_id for r in records],
-        "status": [r.status for r in records],
-        "created_at": pd.to_datetime(pd.Series([r.created_at for r in records], dtype=object), utc=True),
-        "duration_s": [np.nan if r.duration_s is None else r.duration_s for r in records],
-    })  # fmt: skip
+    runs = pd.DataFrame(
+        {
+            "run_id": [r.run_id for r in records],
+            "status": [r.status for r in records],
+            "created_at": pd.to_datetime(pd.Series([r.created_at for r in records], dtype=object), utc=True),
+            "duration_s": [np.nan if r.duration_s is None else r.duration_s for r in records],
+        }
+    )
     frame = build_run_frame_long(runs, params=long("params"), metrics=long("metrics"), tags=long("tags"))
     pd.testing.assert_frame_equal(frame, build_run_frame(records))
 

@@ -222,7 +222,11 @@ def test_text_cells_meaning_missing_are_missing_not_errors():
 
 def test_missing_run_id_cells_get_the_row_position():
     frame = pd.DataFrame({"run_id": ["x", None, "z"], "acc": [0.1, 0.2, 0.3]})
-    assert list(RunTable.from_frame(frame, Spec(val="acc")).runs["run_id"]) == ["row 1", "x", "z"]  # ids by position first
+    assert list(RunTable.from_frame(frame, Spec(val="acc")).runs["run_id"]) == [
+        "row 1",
+        "x",
+        "z",
+    ]  # ids by position first
 
 
 # --- errors ----------------------------------------------------------------------------------------------------

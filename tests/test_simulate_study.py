@@ -89,10 +89,16 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     """The same seed gives the same sweeps, then the resamples of each replication's Boo_n difference and mean
     difference in turn: the rejections are those of boo_n_difference_ci, mean_difference_ci and scipy's tests."""
     pop, replications = population("normal"), 12
-    rates = {r.statistic: r for r in comparison_rates(pop, m=10, n=3, paired=paired, shift=0.8,
-                                                      replications=replications, n_resamples=99, rng=5)}  # fmt: skip
+    rates = {
+        r.statistic: r
+        for r in comparison_rates(
+            pop, m=10, n=3, paired=paired, shift=0.8, replications=replications, n_resamples=99, rng=5
+        )
+    }
     rng = np.random.default_rng(5)
-    a_val, a_test, b_val, b_test = sample_comparison(pop, 10, paired=paired, shift=0.8, replications=replications, rng=rng)
+    a_val, a_test, b_val, b_test = sample_comparison(
+        pop, 10, paired=paired, shift=0.8, replications=replications, rng=rng
+    )
     boo, mean = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -109,11 +115,15 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     widths = [x.confidence_interval.high - x.confidence_interval.low for x in boo]
     assert rates["boo_3 studentized"].median_width == pytest.approx(np.median(widths), rel=1e-12)
     if paired:
-        expected = {"paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
-                    "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue}  # fmt: skip
+        expected = {
+            "paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
+            "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue,
+        }
     else:
-        expected = {"welch": stats.ttest_ind(a_test, b_test, equal_var=False, axis=1).pvalue,
-                    "mann-whitney": stats.mannwhitneyu(a_test, b_test, axis=1).pvalue}  # fmt: skip
+        expected = {
+            "welch": stats.ttest_ind(a_test, b_test, equal_var=False, axis=1).pvalue,
+            "mann-whitney": stats.mannwhitneyu(a_test, b_test, axis=1).pvalue,
+        }
     for name, pvalues in expected.items():
         assert rates[name].rejection == np.mean(pvalues < 0.05)
         assert math.isnan(rates[name].median_width)
@@ -145,8 +155,15 @@ def test_studentized_difference_intervals_hold_their_level_on_null_populations()
     cell, where the percentile interval rejects too often (7-10 % at m = 10-20)."""
     studentized, percentile = [], []
     for name, m, paired in NULL_CELLS:
-        rates = comparison_rates(population(name), m=m, n=5, paired=paired, replications=400, n_resamples=499,
-                                 rng=np.random.default_rng([7, m, paired]))  # fmt: skip
+        rates = comparison_rates(
+            population(name),
+            m=m,
+            n=5,
+            paired=paired,
+            replications=400,
+            n_resamples=499,
+            rng=np.random.default_rng([7, m, paired]),
+        )
         default, plain = rates[0], rates[1]
         assert (default.statistic, plain.statistic) == ("boo_5 studentized", "boo_5 percentile")
         assert default.rejection <= 0.06 + 2 * math.sqrt(0.05 * 0.95 / 400), (name, m, paired, default.rejection)
@@ -161,8 +178,18 @@ def test_studentized_difference_intervals_hold_their_level_on_null_populations()
 
 
 def test_study_runs_needed_for_a_width_and_for_a_power():
-    result = study(population("normal"), m=10, n=(1, 3), methods=("studentized",), width=1.5, shift=1.0,
-                   plan_runs=(5, 10, 40), replications=30, n_resamples=99, rng=4)  # fmt: skip
+    result = study(
+        population("normal"),
+        m=10,
+        n=(1, 3),
+        methods=("studentized",),
+        width=1.5,
+        shift=1.0,
+        plan_runs=(5, 10, 40),
+        replications=30,
+        n_resamples=99,
+        rng=4,
+    )
     assert result.width.m == (5, 10, 40) and result.power.m == (5, 10, 40)
     assert result.width.value[0] > result.width.value[-1]  # more runs, narrower
     reached = [m for m, w in zip(result.width.m, result.width.value) if w <= 1.5]
@@ -173,18 +200,43 @@ def test_study_runs_needed_for_a_width_and_for_a_power():
 
 
 def test_simulate_command_on_a_named_population(tmp_path):
-    args = ["--m", "10", "--n", "1,3", "--ci-method", "studentized", "--ci-method", "percentile",
-            "--replications", "20", "--resamples", "49", "--seed", "3"]  # fmt: skip
+    args = [
+        "--m",
+        "10",
+        "--n",
+        "1,3",
+        "--ci-method",
+        "studentized",
+        "--ci-method",
+        "percentile",
+        "--replications",
+        "20",
+        "--resamples",
+        "49",
+        "--seed",
+        "3",
+    ]
     result = invoke("simulate", "--population", "normal", *args, "--out", str(tmp_path / "out"), "--no-plots")
     assert result.exit_code == 0, result.output
-    direct = study(population("normal"), m=10, n=(1, 3), methods=("studentized", "percentile"), replications=20,
-                   n_resamples=49, rng=3)  # fmt: skip
+    direct = study(
+        population("normal"),
+        m=10,
+        n=(1, 3),
+        methods=("studentized", "percentile"),
+        replications=20,
+        n_resamples=49,
+        rng=3,
+    )
     assert result.stdout == format_study(direct) + "\n"
     with open(tmp_path / "out" / "study.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     intervals = [r for r in rows if r["section"] == "interval"]
-    assert [(r["name"], int(r["n"])) for r in intervals] == [("studentized", 1), ("studentized", 3),
-                                                             ("percentile", 1), ("percentile", 3)]  # fmt: skip
+    assert [(r["name"], int(r["n"])) for r in intervals] == [
+        ("studentized", 1),
+        ("studentized", 3),
+        ("percentile", 1),
+        ("percentile", 3),
+    ]
     assert float(intervals[1]["truth"]) == pytest.approx(0.5 * EXPECTED_MAX_OF_3, rel=1e-9)  # rho sd E[max of 3]
     assert float(intervals[0]["coverage"]) == direct.coverage[0].coverage
     assert not (tmp_path / "out" / "study.png").exists()
@@ -195,8 +247,22 @@ def test_simulate_command_on_a_fit_of_the_users_runs(tmp_path):
     val = rng.normal(0.7, 0.02, 16)
     path = tmp_path / "runs.csv"
     path.write_text("run_id,val,test\n" + "".join(f"r{i},{v},{v + 0.01 * i % 3}\n" for i, v in enumerate(val)))
-    result = invoke("simulate", str(path), "--val", "val", "--test", "test", "--n", "1,4", "--ci-method", "studentized",
-                    "--replications", "10", "--resamples", "49")  # fmt: skip
+    result = invoke(
+        "simulate",
+        str(path),
+        "--val",
+        "val",
+        "--test",
+        "test",
+        "--n",
+        "1,4",
+        "--ci-method",
+        "studentized",
+        "--replications",
+        "10",
+        "--resamples",
+        "49",
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("kernel: m = 16 runs")
     test = np.array([v + 0.01 * i % 3 for i, v in enumerate(val)])
@@ -226,8 +292,22 @@ def test_simulate_command_refuses_bad_options_in_one_line(args, message):
 def test_simulate_command_needs_one_group_of_runs(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("run_id,model,acc\n" + "".join(f"r{i},{'ab'[i % 2]},{0.5 + 0.01 * i}\n" for i in range(12)))
-    base = ["simulate", str(path), "--val", "acc", "--group-by", "model", "--replications", "5", "--resamples", "19",
-            "--ci-method", "percentile", "--n", "1"]  # fmt: skip
+    base = [
+        "simulate",
+        str(path),
+        "--val",
+        "acc",
+        "--group-by",
+        "model",
+        "--replications",
+        "5",
+        "--resamples",
+        "19",
+        "--ci-method",
+        "percentile",
+        "--n",
+        "1",
+    ]
     result = invoke(*base)
     assert result.exit_code == 2
     assert result.stderr == "Error: the runs form 2 groups (a, b): choose one with --fit-group\n"

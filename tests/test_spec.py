@@ -11,8 +11,13 @@ from boontrack.spec import make_spec
 def test_make_spec_maps_user_options_to_the_spec():
     spec = make_spec(val="v", minimize=True, seed_column="s", resamples=10, seed=4, pick="best-val-step", n=[2])
     assert (spec.maximize, spec.seed_column, spec.n_resamples, spec.seed, spec.pick, spec.n) == (
-        False, "s", 10, 4, "best_val_step", (2,)
-    )  # fmt: skip
+        False,
+        "s",
+        10,
+        4,
+        "best_val_step",
+        (2,),
+    )
 
 
 @pytest.mark.parametrize(

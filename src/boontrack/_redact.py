@@ -69,11 +69,11 @@ def redact(text: str) -> str:
     return _JSON_WEB_TOKEN.sub(MASK, text)
 
 
-
 def describe_error(exc: BaseException) -> str:
     """One line naming the error and what it says, without credentials."""
     text = " ".join(str(exc).split())
     return redact(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
 
 def _looks_random(word: str) -> bool:
     """32 hex digits, or 16 letters and digits with a digit among them (linear time, whatever ``word`` is)."""

@@ -38,6 +38,7 @@ __all__ = [
     "gaussian_doubts",
 ]
 
+
 @dataclass(frozen=True)
 class IntervalEstimate:
     """A point estimate with its bootstrap confidence interval."""
@@ -470,9 +471,7 @@ def gaussian_doubts(estimates: Mapping[int, float], diagnostics: Diagnostics) ->
         if bounded and not 0.0 <= value <= 1.0:
             reasons.append(f"{value:.4g} is outside [0, 1], the range of a score whose runs all lie in it")
         elif not d.min - spread <= value <= d.max + spread:
-            reasons.append(
-                f"{value:.4g} is more than one s.d. beyond the observed scores [{d.min:.4g}, {d.max:.4g}]"
-            )
+            reasons.append(f"{value:.4g} is more than one s.d. beyond the observed scores [{d.min:.4g}, {d.max:.4g}]")
         if reasons:
             doubts[k] = "; ".join(reasons)
     return doubts
@@ -524,9 +523,7 @@ def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | 
     )
 
 
-def _compare_groups(
-    table: RunTable, spec: Spec, bands: Mapping[str, CurveBand]
-) -> tuple[ComparisonSummary, ...]:
+def _compare_groups(table: RunTable, spec: Spec, bands: Mapping[str, CurveBand]) -> tuple[ComparisonSummary, ...]:
     pairs = _comparison_pairs(table, spec)
     if not pairs:
         return ()
@@ -537,8 +534,10 @@ def _compare_groups(
     adjusted = [_adjusted(family, spec.correction) for family in families]
     out = []
     for i, ((a, b), (paired, c, boo_differences, messages)) in enumerate(zip(pairs, raw)):
-        results = {name: TestResult(float(r.statistic), float(r.pvalue), adjusted[kind][i])
-                   for kind, (name, r) in enumerate(tests[i].items())}  # fmt: skip
+        results = {
+            name: TestResult(float(r.statistic), float(r.pvalue), adjusted[kind][i])
+            for kind, (name, r) in enumerate(tests[i].items())
+        }
         out.append(
             ComparisonSummary(
                 group=table.groups[a],

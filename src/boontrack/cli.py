@@ -172,7 +172,9 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--compare", type=click.Choice(COMPARE_MODES), default=_SPEC_DEFAULTS["compare"], show_default=True)
 @click.option("--correction", type=click.Choice(CORRECTIONS), default=_SPEC_DEFAULTS["correction"], show_default=True)
 @click.option("--confidence", type=float, default=_SPEC_DEFAULTS["confidence"], show_default=True)
-@click.option("--resamples", type=int, default=_SPEC_DEFAULTS["resamples"], show_default=True, help="Bootstrap resamples.")
+@click.option(
+    "--resamples", type=int, default=_SPEC_DEFAULTS["resamples"], show_default=True, help="Bootstrap resamples."
+)
 @click.option("--ci-method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
 @click.option("--seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
 @click.option(
@@ -187,8 +189,12 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
 @click.option("--prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
 @click.option("--force", is_flag=True, help="Write even when the destination is up to date.")
 @click.option("--no-plots", is_flag=True, help="Write no PNG plots (most of the cost of writing a small summary).")
-@click.option("--threads", type=click.IntRange(min=1), metavar="N",
-              help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
+)
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
 @click.option("--parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
 @click.option("--tracking-uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
@@ -241,8 +247,15 @@ def summarize(
         with warnings.catch_warnings():  # a failed write is reported once, as the error below
             warnings.simplefilter("ignore", WriteBackWarning)
             result = run_job(
-                runs, spec, sink=sink, prefix=prefix, progress=sys.stderr.isatty(), force=force, summarize_unchanged=True,
-                plots=not no_plots, threads=threads,
+                runs,
+                spec,
+                sink=sink,
+                prefix=prefix,
+                progress=sys.stderr.isatty(),
+                force=force,
+                summarize_unchanged=True,
+                plots=not no_plots,
+                threads=threads,
             )
     shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
     text = to_json(shown) if output_format == "json" else format_table(shown)
@@ -291,14 +304,33 @@ def _option_vocabulary() -> Iterator[None]:
     show_default=True,
     help="Seconds to wait for another run writing the same destination; then the job is skipped.",
 )
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Jobs run at once: worker processes (local engine) or Ray tasks (ray engine).")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where jobs run: this machine, or the Ray cluster of --ray-address.")
-@click.option("--ray-address", metavar="ADDRESS", envvar="RAY_ADDRESS",
-              help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).")
-@click.option("--per-server", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Jobs of one tracking server running at once (each sends its requests mostly one at a time).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Jobs run at once: worker processes (local engine) or Ray tasks (ray engine).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where jobs run: this machine, or the Ray cluster of --ray-address.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    envvar="RAY_ADDRESS",
+    help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).",
+)
+@click.option(
+    "--per-server",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Jobs of one tracking server running at once (each sends its requests mostly one at a time).",
+)
 @click.pass_context
 def reaggregate(
     ctx: click.Context,
@@ -329,14 +361,26 @@ def reaggregate(
         from boontrack_ray.engine import RayEngine
 
         runner = RayEngine(workers, address=ray_address)
-    failed = run_jobs(jobs, force=force, lock_timeout=lock_timeout, log=click.echo, on_error=on_error,
-                      workers=workers, engine=runner, per_server=per_server)  # fmt: skip
+    failed = run_jobs(
+        jobs,
+        force=force,
+        lock_timeout=lock_timeout,
+        log=click.echo,
+        on_error=on_error,
+        workers=workers,
+        engine=runner,
+        per_server=per_server,
+    )
     ctx.exit(1 if failed else 0)
 
 
 #: ``--population`` spellings of :data:`boontrack.simulate.POPULATIONS`.
-_POPULATION_SPELLINGS = {"normal": "normal", "lognormal": "lognormal", "left-skewed": "left_skewed",
-                         "beta-binomial": "beta_binomial"}  # fmt: skip
+_POPULATION_SPELLINGS = {
+    "normal": "normal",
+    "lognormal": "lognormal",
+    "left-skewed": "left_skewed",
+    "beta-binomial": "beta_binomial",
+}
 
 
 @main.command()
@@ -349,8 +393,13 @@ _POPULATION_SPELLINGS = {"normal": "normal", "lognormal": "lognormal", "left-ske
 @click.option("--fit-group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
 @click.option("--m", "m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
 @click.option("--n", "n", callback=_parse_budgets, metavar="N[,N...]", help="Budgets. [default: 1,5,10]")
-@click.option("--ci-method", "methods", type=click.Choice(CI_METHODS), multiple=True,
-              help="Interval methods (repeatable). [default: all]")  # fmt: skip
+@click.option(
+    "--ci-method",
+    "methods",
+    type=click.Choice(CI_METHODS),
+    multiple=True,
+    help="Interval methods (repeatable). [default: all]",
+)
 @click.option("--width", type=float, help="Runs needed for a median interval width of Boo_n at most this.")
 @click.option("--shift", type=float, help="Runs needed to tell apart two approaches this far apart in Boo_n.")
 @click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted with --shift.")
@@ -444,7 +493,9 @@ def _fitted_population(source, val, test, minimize, group_by, fit_group) -> tupl
         request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
         table = RunTable.from_frame(open_source(source).read(request), spec)
     if fit_group is None and len(table.groups) > 1:
-        raise InputError(f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group")
+        raise InputError(
+            f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group"
+        )
     label = fit_group if fit_group is not None else table.groups[0]
     if label not in table.groups:
         raise InputError(f"--fit-group {label!r} is not a group of the runs; groups: {', '.join(table.groups)}")

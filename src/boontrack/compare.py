@@ -418,10 +418,8 @@ def boo_n_difference_ci(
     -------
     BootstrapResult
     """
-    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng = (
-        _boo_n_difference_ci_iv(
-            a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
-        )
+    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng = _boo_n_difference_ci_iv(
+        a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
     )
     _warn_difference(a_t, b_t, budget, stacklevel=2)
     groups = BudgetGroup(a_v, a_t, maximize, budget, estimator), BudgetGroup(b_v, b_t, maximize, budget, estimator)

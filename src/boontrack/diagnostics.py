@@ -97,9 +97,7 @@ def _warnings(v: np.ndarray, t: np.ndarray, test_given: bool, n: int | None) -> 
     if m > 1 and test_given and np.ptp(t) == 0:
         found.append("all test scores are equal: intervals collapse to a point and rank statistics are undefined")
     if n is not None and n > m:
-        found.append(
-            f"n = {n} exceeds the number of runs m = {m}: the U estimator is undefined, V and W extrapolate"
-        )
+        found.append(f"n = {n} exceeds the number of runs m = {m}: the U estimator is undefined, V and W extrapolate")
     return tuple(found)
 
 

@@ -393,7 +393,9 @@ class DirectorySink(Sink):
             try:
                 self._remove_written(directory)
             except OSError as exc:  # cleaning up is no reason to fail this run; a later one tries again
-                warnings.warn(f"could not delete leftover {directory}: {describe_error(exc)}", WriteBackWarning, stacklevel=3)
+                warnings.warn(
+                    f"could not delete leftover {directory}: {describe_error(exc)}", WriteBackWarning, stacklevel=3
+                )
 
     def _render(self, outputs: SummaryOutputs) -> dict[str, bytes]:
         own = {
@@ -445,7 +447,9 @@ class DirectorySink(Sink):
 
     def _owned_files(self, directory: Path) -> set[Path]:
         listed = self._manifest(directory).get("files", [])
-        return {directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE, self.CHANGE_TOKEN_FILE]}
+        return {
+            directory / name for name in [*listed, self.FINGERPRINT_FILE, self.MANIFEST_FILE, self.CHANGE_TOKEN_FILE]
+        }
 
     def _manifest(self, directory: Path) -> dict[str, Any]:
         try:

@@ -377,8 +377,6 @@ def _refresh_change_token(sink: Sink, token: str, fp: str) -> None:
         pass
 
 
-
-
 class _SinkGroup(Sink):
     """Several sinks written as one: up to date only when every one holds the fingerprint."""
 

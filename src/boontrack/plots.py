@@ -216,12 +216,19 @@ def plot_distributions(summary: Summary) -> Figure:
         ys = np.arange(1, xs.size + 1) / xs.size
         # At most _ECDF_STEPS evenly spaced ranks (the first and the last included): invisible at this size.
         steps = np.unique(np.linspace(0, xs.size - 1, min(xs.size, _ECDF_STEPS)).round().astype(int))
-        ax.step(np.concatenate(([xs[0]], xs[steps])), np.concatenate(([0.0], ys[steps])), where="post",
-                color=color, linewidth=1.6, label=f"{g.label} ({g.runs} runs)")
+        ax.step(
+            np.concatenate(([xs[0]], xs[steps])),
+            np.concatenate(([0.0], ys[steps])),
+            where="post",
+            color=color,
+            linewidth=1.6,
+            label=f"{g.label} ({g.runs} runs)",
+        )
         for value, marker in ((g.mean.estimate, "o"), (g.boo_n[n].estimate, "^")):
             height = np.searchsorted(xs, value, side="right") / xs.size
-            ax.plot([value], [height], marker=marker, color=color, markersize=8, markeredgecolor="black",
-                    linestyle="none")
+            ax.plot(
+                [value], [height], marker=marker, color=color, markersize=8, markeredgecolor="black", linestyle="none"
+            )
     # Marker meaning, once, in the legend.
     ax.plot([], [], marker="o", color="grey", markeredgecolor="black", linestyle="none", label="mean")
     ax.plot([], [], marker="^", color="grey", markeredgecolor="black", linestyle="none", label=f"Boo_{n}")

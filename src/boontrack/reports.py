@@ -253,8 +253,9 @@ def curve_table(summary: Summary) -> pd.DataFrame:
                 "time": g.curve.time if g.curve.time is not None else np.nan,
                 "simultaneous_low": _or_nan(g.curve.simultaneous_low),
                 "simultaneous_high": _or_nan(g.curve.simultaneous_high),
-                "trustworthy": (np.ones(g.curve.n.size, bool) if g.curve.trustworthy is None else g.curve.trustworthy)
-                .astype(int),
+                "trustworthy": (
+                    np.ones(g.curve.n.size, bool) if g.curve.trustworthy is None else g.curve.trustworthy
+                ).astype(int),
             }
         )
         for g in summary.groups
@@ -374,7 +375,11 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "",
         *_md_table(header, rows),
         "",
-        *(f"- warning ({markdown_literal(c.group)} vs {markdown_literal(c.baseline)}): {markdown_literal(w)}" for c in summary.comparisons for w in c.warnings),
+        *(
+            f"- warning ({markdown_literal(c.group)} vs {markdown_literal(c.baseline)}): {markdown_literal(w)}"
+            for c in summary.comparisons
+            for w in c.warnings
+        ),
         "",
     ]
 
@@ -523,7 +528,8 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     left_out = [(label, g) for label, g in groups.items() if g["left_out_budgets"]]
     if left_out:
         listed = "; ".join(
-            f"{label}: {', '.join(f'Boo_{k}' for k in g['left_out_budgets'])} ({g['runs']} runs)" for label, g in left_out
+            f"{label}: {', '.join(f'Boo_{k}' for k in g['left_out_budgets'])} ({g['runs']} runs)"
+            for label, g in left_out
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
     warned = sum(len(g["warnings"]) for g in groups.values()) + sum(len(c["warnings"]) for c in data["comparisons"])

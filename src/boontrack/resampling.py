@@ -89,7 +89,6 @@ _MAX_DEFAULT_BUDGETS = 200
 _MIN_STUDENTIZED_BUDGETS = 24
 
 
-
 @dataclass(frozen=True)
 class ConfidenceInterval:
     """A two-sided confidence interval."""
@@ -287,7 +286,9 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
         method=method,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
-        studentized_errors=None if errors is None else StudentizedErrors(
+        studentized_errors=None
+        if errors is None
+        else StudentizedErrors(
             float(errors.standard_error[0]), errors.resample_standard_errors[:, 0], errors.plausible_range
         ),
     )

@@ -59,7 +59,6 @@ POINT_COLUMNS = ("run_id", "step", "value")
 _PREFIXES = ("params.", "metrics.", "tags.")
 
 
-
 @dataclass(frozen=True)
 class MetricRequest:
     """Which metric values a source puts in the run frame.
@@ -81,6 +80,7 @@ class MetricRequest:
     test: str | None = None
     maximize: bool = True
     pick: Literal["last", "best_val_step"] = "last"
+
 
 def is_summary_run(tags: Mapping[str, Any]) -> bool:
     """True for a run boontrack wrote: its tags (MLflow) or config (W&B) carry ``boontrack.role`` = ``summary``
@@ -113,7 +113,9 @@ def artifact_path(relative: str, *, reserved: Iterable[str] = ()) -> PurePosixPa
     if not relative or path.is_absolute() or Path(relative).is_absolute() or ".." in path.parts or "\\" in relative:
         raise ValueError(f"artifact path {relative!r} cannot be written: it would leave the directory it is written to")
     if relative in set(reserved) or str(path) in set(reserved):
-        raise ValueError(f"artifact path {relative!r} cannot be written: the name is reserved for boontrack's own files")
+        raise ValueError(
+            f"artifact path {relative!r} cannot be written: the name is reserved for boontrack's own files"
+        )
     return path
 
 

@@ -136,7 +136,9 @@ class RunTable:
         columns = [str(c) for c in frame.columns]
         repeated = next((name for name, count in Counter(columns).items() if count > 1), None)
         if repeated is not None:
-            raise InputError(f"column {repeated!r} appears {Counter(columns)[repeated]} times; columns must have distinct names")
+            raise InputError(
+                f"column {repeated!r} appears {Counter(columns)[repeated]} times; columns must have distinct names"
+            )
         frame.columns = columns
 
         val_column = _resolve(columns, spec.val, "metric")
@@ -330,9 +332,7 @@ def _default_group_by(kept: pd.DataFrame, columns: Sequence[str], seed_column: s
     if seed_column is None:
         return ()
     return tuple(
-        c
-        for c in columns
-        if c.startswith("params.") and c != seed_column and kept[c].nunique(dropna=False) > 1
+        c for c in columns if c.startswith("params.") and c != seed_column and kept[c].nunique(dropna=False) > 1
     )
 
 

@@ -320,9 +320,7 @@ def coverage(
     high = {x: np.empty((replications, budgets.size)) for x in methods}
     for r in range(replications):  # one sweep per iteration; everything inside is vectorised
         for method in drawn:
-            resampled = curve_distribution(
-                val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng
-            )
+            resampled = curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
             low[method][r], high[method][r] = interval_ends(resampled, level, method)
             if method == "studentized" and "percentile" in methods:
                 low["percentile"][r], high["percentile"][r] = interval_ends(resampled, level, "percentile")
@@ -540,9 +538,16 @@ def band_coverage(
     from boontrack._bootstrap import curve_distribution, interval_ends, simultaneous_band, trusted_budgets
 
     m, budgets, (method,), estimator, level, replications, n_resamples, rng = _coverage_iv(
-        population, m, np.arange(1, max(1, m // 2) + 1), (method,), estimator, confidence_level, replications,
-        n_resamples, rng,
-    )  # fmt: skip
+        population,
+        m,
+        np.arange(1, max(1, m // 2) + 1),
+        (method,),
+        estimator,
+        confidence_level,
+        replications,
+        n_resamples,
+        rng,
+    )
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
     trusted = trusted_budgets(budgets, m)
     val, test = population.sample(m, replications=replications, rng=rng)
@@ -826,14 +831,25 @@ def estimator_errors(
         kept = budgets if estimator != "U" else budgets[budgets <= m]
         if not kept.size:
             continue
-        estimates = _gaussian_rows(val, test, kept) if estimator == "gaussian" else _boo_n_rows(val, test, kept, estimator)
+        estimates = (
+            _gaussian_rows(val, test, kept) if estimator == "gaussian" else _boo_n_rows(val, test, kept, estimator)
+        )
         bias = estimates.mean(axis=0) - truth[: kept.size]
         variance = estimates.var(axis=0)
         out += [
-            EstimatorError(population.name, m, int(k), estimator, float(truth[j]), float(bias[j]),
-                           float(variance[j]), float(bias[j] ** 2 + variance[j]), replications)
+            EstimatorError(
+                population.name,
+                m,
+                int(k),
+                estimator,
+                float(truth[j]),
+                float(bias[j]),
+                float(variance[j]),
+                float(bias[j] ** 2 + variance[j]),
+                replications,
+            )
             for j, k in enumerate(kept)
-        ]  # fmt: skip
+        ]
     return tuple(out)
 
 
@@ -887,22 +903,44 @@ class Study:
     def rows(self) -> list[dict[str, Any]]:
         """Every number as one row per (section, ...): the CSV ``boontrack simulate --out`` writes."""
         rows = [
-            {"section": "estimator", "m": e.m, "n": e.n, "name": e.estimator, "truth": e.truth, "bias": e.bias,
-             "variance": e.variance, "mse": e.mse}
+            {
+                "section": "estimator",
+                "m": e.m,
+                "n": e.n,
+                "name": e.estimator,
+                "truth": e.truth,
+                "bias": e.bias,
+                "variance": e.variance,
+                "mse": e.mse,
+            }
             for e in self.errors
-        ]  # fmt: skip
+        ]
         rows += [
-            {"section": "interval", "m": c.m, "n": c.n, "name": c.method, "truth": c.truth, "coverage": c.coverage,
-             "coverage_se": c.coverage_se, "median_width": c.median_width}
+            {
+                "section": "interval",
+                "m": c.m,
+                "n": c.n,
+                "name": c.method,
+                "truth": c.truth,
+                "coverage": c.coverage,
+                "coverage_se": c.coverage_se,
+                "median_width": c.median_width,
+            }
             for c in self.coverage
-        ]  # fmt: skip
+        ]
         for plan in (self.width, self.power):
             if plan is not None:
                 rows += [
-                    {"section": f"runs needed: {plan.quantity}", "m": m, "n": plan.n, "name": "target",
-                     "target": plan.target, "value": value}
+                    {
+                        "section": f"runs needed: {plan.quantity}",
+                        "m": m,
+                        "n": plan.n,
+                        "name": "target",
+                        "target": plan.target,
+                        "value": value,
+                    }
                     for m, value in zip(plan.m, plan.value)
-                ]  # fmt: skip
+                ]
         return [{"population": self.population, **row} for row in rows]
 
 
@@ -1012,15 +1050,26 @@ def format_study(result: Study) -> str:
         "Estimators of Boo_n (Dodge et al. 2021, §3)",
         *_aligned(
             [["n", "estimator", "truth", "bias", "sd", "RMSE"]]
-            + [[str(e.n), e.estimator, f"{e.truth:.4g}", f"{e.bias:+.3g}", f"{math.sqrt(e.variance):.3g}",
-                f"{math.sqrt(e.mse):.3g}"] for e in result.errors]  # fmt: skip
+            + [
+                [
+                    str(e.n),
+                    e.estimator,
+                    f"{e.truth:.4g}",
+                    f"{e.bias:+.3g}",
+                    f"{math.sqrt(e.variance):.3g}",
+                    f"{math.sqrt(e.mse):.3g}",
+                ]
+                for e in result.errors
+            ]
         ),
         "",
         f"Intervals of Boo_n (estimator V), nominal {100 * nominal:g} %",
         *_aligned(
             [["n", "method", "coverage", "median width"]]
-            + [[str(c.n), c.method, f"{100 * c.coverage:.1f} % ± {100 * c.coverage_se:.1f}", f"{c.median_width:.3g}"]
-               for c in result.coverage]  # fmt: skip
+            + [
+                [str(c.n), c.method, f"{100 * c.coverage:.1f} % ± {100 * c.coverage_se:.1f}", f"{c.median_width:.3g}"]
+                for c in result.coverage
+            ]
         ),
     ]
     for plan in (result.width, result.power):
@@ -1077,8 +1126,14 @@ def _plot_study(result: Study, path: Any) -> None:
     ax = axes[0, 0]
     for method in dict.fromkeys(c.method for c in result.coverage):
         cells = [c for c in result.coverage if c.method == method]
-        ax.errorbar([c.n for c in cells], [c.coverage for c in cells], yerr=[2 * c.coverage_se for c in cells],
-                    marker="o", capsize=3, label=method)  # fmt: skip
+        ax.errorbar(
+            [c.n for c in cells],
+            [c.coverage for c in cells],
+            yerr=[2 * c.coverage_se for c in cells],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
     if result.coverage:
         ax.axhline(result.coverage[0].confidence_level, color="grey", linestyle="--", label="nominal")
     ax.set(xlabel="budget n", ylabel="coverage", title=f"{result.population}, m = {result.m}")

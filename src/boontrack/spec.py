@@ -156,9 +156,11 @@ _PROBLEMS = {
     "baseline": _optional_text,
     "compare": _choice(COMPARE_MODES),
     "correction": _choice(CORRECTIONS),
-    "confidence_level": lambda v: None
-    if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1
-    else "must be a number between 0 and 1",
+    "confidence_level": lambda v: (
+        None
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1
+        else "must be a number between 0 and 1"
+    ),
     "n_resamples": lambda v: None if _is_int(v) and v >= 1 else "must be an integer >= 1",
     "ci_method": _choice(CI_METHODS),
     "seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
@@ -169,6 +171,7 @@ _PROBLEMS = {
 
 #: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
+
 
 def make_spec(
     *,

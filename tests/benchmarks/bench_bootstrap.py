@@ -92,9 +92,14 @@ def main() -> None:
         if seconds * b / b_measured <= SCIPY_BUDGET_S and not args.quick:
             start = time.perf_counter()
             res = stats.bootstrap(
-                (val, test), lambda v, t: boo_n(v, t, n=5), paired=True, vectorized=False, method=method,
-                n_resamples=b, rng=1,
-            )  # fmt: skip
+                (val, test),
+                lambda v, t: boo_n(v, t, n=5),
+                paired=True,
+                vectorized=False,
+                method=method,
+                n_resamples=b,
+                rng=1,
+            )
             seconds, ci, note = time.perf_counter() - start, res.confidence_interval, "measured"
         else:
             seconds, note = seconds * b / b_measured, note + f", x{b / b_measured:.1f} extrapolated"

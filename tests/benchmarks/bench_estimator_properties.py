@@ -185,8 +185,10 @@ def main() -> None:
         if not args.quick:
             check_truth(dist, divisor, truth, rng)
         print(f"## {name} (skewness {float(dist.stats(moments='s')):+.2f})\n")
-        print("| m | n | Boo_n | V bias | V s.d. | U bias | U s.d. | W bias | W s.d. | Gaussian bias | Gaussian s.d. "
-              "| RMSE V / U / W / Gaussian | s.d. order |")
+        print(
+            "| m | n | Boo_n | V bias | V s.d. | U bias | U s.d. | W bias | W s.d. | Gaussian bias | Gaussian s.d. "
+            "| RMSE V / U / W / Gaussian | s.d. order |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         orders[name], verdicts[name] = [], []
         for m in RUNS:
@@ -226,8 +228,10 @@ def main() -> None:
         "estimator's bias (10⁻³) on all samples and on those called normal; its RMSE divided by the smallest RMSE "
         "of V, U and W.\n"
     )
-    print("| population | m | called normal | Gaussian bias, n = 5 / 10 | bias when called normal, n = 5 / 10 "
-          "| RMSE ÷ best of V, U, W, n = 5 / 10 |")
+    print(
+        "| population | m | called normal | Gaussian bias, n = 5 / 10 | bias when called normal, n = 5 / 10 "
+        "| RMSE ÷ best of V, U, W, n = 5 / 10 |"
+    )
     print("|---|---|---|---|---|---|")
     for rows in verdicts.values():
         print("\n".join(rows))

@@ -64,12 +64,23 @@ def insert_children(
     status = np.where(rng.random(count) < 0.05, "FAILED", "FINISHED")
     val, test = rng.uniform(0.6, 0.9, count), rng.uniform(0.6, 0.9, count)
     runs = [
-        {"run_uuid": r, "name": f"trial-{i}", "source_type": "LOCAL", "source_name": "", "entry_point_name": "",
-         "user_id": "bench", "status": str(status[i]), "start_time": start + i, "end_time": start + i + 1000,
-         "source_version": "", "lifecycle_stage": "active", "artifact_uri": f"{artifact_root}/{r}/artifacts",
-         "experiment_id": int(experiment_id)}
+        {
+            "run_uuid": r,
+            "name": f"trial-{i}",
+            "source_type": "LOCAL",
+            "source_name": "",
+            "entry_point_name": "",
+            "user_id": "bench",
+            "status": str(status[i]),
+            "start_time": start + i,
+            "end_time": start + i + 1000,
+            "source_version": "",
+            "lifecycle_stage": "active",
+            "artifact_uri": f"{artifact_root}/{r}/artifacts",
+            "experiment_id": int(experiment_id),
+        }
         for i, r in enumerate(ids)
-    ]  # fmt: skip
+    ]
     tags = [{"key": k, "value": v, "run_uuid": r} for r in ids for k, v in (("mlflow.parentRunId", parent_id),)]
     tags += [{"key": "mlflow.runName", "value": run["name"], "run_uuid": run["run_uuid"]} for run in runs]
     params = [
@@ -79,17 +90,28 @@ def insert_children(
     ]
     epochs = np.where(rng.random(count) < histories, EPOCHS, 1)
     metrics = [
-        {"key": k, "value": float(v[i]) - 0.01 * (epochs[i] - 1 - step), "timestamp": start + i, "step": step,
-         "is_nan": False, "run_uuid": r}
+        {
+            "key": k,
+            "value": float(v[i]) - 0.01 * (epochs[i] - 1 - step),
+            "timestamp": start + i,
+            "step": step,
+            "is_nan": False,
+            "run_uuid": r,
+        }
         for i, r in enumerate(ids)
         for k, v in (("val_acc", val), ("test_acc", test))
         for step in range(epochs[i])
-    ]  # fmt: skip
+    ]
     last_step = dict(zip(ids, (epochs - 1).tolist()))
     latest = [m for m in metrics if m["step"] == last_step[m["run_uuid"]]]
     with store.ManagedSessionMaker() as session:
-        for model, rows in ((SqlRun, runs), (SqlTag, tags), (SqlParam, params), (SqlMetric, metrics),
-                            (SqlLatestMetric, latest)):
+        for model, rows in (
+            (SqlRun, runs),
+            (SqlTag, tags),
+            (SqlParam, params),
+            (SqlMetric, metrics),
+            (SqlLatestMetric, latest),
+        ):
             session.execute(model.__table__.insert(), rows)
 
 
@@ -98,12 +120,26 @@ def start_server(db: Path, root: Path, *, workers: int = 1) -> tuple[subprocess.
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     uri = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{db}",
-               "--artifacts-destination", str(root / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-               "--workers", str(workers)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "server",
+        "--backend-store-uri",
+        f"sqlite:///{db}",
+        "--artifacts-destination",
+        str(root / "artifacts"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
@@ -130,15 +166,22 @@ def read_raw_rest(uri: str, experiment_id: str, parent_id: str) -> int:
     rows, token = [], None
     with requests.Session() as session:
         while True:
-            body = {"experiment_ids": [experiment_id], "max_results": 50000,
-                    "filter": f"tags.mlflow.parentRunId = '{parent_id}'"}  # fmt: skip
+            body = {
+                "experiment_ids": [experiment_id],
+                "max_results": 50000,
+                "filter": f"tags.mlflow.parentRunId = '{parent_id}'",
+            }
             if token:
                 body["page_token"] = token
             page = session.post(f"{uri}/api/2.0/mlflow/runs/search", json=body, timeout=120).json()
             for run in page.get("runs", []):
                 info, data = run["info"], run.get("data", {})
-                row = {"run_id": info["run_id"], "status": info["status"].lower(),
-                       "start_time": info.get("start_time"), "end_time": info.get("end_time")}  # fmt: skip
+                row = {
+                    "run_id": info["run_id"],
+                    "status": info["status"].lower(),
+                    "start_time": info.get("start_time"),
+                    "end_time": info.get("end_time"),
+                }
                 row.update({f"metrics.{m['key']}": m["value"] for m in data.get("metrics", [])})
                 row.update({f"params.{p['key']}": p["value"] for p in data.get("params", [])})
                 row.update({f"tags.{t['key']}": t["value"] for t in data.get("tags", [])})
@@ -277,8 +320,9 @@ def main() -> None:
                             cells.append("—")
                             continue
                         function(uri, experiment_id, parents[size])  # warm-up (connections, engine)
-                        seconds = median_seconds(function, uri, experiment_id, parents[size],
-                                                 repeat=args.repeat, expected=size)  # fmt: skip
+                        seconds = median_seconds(
+                            function, uri, experiment_id, parents[size], repeat=args.repeat, expected=size
+                        )
                         cells.append(f"{seconds:.2f}")
                     rows.append(f"| {size:,} | {backend} | " + " | ".join(cells) + " |")
             print(f"Median of {args.repeat} reads (seconds), {os.cpu_count()} CPUs, mlflow {mlflow.__version__}\n")

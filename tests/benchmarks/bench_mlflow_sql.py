@@ -93,12 +93,13 @@ def hand_read(connect: Callable[[], object], placeholder: str, experiment_id: st
     wide = pd.concat(
         [
             values[values["kind"] == "param"].pivot(index="run_id", columns="key", values="text").add_prefix("params."),
-            values[values["kind"] == "metric"].pivot(index="run_id", columns="key", values="number")
+            values[values["kind"] == "metric"]
+            .pivot(index="run_id", columns="key", values="number")
             .add_prefix("metrics."),
             values[values["kind"] == "tag"].pivot(index="run_id", columns="key", values="text").add_prefix("tags."),
         ],
         axis=1,
-    ).reindex(runs.index)  # fmt: skip
+    ).reindex(runs.index)
     return len(wide)
 
 
@@ -198,16 +199,25 @@ def postgres_server(root: Path) -> Iterator[int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    subprocess.run(_as_server_user(["initdb", "-D", str(data), "-U", "postgres", "-A", "trust"]),
-                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        _as_server_user(["initdb", "-D", str(data), "-U", "postgres", "-A", "trust"]),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     options = f"-h 127.0.0.1 -p {port} -k {root} -c fsync=off"
-    subprocess.run(_as_server_user(["pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "pg.log"), "-w",
-                                    "start"]), check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        _as_server_user(["pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "pg.log"), "-w", "start"]),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     try:
         yield port
     finally:
-        subprocess.run(_as_server_user(["pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       check=False, stdout=subprocess.DEVNULL)  # fmt: skip
+        subprocess.run(
+            _as_server_user(["pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop"]),
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
 
 
 def postgres_rows(root: Path, sizes: list[int], *, repeat: int, client_max: int) -> list[str]:

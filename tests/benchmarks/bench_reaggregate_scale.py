@@ -138,14 +138,31 @@ def populate(server_uri: str, db: Path, mode: str, sweeps: int, runs: int, rng: 
         parents = [os.urandom(16).hex() for _ in range(count)]
         start = int(time.time() * 1000)
         with store.ManagedSessionMaker() as session:
-            session.execute(SqlRun.__table__.insert(), [
-                {"run_uuid": p, "name": f"sweep-{i}", "source_type": "LOCAL", "source_name": "", "entry_point_name": "",
-                 "user_id": "bench", "status": "FINISHED", "start_time": start + i, "end_time": start + i + 10,
-                 "source_version": "", "lifecycle_stage": "active", "artifact_uri": "", "experiment_id": int(experiment_id)}
-                for i, p in enumerate(parents)
-            ])  # fmt: skip
-            session.execute(SqlTag.__table__.insert(), [{"key": "mlflow.runName", "value": f"sweep-{i}", "run_uuid": p}
-                                                        for i, p in enumerate(parents)])  # fmt: skip
+            session.execute(
+                SqlRun.__table__.insert(),
+                [
+                    {
+                        "run_uuid": p,
+                        "name": f"sweep-{i}",
+                        "source_type": "LOCAL",
+                        "source_name": "",
+                        "entry_point_name": "",
+                        "user_id": "bench",
+                        "status": "FINISHED",
+                        "start_time": start + i,
+                        "end_time": start + i + 10,
+                        "source_version": "",
+                        "lifecycle_stage": "active",
+                        "artifact_uri": "",
+                        "experiment_id": int(experiment_id),
+                    }
+                    for i, p in enumerate(parents)
+                ],
+            )
+            session.execute(
+                SqlTag.__table__.insert(),
+                [{"key": "mlflow.runName", "value": f"sweep-{i}", "run_uuid": p} for i, p in enumerate(parents)],
+            )
         for parent in parents:
             insert_children(sqlite_uri, experiment_id, parent, runs, rng)
             pairs.append((experiment_id, parent))
@@ -158,17 +175,32 @@ def change(server_uri: str, pairs: list[tuple], rng: np.random.Generator) -> Non
     for experiment_id, parent in pairs:
         run = client.create_run(experiment_id, tags={"mlflow.parentRunId": parent})
         stamp = int(time.time() * 1000)
-        client.log_batch(run.info.run_id, metrics=[Metric("val_acc", float(rng.uniform(0.6, 0.9)), stamp, 0),
-                                                   Metric("test_acc", float(rng.uniform(0.6, 0.9)), stamp, 0)],
-                         params=[])  # fmt: skip
+        client.log_batch(
+            run.info.run_id,
+            metrics=[
+                Metric("val_acc", float(rng.uniform(0.6, 0.9)), stamp, 0),
+                Metric("test_acc", float(rng.uniform(0.6, 0.9)), stamp, 0),
+            ],
+            params=[],
+        )
         client.log_param(run.info.run_id, "model", "cnn")
         client.set_terminated(run.info.run_id, "FINISHED")
 
 
 def reaggregate(config: Path, extra: list[str]) -> tuple[float, int, int, str]:
     """One pass: wall seconds, peak RSS (MB), exit code, output."""
-    command = [sys.executable, "-c", _MEASURED, sys.executable, "-c", "from boontrack.cli import main; main()",
-               "reaggregate", "--config", str(config), *extra]  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        _MEASURED,
+        sys.executable,
+        "-c",
+        "from boontrack.cli import main; main()",
+        "reaggregate",
+        "--config",
+        str(config),
+        *extra,
+    ]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     wall = time.perf_counter() - started
@@ -200,11 +232,16 @@ def main() -> None:
                 rows.append((mode, "empty (start-up)", wall, sum(proxy.take().values()), peak, {}, Counter()))
                 started = time.perf_counter()
                 pairs = populate(server_uri, db, mode, options.sweeps, options.runs, rng)
-                print(f"{mode}: {len(pairs)} sweeps x {options.runs} runs inserted in "
-                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr)  # fmt: skip
+                print(
+                    f"{mode}: {len(pairs)} sweeps x {options.runs} runs inserted in "
+                    f"{time.perf_counter() - started:.0f} s",
+                    file=sys.stderr,
+                )
                 for label in ("first", "unchanged", f"{options.changed} changed"):
                     if label != "first" and label != "unchanged":
-                        change(server_uri, [pairs[i] for i in rng.choice(len(pairs), options.changed, replace=False)], rng)
+                        change(
+                            server_uri, [pairs[i] for i in rng.choice(len(pairs), options.changed, replace=False)], rng
+                        )
                     proxy.take()
                     wall, peak, code, output = reaggregate(config, MODES[mode])
                     counts = proxy.take()
@@ -212,16 +249,20 @@ def main() -> None:
                     if code != 0:
                         raise SystemExit(f"{mode} {label}: exit {code}\n{output[-3000:]}")
                     rows.append((mode, label, wall, sum(counts.values()), peak, dict(outcomes), counts))
-                    print(f"{mode} {label}: {wall:.1f} s, {sum(counts.values())} requests, {peak} MB, {dict(outcomes)}",
-                          file=sys.stderr)  # fmt: skip
+                    print(
+                        f"{mode} {label}: {wall:.1f} s, {sum(counts.values())} requests, {peak} MB, {dict(outcomes)}",
+                        file=sys.stderr,
+                    )
                     per_sweep[(mode, label)] = (wall / len(pairs), sum(counts.values()) / len(pairs))
         finally:
             proxy.server.shutdown()
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(30)
 
-    print(f"\n{options.sweeps:,} sweeps x {options.runs} runs ({options.sweeps * options.runs:,} runs), "
-          f"{SWEEPS_PER_EXPERIMENT} sweeps per experiment, discovered by one job; write-back, no plots\n")  # fmt: skip
+    print(
+        f"\n{options.sweeps:,} sweeps x {options.runs} runs ({options.sweeps * options.runs:,} runs), "
+        f"{SWEEPS_PER_EXPERIMENT} sweeps per experiment, discovered by one job; write-back, no plots\n"
+    )
     print("| engine | pass | wall (s) | requests | peak RSS (MB) | outcomes |")
     print("|---|---|---|---|---|---|")
     for mode, label, wall, requests, peak, outcomes, _ in rows:

@@ -41,11 +41,17 @@ def main() -> None:
     print(f"pick_best_val_step: {args.runs} runs x {args.epochs} steps ({2 * ids.size:,} points): {seconds:.2f} s")
 
     records = [
-        RunRecord(f"{i:032x}", "FINISHED", pd.Timestamp(1_700_000_000_000 + i, unit="ms", tz="UTC"), 10.0,
-                  {f"p{j}": str(j) for j in range(5)}, {f"m{j}": 0.1 * j for j in range(5)},
-                  {f"t{j}": "x" for j in range(5)})
+        RunRecord(
+            f"{i:032x}",
+            "FINISHED",
+            pd.Timestamp(1_700_000_000_000 + i, unit="ms", tz="UTC"),
+            10.0,
+            {f"p{j}": str(j) for j in range(5)},
+            {f"m{j}": 0.1 * j for j in range(5)},
+            {f"t{j}": "x" for j in range(5)},
+        )
         for i in range(args.runs)
-    ]  # fmt: skip
+    ]
     seconds = best_of_three(lambda: build_run_frame(records))
     print(f"build_run_frame: {args.runs} runs, 15 columns: {seconds:.2f} s")
 

@@ -112,9 +112,18 @@ def main() -> None:
         for name, (threads, env) in environments().items():
             shutil.rmtree(out, ignore_errors=True)
             wall, peak, _, cpu = boontrack(
-                "summarize", str(table), *spec, "--resamples", str(options.resamples), "--out", str(out),
-                "--format", "json", *threads, env=env,
-            )  # fmt: skip
+                "summarize",
+                str(table),
+                *spec,
+                "--resamples",
+                str(options.resamples),
+                "--out",
+                str(out),
+                "--format",
+                "json",
+                *threads,
+                env=env,
+            )
             rows.append(f"| `boontrack summarize --out`, {name} | {size} | {cpu:.1f} | {wall:.1f} | {peak:.0f} |")
         if not options.threads_only:
             config = tmp_path / "boontrack.toml"

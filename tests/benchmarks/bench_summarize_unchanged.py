@@ -36,8 +36,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "runs.csv"
         make_table(options.runs, options.groups).to_csv(table, index=False)
-        command = ["summarize", str(table), "--val", "val_acc", "--test", "test_acc", "--group-by", "model",
-                   "--n", BUDGETS, "--resamples", str(options.resamples)]  # fmt: skip
+        command = [
+            "summarize",
+            str(table),
+            "--val",
+            "val_acc",
+            "--test",
+            "test_acc",
+            "--group-by",
+            "model",
+            "--n",
+            BUDGETS,
+            "--resamples",
+            str(options.resamples),
+        ]
         out = ["--out", str(Path(tmp) / "summary")]
         rows = []
         for label, args in [

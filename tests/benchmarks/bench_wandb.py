@@ -47,12 +47,21 @@ def bench_listing(n_runs: int) -> None:
     os.environ["WANDB_BASE_URL"] = double.url
     try:
         for i in range(n_runs):
-            double.add_run(FakeRun(
-                name=f"r{i:07d}", entity="bench", project="big", sweep="sw",
-                config={"model": f"m{i % 4}", "seed": i, "optim": {"lr": 10.0 ** -(i % 5)}},
-                summary={"val_acc": (i * 7919 % 1000) / 1000, "test_acc": (i * 104729 % 1000) / 1000, "_runtime": 60.0},
-                created_at=f"2026-01-01T00:{i // 3600 % 60:02d}:{i % 60:02d}",
-            ))
+            double.add_run(
+                FakeRun(
+                    name=f"r{i:07d}",
+                    entity="bench",
+                    project="big",
+                    sweep="sw",
+                    config={"model": f"m{i % 4}", "seed": i, "optim": {"lr": 10.0 ** -(i % 5)}},
+                    summary={
+                        "val_acc": (i * 7919 % 1000) / 1000,
+                        "test_acc": (i * 104729 % 1000) / 1000,
+                        "_runtime": 60.0,
+                    },
+                    created_at=f"2026-01-01T00:{i // 3600 % 60:02d}:{i % 60:02d}",
+                )
+            )
         wandb.Api(overrides={"entity": "bench"}, timeout=60)  # start wandb's service process outside the timings
         double.reset_log()
         started = time.perf_counter()
@@ -60,9 +69,11 @@ def bench_listing(n_runs: int) -> None:
         eager_s = time.perf_counter() - started
         eager_ops = double.operations()
         assert len(frame) == n_runs
-        print(f"eager  (boontrack, per_page={PAGE_SIZE}, lazy=False): {len(frame)} runs in {eager_s:.2f} s, "
-              f"{eager_ops.count('Runs')} Runs requests (ceil(N/{PAGE_SIZE}) = {math.ceil(n_runs / PAGE_SIZE)}), "
-              f"{len(eager_ops)} GraphQL requests in all: {sorted(set(eager_ops))}")
+        print(
+            f"eager  (boontrack, per_page={PAGE_SIZE}, lazy=False): {len(frame)} runs in {eager_s:.2f} s, "
+            f"{eager_ops.count('Runs')} Runs requests (ceil(N/{PAGE_SIZE}) = {math.ceil(n_runs / PAGE_SIZE)}), "
+            f"{len(eager_ops)} GraphQL requests in all: {sorted(set(eager_ops))}"
+        )
 
         double.reset_log()
         started = time.perf_counter()
@@ -71,8 +82,10 @@ def bench_listing(n_runs: int) -> None:
         lazy_s = time.perf_counter() - started
         lazy_ops = double.operations()
         assert len(rows) == n_runs
-        print(f"lazy   (api.runs default, per_page=50):  {len(rows)} runs in {lazy_s:.2f} s, "
-              f"{lazy_ops.count('Runs')} Runs + {lazy_ops.count('Run')} Run requests, {len(lazy_ops)} in all")
+        print(
+            f"lazy   (api.runs default, per_page=50):  {len(rows)} runs in {lazy_s:.2f} s, "
+            f"{lazy_ops.count('Runs')} Runs + {lazy_ops.count('Run')} Run requests, {len(lazy_ops)} in all"
+        )
     finally:
         wandb.teardown()
         double.stop()
@@ -86,8 +99,14 @@ def bench_offline(n_files: int, root: Path, distinct: int) -> None:
     written = root / "written"
     started = time.perf_counter()
     for i in range(distinct):
-        run = wandb.init(project="bench", mode="offline", dir=str(written), config={"model": f"m{i % 4}", "seed": i},
-                         reinit="create_new", settings=wandb.Settings(console="off", x_disable_stats=True))
+        run = wandb.init(
+            project="bench",
+            mode="offline",
+            dir=str(written),
+            config={"model": f"m{i % 4}", "seed": i},
+            reinit="create_new",
+            settings=wandb.Settings(console="off", x_disable_stats=True),
+        )
         for epoch in range(20):
             run.log({"val_acc": (i + epoch) % 17 / 17, "test_acc": (i * epoch) % 13 / 13})
         run.finish()
@@ -102,8 +121,10 @@ def bench_offline(n_files: int, root: Path, distinct: int) -> None:
         target.parent.mkdir(parents=True)
         shutil.copyfile(source, target)
     size_mb = sum(p.stat().st_size for p in corpus.glob("*/*.wandb")) / 1e6
-    print(f"offline: wrote {distinct} runs with wandb in {write_s:.1f} s ({write_s / distinct * 1000:.0f} ms a run); "
-          f"{n_files} files, {size_mb:.1f} MB, 20 history rows each")
+    print(
+        f"offline: wrote {distinct} runs with wandb in {write_s:.1f} s ({write_s / distinct * 1000:.0f} ms a run); "
+        f"{n_files} files, {size_mb:.1f} MB, 20 history rows each"
+    )
     for pick in ("last", "best_val_step"):
         started = time.perf_counter()
         frame = open_source(f"wandb-offline:{corpus}").read(MetricRequest("val_acc", "test_acc", pick=pick))

@@ -139,16 +139,24 @@ def wandb_sweep_dir(wandb_env: Path) -> Path:
     directory.mkdir()
 
     def write(config: dict, rows, *, exit_code: int = 0, job_type: str = "train") -> Path:
-        run = wandb.init(entity=ENTITY, project=PROJECT, mode="offline", dir=str(directory), config=config,
-                         job_type=job_type, reinit="create_new",
-                         settings=wandb.Settings(console="off", x_disable_stats=True))
+        run = wandb.init(
+            entity=ENTITY,
+            project=PROJECT,
+            mode="offline",
+            dir=str(directory),
+            config=config,
+            job_type=job_type,
+            reinit="create_new",
+            settings=wandb.Settings(console="off", x_disable_stats=True),
+        )
         for row in rows:
             run.log(dict(row))
         run.finish(exit_code=exit_code)
         return next(directory.glob(f"wandb/offline-run-*-{run.id}/run-{run.id}.wandb"))
 
-    paths = [write({"model": run.model, "seed": run.seed}, run.rows, exit_code=int(run.status == "failed"))
-             for run in SWEEP]
+    paths = [
+        write({"model": run.model, "seed": run.seed}, run.rows, exit_code=int(run.status == "failed")) for run in SWEEP
+    ]
     write({"boontrack.role": "summary"}, [{VAL: 0.99}], job_type="boontrack")
     wandb.teardown()  # wandb's service closes every file it writes before the one below is cut
     for run, path in zip(SWEEP, paths):
@@ -173,11 +181,19 @@ def source_wandb_double(wandb_sweep_dir: Path) -> Opener:
     server = WandbDouble(ENTITY).start()
     for i, path in enumerate(find_run_files(wandb_sweep_dir)):
         rec = read_offline_run(path, with_history=True)
-        server.add_run(FakeRun(
-            name=rec.run_id, entity=ENTITY, project=PROJECT, state=rec.state, job_type=rec.job_type or None,
-            config={k: v for k, v in rec.config.items() if k != "_wandb"}, summary=rec.summary, history=rec.history,
-            created_at=f"2026-01-01T00:00:{i:02d}",
-        ))  # fmt: skip
+        server.add_run(
+            FakeRun(
+                name=rec.run_id,
+                entity=ENTITY,
+                project=PROJECT,
+                state=rec.state,
+                job_type=rec.job_type or None,
+                config={k: v for k, v in rec.config.items() if k != "_wandb"},
+                summary=rec.summary,
+                history=rec.history,
+                created_at=f"2026-01-01T00:00:{i:02d}",
+            )
+        )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)
         yield lambda pick: open_source(f"wandb:{ENTITY}/{PROJECT}")
@@ -185,4 +201,3 @@ def source_wandb_double(wandb_sweep_dir: Path) -> Opener:
 
         wandb.teardown()  # before the server goes: the sidecar would otherwise retry it at exit
         server.stop()
-

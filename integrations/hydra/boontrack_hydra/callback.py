@@ -214,7 +214,9 @@ class BoonCallback(_callback.Callback):
             print(_report(result, records, note), flush=True)
         if self.mlflow_tracking_uri is not None:
             try:  # apart from the directory: a tracker that fails leaves the directory's summary in place
-                tracked = run_job(source, spec, sink=source.sink(summary_key(source.identity(), spec)), plots=self.plots)
+                tracked = run_job(
+                    source, spec, sink=source.sink(summary_key(source.identity(), spec)), plots=self.plots
+                )
             except Exception as exc:
                 _warn(f"boontrack could not write the summary to MLflow: {describe_error(exc)}")
             else:

@@ -156,9 +156,17 @@ def _budgeted_request(method, url, max_retries, backoff_factor, backoff_jitter, 
         started = time.monotonic()
         try:
             response = _original_request(
-                method, url, 0, backoff_factor, backoff_jitter, retry_codes, False, *args,
-                respect_retry_after_header=False, **kwargs,
-            )  # fmt: skip
+                method,
+                url,
+                0,
+                backoff_factor,
+                backoff_jitter,
+                retry_codes,
+                False,
+                *args,
+                respect_retry_after_header=False,
+                **kwargs,
+            )
             error = None
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
             response, error = None, exc
@@ -238,8 +246,9 @@ def backend_errors(action: str, uri: str) -> Iterator[None]:
     try:
         yield
     except mlflow.exceptions.MlflowException as exc:
-        raise BackendError(_transport_message(exc, uri) or
-                           f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}") from None
+        raise BackendError(
+            _transport_message(exc, uri) or f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}"
+        ) from None
     except OSError as exc:
         raise BackendError(f"MLflow at {redact(uri)} failed while {action}: {redact(str(exc))}") from None
 

@@ -49,9 +49,13 @@ def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) ->
         token = None
         while True:
             page = client.search_runs(
-                [experiment.experiment_id], filter_string=TOP_LEVEL, run_view_type=ViewType.ACTIVE_ONLY,
-                max_results=PAGE_SIZE, order_by=["attributes.start_time ASC"], page_token=token,
-            )  # fmt: skip
+                [experiment.experiment_id],
+                filter_string=TOP_LEVEL,
+                run_view_type=ViewType.ACTIVE_ONLY,
+                max_results=PAGE_SIZE,
+                order_by=["attributes.start_time ASC"],
+                page_token=token,
+            )
             parents.extend((experiment, run) for run in page)
             token = page.token
             if not token:
@@ -89,9 +93,12 @@ def _summarized_parents(client: Any, experiments: list[Any]) -> set[str]:
         token = None
         while True:
             page = client.search_runs(
-                [experiment.experiment_id], filter_string=SUMMARIES_UNDER_PARENTS, run_view_type=ViewType.ACTIVE_ONLY,
-                max_results=PAGE_SIZE, page_token=token,
-            )  # fmt: skip
+                [experiment.experiment_id],
+                filter_string=SUMMARIES_UNDER_PARENTS,
+                run_view_type=ViewType.ACTIVE_ONLY,
+                max_results=PAGE_SIZE,
+                page_token=token,
+            )
             parents.update(run.data.tags[PARENT_TAG] for run in page)
             token = page.token
             if not token:
@@ -122,9 +129,11 @@ def search_experiments(client: Any, pattern: str | None, extra: str | None) -> l
     found, token = [], None
     while True:
         page = client.search_experiments(
-            view_type=ViewType.ACTIVE_ONLY, max_results=EXPERIMENT_PAGE_SIZE, filter_string=" AND ".join(clauses),
+            view_type=ViewType.ACTIVE_ONLY,
+            max_results=EXPERIMENT_PAGE_SIZE,
+            filter_string=" AND ".join(clauses),
             page_token=token,
-        )  # fmt: skip
+        )
         found.extend(e for e in page if pattern is None or fnmatch.fnmatchcase(e.name, pattern))
         token = page.token
         if not token:
@@ -147,9 +156,12 @@ def _newest_child(client: Any, experiment_id: str, parent_run_id: str, time_attr
     from mlflow.entities import ViewType
 
     found = client.search_runs(
-        [experiment_id], filter_string=children_filter(parent_run_id), run_view_type=ViewType.ACTIVE_ONLY,
-        max_results=1, order_by=[f"attributes.{time_attribute} DESC", "attributes.run_id ASC"],
-    )  # fmt: skip
+        [experiment_id],
+        filter_string=children_filter(parent_run_id),
+        run_view_type=ViewType.ACTIVE_ONLY,
+        max_results=1,
+        order_by=[f"attributes.{time_attribute} DESC", "attributes.run_id ASC"],
+    )
     return found[0] if found else None
 
 

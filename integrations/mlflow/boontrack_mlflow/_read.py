@@ -146,9 +146,7 @@ def metric_histories(client: Any, run_ids: Sequence[str], key: str) -> pd.DataFr
             rows.extend((p.run_id, p.step, p.timestamp, p.value) for p in points)
     else:
         rows = [
-            (run_id, m.step, m.timestamp, m.value)
-            for run_id in run_ids
-            for m in client.get_metric_history(run_id, key)
+            (run_id, m.step, m.timestamp, m.value) for run_id in run_ids for m in client.get_metric_history(run_id, key)
         ]
     frame = pd.DataFrame.from_records(rows, columns=HISTORY_COLUMNS)
     return frame.astype({"run_id": "str", "step": "int64", "timestamp": "int64", "value": "float64"})
@@ -189,7 +187,9 @@ def _history_chunk(store: Any, chunk: list[str], key: str) -> tuple[list[str], l
 
     endpoint = "/ajax-api/2.0/mlflow/metrics/get-history-bulk"
     response = http_request(
-        store.get_host_creds(), endpoint, "GET",
+        store.get_host_creds(),
+        endpoint,
+        "GET",
         params={"run_id": chunk, "metric_key": key, "max_results": HISTORY_POINTS_PER_REQUEST},
-    )  # fmt: skip
+    )
     return chunk, verify_rest_response(response, endpoint).json().get("metrics", [])

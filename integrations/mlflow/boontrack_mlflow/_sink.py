@@ -265,7 +265,9 @@ class MlflowSink(Sink):
         groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
         clean = (
             len(own) == 1 + len(groups)
-            and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups)
+            and all(
+                r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups
+            )
             and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
         )
         return _State(records, own, keep, clean)

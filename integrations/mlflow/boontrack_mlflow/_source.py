@@ -154,8 +154,9 @@ class MlflowSource(Source):
 
     def sink(self, key: str) -> MlflowSink:
         experiment_id = self.experiment_id()
-        return MlflowSink(self._client, self._uri, experiment_id, self._parent, key, budget=self._budget,
-                          experiment=self._experiment)  # fmt: skip
+        return MlflowSink(
+            self._client, self._uri, experiment_id, self._parent, key, budget=self._budget, experiment=self._experiment
+        )
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _read_runs(self, experiment_id: str, request: MetricRequest) -> tuple[pd.DataFrame, dict, Callable]:

@@ -116,16 +116,18 @@ class SqlStore:
         runs = runs.loc[~runs["run_id"].isin(tags.loc[tags["key"] == PARENT_RUN_TAG, "value"])]
         start, end = (pd.Series(runs[column].to_numpy(), dtype="Int64") for column in ("start_time", "end_time"))
         frame = build_run_frame_long(
-            pd.DataFrame({
-                "run_id": runs["run_id"].to_numpy(),
-                "status": runs["status"].to_numpy(),
-                "created_at": pd.to_datetime(start, unit="ms", utc=True),
-                "duration_s": (end - start).to_numpy(dtype=np.float64, na_value=np.nan) / 1000.0,
-            }),
+            pd.DataFrame(
+                {
+                    "run_id": runs["run_id"].to_numpy(),
+                    "status": runs["status"].to_numpy(),
+                    "created_at": pd.to_datetime(start, unit="ms", utc=True),
+                    "duration_s": (end - start).to_numpy(dtype=np.float64, na_value=np.nan) / 1000.0,
+                }
+            ),
             params=params.rename(columns={"text": "value"}),
             metrics=latest.assign(value=_metric_values(latest)),
             tags=tags,
-        )  # fmt: skip
+        )
         return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), self._histories(selection))
 
     def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
@@ -139,12 +141,14 @@ class SqlStore:
             # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts
             # stably by (run, timestamp); the order within one run and step is what counts.
             order = np.lexsort((_is_nan(points), points["stored"].to_numpy(dtype=np.float64), timestamp))
-            return pd.DataFrame({
-                "run_id": pd.Series(points["run_id"].to_numpy()[order], dtype="str"),
-                "step": points["step"].to_numpy(dtype=np.int64)[order],
-                "timestamp": timestamp[order],
-                "value": _metric_values(points)[order],
-            })  # fmt: skip
+            return pd.DataFrame(
+                {
+                    "run_id": pd.Series(points["run_id"].to_numpy()[order], dtype="str"),
+                    "step": points["step"].to_numpy(dtype=np.int64)[order],
+                    "timestamp": timestamp[order],
+                    "value": _metric_values(points)[order],
+                }
+            )
 
         return histories
 

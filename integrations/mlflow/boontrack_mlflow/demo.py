@@ -167,10 +167,13 @@ def _digits_split() -> dict[str, np.ndarray]:
     x_val, x_test, y_val, y_test = train_test_split(x_rest, y_rest, test_size=0.5, random_state=0, stratify=y_rest)
     scaler = StandardScaler().fit(x_train)
     return {
-        "x_train": scaler.transform(x_train), "y_train": y_train,
-        "x_val": scaler.transform(x_val), "y_val": y_val,
-        "x_test": scaler.transform(x_test), "y_test": y_test,
-    }  # fmt: skip
+        "x_train": scaler.transform(x_train),
+        "y_train": y_train,
+        "x_val": scaler.transform(x_val),
+        "y_val": y_val,
+        "x_test": scaler.transform(x_test),
+        "y_test": y_test,
+    }
 
 
 def _scores(model: Any, data: dict[str, np.ndarray]) -> dict[str, float]:

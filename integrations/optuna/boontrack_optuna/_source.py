@@ -108,7 +108,9 @@ def _open_database(url: str) -> Any:
         finally:
             engine.dispose()
     if not STORAGE_TABLES <= tables:
-        raise InputError(f"{redact(url)} is not an Optuna storage (it has no {', '.join(sorted(STORAGE_TABLES - tables))} table)")
+        raise InputError(
+            f"{redact(url)} is not an Optuna storage (it has no {', '.join(sorted(STORAGE_TABLES - tables))} table)"
+        )
     with storage_errors(url):
         try:
             return optuna.storages.RDBStorage(url, skip_table_creation=True)
@@ -241,7 +243,9 @@ class OptunaSource(Source):
         direction = self._study.directions[list(names).index(request.val)].name.lower()  # maximize, minimize, not_set
         if direction in ("maximize", "minimize") and (direction == "maximize") != request.maximize:
             fix = "with `minimize` (Python: maximize=False)" if direction == "minimize" else "without `minimize`"
-            raise InputError(f"Optuna study {self._study.study_name!r} {direction}s {request.val!r}: summarize it {fix}")
+            raise InputError(
+                f"Optuna study {self._study.study_name!r} {direction}s {request.val!r}: summarize it {fix}"
+            )
 
 
 def _record(trial: Any, names: Sequence[str]) -> RunRecord:

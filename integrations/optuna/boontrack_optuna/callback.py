@@ -95,7 +95,9 @@ def summarize_study(
     )
 
 
-def study_spec(study: Any, *, val: str | None, test: str | None, n: int | Sequence[int] | None, **spec_options: Any) -> Spec:
+def study_spec(
+    study: Any, *, val: str | None, test: str | None, n: int | Sequence[int] | None, **spec_options: Any
+) -> Spec:
     """The :class:`~boontrack.spec.Spec` for ``study``: ``val`` defaults to its one objective, ``maximize`` to the
     direction of the objective ``val`` names."""
     from boontrack.pipeline import budgets
@@ -104,7 +106,9 @@ def study_spec(study: Any, *, val: str | None, test: str | None, n: int | Sequen
     names = objective_names(study)
     if val is None:
         if len(names) != 1:
-            raise InputError(f"study {study.study_name!r} has {len(names)} objectives ({', '.join(names)}): name the validation one with `val`")
+            raise InputError(
+                f"study {study.study_name!r} has {len(names)} objectives ({', '.join(names)}): name the validation one with `val`"
+            )
         val = names[0]
     if "maximize" not in spec_options and val in names:
         spec_options["maximize"] = study.directions[names.index(val)].name == "MAXIMIZE"
@@ -149,9 +153,15 @@ class BoonCallback:
         Spec(val=val or "value", test=test, n=budgets(n), **spec_options).check()
         self.every = every
         self._options = dict(
-            val=val, test=test, n=n, out=out, mlflow_experiment=mlflow_experiment, tracking_uri=tracking_uri,
-            plots=plots, **spec_options,
-        )  # fmt: skip
+            val=val,
+            test=test,
+            n=n,
+            out=out,
+            mlflow_experiment=mlflow_experiment,
+            tracking_uri=tracking_uri,
+            plots=plots,
+            **spec_options,
+        )
         self._finished = 0
         self._count_lock = threading.Lock()
         self._summary_lock = threading.Lock()

@@ -75,8 +75,12 @@ class WandbBackend(Backend):
         if not timeout_s > 0:
             raise InputError(f"wandb: timeout must be positive, got {timeout!r}")
         return WandbSource(
-            entity, project, sweep=options.get("sweep"), group=options.get("group"),
-            filters=parse_filters(options.get("filters")), timeout_s=timeout_s,
+            entity,
+            project,
+            sweep=options.get("sweep"),
+            group=options.get("group"),
+            filters=parse_filters(options.get("filters")),
+            timeout_s=timeout_s,
         )
 
 

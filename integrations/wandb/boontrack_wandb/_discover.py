@@ -31,7 +31,7 @@ def discover(source: WandbSource, select: Mapping[str, Any]) -> list[Discovered]
     ``source`` (its filters included) selects; the source's options stay, the sweep or group is added."""
     by = select.get("by", "sweep")
     if by not in ("sweep", "group"):
-        raise InputError(f"wandb: discover 'by' must be \"sweep\" or \"group\", got {by!r}")
+        raise InputError(f'wandb: discover \'by\' must be "sweep" or "group", got {by!r}')
     if getattr(source, by) is not None:
         raise InputError(f"wandb: discover by {by} finds the {by}s itself; give no {by} option")
     api = make_api(source.entity, source.timeout_s)
@@ -81,8 +81,9 @@ def change_token(source: WandbSource) -> str | None:
     """
     api = make_api(source.entity, source.timeout_s)
     with translate_errors(f"{source.describe()}: asking for changes", source.timeout_s):
-        runs = api.runs(source.path, filters=source.server_filters(), order="-heartbeat_at", per_page=TOKEN_RUNS,
-                        lazy=True)  # fmt: skip
+        runs = api.runs(
+            source.path, filters=source.server_filters(), order="-heartbeat_at", per_page=TOKEN_RUNS, lazy=True
+        )
         count = len(runs)
         recent = list(itertools.islice(runs, min(count, TOKEN_RUNS)))
     alive = next((run for run in recent if run.job_type != AGGREGATE_JOB_TYPE), None)

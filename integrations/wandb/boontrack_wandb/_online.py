@@ -28,6 +28,8 @@ query RunSampledHistory($project: String!, $entity: String!, $name: String!, $sp
     }
 }
 """
+
+
 def parse_filters(filters: Any) -> dict[str, Any]:
     """``filters`` given as a dict or as JSON text (the CLI), as a dict."""
     if filters is None or isinstance(filters, Mapping):

@@ -176,8 +176,13 @@ class WandbSink(Sink):
                 settings=wandb.Settings(
                     # The API's base URL, also when wandb was set up in this process before it was exported.
                     **({"base_url": os.environ["WANDB_BASE_URL"]} if os.environ.get("WANDB_BASE_URL") else {}),
-                    console="off", silent=True, x_disable_stats=True, disable_git=True, save_code=False,
-                    disable_job_creation=True, x_save_requirements=False,
+                    console="off",
+                    silent=True,
+                    x_disable_stats=True,
+                    disable_git=True,
+                    save_code=False,
+                    disable_job_creation=True,
+                    x_save_requirements=False,
                 ),
             )
             try:
@@ -194,8 +199,13 @@ class WandbSink(Sink):
         because a failed rewinding ``init`` keeps the run id busy in wandb's service process. A server without
         rewind gets a warning: the history then keeps the old curve points beside the new ones.
         """
-        variables = {"runName": self.run_id, "entity": self.source.entity, "project": self.source.project,
-                     "metricName": "_step", "metricValue": 0.0}
+        variables = {
+            "runName": self.run_id,
+            "entity": self.source.entity,
+            "project": self.source.project,
+            "metricName": "_step",
+            "metricValue": 0.0,
+        }
         try:
             public_run._service_api.execute_graphql(_REWIND_RUN, variables)  # the pinned client's request path
         except Exception as exc:  # noqa: BLE001 - any failure only costs the stale points, never the write
@@ -218,8 +228,12 @@ class WandbSink(Sink):
             if (found or {}).get("customChart") is None:
                 # Panels name a preset "entity/name", which is also what the lookup takes.
                 api.create_custom_chart(
-                    entity=self.source.entity, name=name, display_name="boontrack: expected best score out of n",
-                    spec_type="vega2", access="private", spec=spec,
+                    entity=self.source.entity,
+                    name=name,
+                    display_name="boontrack: expected best score out of n",
+                    spec_type="vega2",
+                    access="private",
+                    spec=spec,
                 )
         except Exception as exc:  # noqa: BLE001 - any failure only costs the band in the chart, never the write
             warnings.warn(
@@ -237,12 +251,17 @@ class WandbSink(Sink):
         if preset is not None:
             from boontrack.plots import x_scale
 
-            return wandb.plot_table(preset, table, dict(CHART_FIELDS), string_fields={
-                "title": "Expected score of the best-validation run out of n, with its bootstrap band",
-                "xname": "budget n (runs)",
-                "yname": "expected score",
-                "xscale": x_scale([n for curve in outputs.curves for n in curve.n.tolist()]),
-            })
+            return wandb.plot_table(
+                preset,
+                table,
+                dict(CHART_FIELDS),
+                string_fields={
+                    "title": "Expected score of the best-validation run out of n, with its bootstrap band",
+                    "xname": "budget n (runs)",
+                    "yname": "expected score",
+                    "xscale": x_scale([n for curve in outputs.curves for n in curve.n.tolist()]),
+                },
+            )
         return wandb.plot.line_series(
             xs=[c.n.tolist() for c in outputs.curves],
             ys=[c.values.tolist() for c in outputs.curves],

@@ -160,7 +160,12 @@ def test_a_summary_that_cannot_be_written_warns_and_the_multirun_succeeds(run_sw
     assert sweep.returncode == 0, sweep.stderr
     assert "WriteBackWarning: boontrack could not summarize the Hydra sweep" in sweep.stderr
     assert "holds files boontrack did not write (notes.txt)" in sweep.stderr
-    assert sorted(p.name for p in (sweep.dir / ".boontrack" / "jobs").iterdir()) == ["0.json", "1.json", "2.json", "3.json"]
+    assert sorted(p.name for p in (sweep.dir / ".boontrack" / "jobs").iterdir()) == [
+        "0.json",
+        "1.json",
+        "2.json",
+        "3.json",
+    ]
     assert (taken / "notes.txt").read_text() == "mine"
 
 
@@ -184,7 +189,9 @@ def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
     for model in ("a", "b"):
         logged = run.data.metrics[f"boon/test_acc/{model}/boo_5"]
         assert logged == pytest.approx(exact(VAL[model], TEST[model], 5), abs=1e-12)
-    assert sweep.summary()["groups"]["a"]["boo_n"]["5"]["estimate"] == pytest.approx(run.data.metrics["boon/test_acc/a/boo_5"])
+    assert sweep.summary()["groups"]["a"]["boo_n"]["5"]["estimate"] == pytest.approx(
+        run.data.metrics["boon/test_acc/a/boo_5"]
+    )
 
 
 @pytest.mark.slow
@@ -290,7 +297,10 @@ def test_an_unreadable_record_is_left_out_with_a_warning(tmp_path):
         (3, {"val_acc": 3.0}),
         (np.float32(0.25), {"val_acc": 0.25}),
         (np.array(0.75), {"val_acc": 0.75}),
-        ({"val_acc": 0.9, "test_acc": np.float64(0.8), "name": "x", "ok": True, "curve": [1, 2]}, {"val_acc": 0.9, "test_acc": 0.8}),
+        (
+            {"val_acc": 0.9, "test_acc": np.float64(0.8), "name": "x", "ok": True, "curve": [1, 2]},
+            {"val_acc": 0.9, "test_acc": 0.8},
+        ),
         (OmegaConf.create({"val_acc": 0.9, "nested": {"a": 1}}), {"val_acc": 0.9}),
         (True, {}),
         (None, {}),

@@ -38,5 +38,3 @@ def sqlite_uri(tmp_path_factory) -> str:
 def any_uri(request) -> str:
     """Each test using this runs against both the embedded store and the server."""
     return request.getfixturevalue("sqlite_uri" if request.param == "sqlite" else "mlflow_server")
-
-

@@ -81,13 +81,20 @@ def snapshot(client: MlflowClient, run_ids) -> dict:
     state = {}
     for run_id in run_ids:
         run = client.get_run(run_id)
-        histories = {k: sorted((m.step, m.timestamp, m.value) for m in client.get_metric_history(run_id, k))
-                     for k in run.data.metrics}
+        histories = {
+            k: sorted((m.step, m.timestamp, m.value) for m in client.get_metric_history(run_id, k))
+            for k in run.data.metrics
+        }
         state[run_id] = (
-            run.info.status, run.info.start_time, run.info.end_time, run.info.lifecycle_stage,
-            dict(run.data.params), dict(run.data.tags), histories,
+            run.info.status,
+            run.info.start_time,
+            run.info.end_time,
+            run.info.lifecycle_stage,
+            dict(run.data.params),
+            dict(run.data.tags),
+            histories,
             sorted(a.path for a in client.list_artifacts(run_id)),
-        )  # fmt: skip
+        )
     return state
 
 
@@ -106,4 +113,3 @@ def boo_n_v(val: np.ndarray, test: np.ndarray, n: int, *, maximize: bool = True)
 def summary_runs(client: MlflowClient, experiment_id: str, *, deleted: bool = False) -> list:
     view = ViewType.DELETED_ONLY if deleted else ViewType.ACTIVE_ONLY
     return list(client.search_runs([experiment_id], "tags.`boontrack.role` = 'summary'", run_view_type=view))
-

@@ -56,11 +56,27 @@ def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path, monkeypatch):
 
     # the README's command reads the demo's store back and prints the demo's table, from the store's directory
     monkeypatch.chdir(tmp_path)
-    readme = CliRunner().invoke(main, [
-        "summarize", "mlflow:boontrack-demo", "--tracking-uri", "sqlite:///demo/mlflow.db", "--parent", parent_id,
-        "--val", "val_acc", "--test", "test_acc", "--group-by", "model", "--seed-column", "seed",
-        "--pick", "best-val-step",
-    ])  # fmt: skip
+    readme = CliRunner().invoke(
+        main,
+        [
+            "summarize",
+            "mlflow:boontrack-demo",
+            "--tracking-uri",
+            "sqlite:///demo/mlflow.db",
+            "--parent",
+            parent_id,
+            "--val",
+            "val_acc",
+            "--test",
+            "test_acc",
+            "--group-by",
+            "model",
+            "--seed-column",
+            "seed",
+            "--pick",
+            "best-val-step",
+        ],
+    )
     assert readme.exit_code == 0, readme.output
     table = format_table(result.summary)
     assert table in readme.stdout and table in "\n".join(lines)

@@ -75,7 +75,9 @@ def test_each_sweep_of_an_experiment_is_the_job_written_by_hand(store, sqlite_ur
 
     by_hand = tmp_path / "by-hand.toml"
     by_hand.write_text(
-        TEMPLATE.format(location=first.experiment_id, uri=sqlite_uri, extra=f'parent = "{second.parent_id}"\nwrite_back = true')
+        TEMPLATE.format(
+            location=first.experiment_id, uri=sqlite_uri, extra=f'parent = "{second.parent_id}"\nwrite_back = true'
+        )
     )
     (written,) = load_config(by_hand)
     assert dataclasses.replace(jobs[1], name="org", label="") == written
@@ -127,7 +129,7 @@ def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
     assert _discover._summarized_parents(client, experiments) == {s.parent_id for s in sweeps}
     assert found(f'{{ experiments = "{prefix}-x_y" }}') == [sweeps[2].parent_id]
     assert found(f"{{ filter = \"tags.team = '{prefix}'\" }}") == [sweeps[1].parent_id]
-    assert found(f"{{ experiments = \"{prefix}-c*\", filter = \"tags.team = '{prefix}'\" }}") == []
+    assert found(f'{{ experiments = "{prefix}-c*", filter = "tags.team = \'{prefix}\'" }}') == []
 
 
 @pytest.mark.parametrize(
@@ -136,7 +138,7 @@ def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
         ("", "true", "write_back = true", "discover needs an experiment"),
         ("exp", '{ experiments = "a*" }', "write_back = true", "as mlflow:exp or in discover, not both"),
         ("exp", "true", 'parent = "abc"\nwrite_back = true', "give no parent"),
-        ("", "{ experiments = \"it's\" }", "write_back = true", "cannot contain a quote"),
+        ("", '{ experiments = "it\'s" }', "write_back = true", "cannot contain a quote"),
     ],
 )
 def test_a_discovery_that_cannot_be_made_fails_its_job_only(sqlite_uri, tmp_path, location, discover, extra, message):
@@ -200,7 +202,9 @@ def test_an_unchanged_pass_asks_four_small_questions_per_sweep(store, sqlite_uri
     calls = []
     for name in ("get_run", "get_experiment", "get_experiment_by_name", "search_runs", "search_experiments"):
         original = getattr(MlflowClient, name)
-        monkeypatch.setattr(MlflowClient, name, lambda self, *a, _f=original, _n=name, **k: calls.append(_n) or _f(self, *a, **k))
+        monkeypatch.setattr(
+            MlflowClient, name, lambda self, *a, _f=original, _n=name, **k: calls.append(_n) or _f(self, *a, **k)
+        )
     assert _pass(config) == ["unchanged", "unchanged"]
     # Discovery: the experiment (resolved, then read), its top-level runs, the summaries under its parents (a
     # parent summarized before is a sweep), one child of each other top-level run (the parent without children
@@ -237,8 +241,17 @@ def test_two_passes_at_once_with_workers_leave_one_complete_summary_per_sweep(ml
     second = _second_parent(first)
     _add_children(second, 3)
     config = _config(tmp_path, mlflow_server, location=first.experiment_id)
-    command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate", "--workers", "2",
-               "--force", "--config", str(config)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-c",
+        "from boontrack.cli import main; main()",
+        "reaggregate",
+        "--workers",
+        "2",
+        "--force",
+        "--config",
+        str(config),
+    ]
     copies = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in "ab"]
     outcomes = [copy.communicate(timeout=300) for copy in copies]
     assert [copy.returncode for copy in copies] == [0, 0], outcomes

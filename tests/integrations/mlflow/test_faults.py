@@ -57,11 +57,11 @@ def test_dead_server_fails_fast_without_credentials(dead_uri, default_http_setti
 
 
 def test_dead_server_cli_exit_code_1_one_line(dead_uri, default_http_settings):
-    result = CliRunner().invoke(
-        main, ["summarize", "mlflow:sweeps", "--tracking-uri", dead_uri, "--val", "val_acc"]
-    )
+    result = CliRunner().invoke(main, ["summarize", "mlflow:sweeps", "--tracking-uri", dead_uri, "--val", "val_acc"])
     assert result.exit_code == 1
-    assert "s3cret-pw" not in result.output and "cannot reach the MLflow server at http://***@127.0.0.1" in result.output
+    assert (
+        "s3cret-pw" not in result.output and "cannot reach the MLflow server at http://***@127.0.0.1" in result.output
+    )
     assert "urllib3" not in result.output and "Max retries" not in result.output
 
 
@@ -220,8 +220,9 @@ class _FailingProxy(BaseHTTPRequestHandler):
             self.wfile.write(payload)
             return
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
-        request = urllib.request.Request(self.upstream + self.path, data=body or None, headers=headers,
-                                         method=self.command)
+        request = urllib.request.Request(
+            self.upstream + self.path, data=body or None, headers=headers, method=self.command
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 status, data, kind = response.status, response.read(), response.headers.get("Content-Type", "")
@@ -267,8 +268,10 @@ def test_write_failure_warns_returns_and_leaves_no_partial_summary(mlflow_server
             sweep.parent_id, val="val_acc", test="test_acc", tracking_uri=failing_proxy, raise_on_error=True, **FAST
         )
     # the real server still works, and the next run writes the summary
-    assert summarize_sweep(sweep.parent_id, val="val_acc", test="test_acc", tracking_uri=mlflow_server,
-                           **FAST).status == "updated"
+    assert (
+        summarize_sweep(sweep.parent_id, val="val_acc", test="test_acc", tracking_uri=mlflow_server, **FAST).status
+        == "updated"
+    )
 
 
 @pytest.mark.parametrize("failing_proxy", ["/api/2.0/mlflow/runs/search"], indirect=True)
@@ -288,10 +291,20 @@ def test_read_failure_warns_and_fails_the_result_or_raises_when_asked(mlflow_ser
 def test_deleted_parent_is_an_input_error_exit_2(sqlite_uri):
     sweep = mixed_sweep(sqlite_uri, finished=3)
     sweep.client.delete_run(sweep.parent_id)
-    result = CliRunner().invoke(main, [
-        "summarize", f"mlflow:{sweep.experiment_name}", "--parent", sweep.parent_id,
-        "--tracking-uri", sqlite_uri, "--val", "val_acc", "--write-back",
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "summarize",
+            f"mlflow:{sweep.experiment_name}",
+            "--parent",
+            sweep.parent_id,
+            "--tracking-uri",
+            sqlite_uri,
+            "--val",
+            "val_acc",
+            "--write-back",
+        ],
+    )
     assert result.exit_code == 2
     assert "is deleted" in result.output
 
@@ -306,8 +319,9 @@ def test_concurrent_reaggregate_processes(sqlite_uri, tmp_path):
     )
     command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate", "--config", str(config)]
     env = {**os.environ, "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
-    processes = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(2)]
+    processes = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     outputs = [p.communicate(timeout=120) for p in processes]
     assert [p.returncode for p in processes] == [0, 0], outputs
     lines = sorted(out.strip().splitlines()[-1] for out, _ in outputs)
@@ -331,4 +345,3 @@ def test_history_requests_in_threads_share_the_jobs_budget(misbehaving, default_
     with pytest.raises(BackendError, match="asked to retry after 3600 s"):
         MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc", pick="best_val_step"))
     assert seen["/ajax-api/2.0/mlflow/metrics/get-history-bulk"] == 1
-

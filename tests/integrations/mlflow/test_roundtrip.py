@@ -72,7 +72,9 @@ def test_round_trip(any_uri, tmp_path):
     assert json.dumps(document)  # valid JSON with every number
     report = read_artifact(client, summary.info.run_id, "report.md", tmp_path).decode()
     assert "test_acc" in report
-    rows = list(csv.DictReader(io.StringIO(read_artifact(client, summary.info.run_id, "curves.csv", tmp_path).decode())))
+    rows = list(
+        csv.DictReader(io.StringIO(read_artifact(client, summary.info.run_id, "curves.csv", tmp_path).decode()))
+    )
     assert len(rows) >= len(steps)
 
     # the missing metric is dropped with its reason, not silently
@@ -128,9 +130,12 @@ def test_concurrent_summaries_leave_one_live_summary_run(mlflow_server):
     live = summary_runs(sweep_.client, sweep_.experiment_id)
     assert len(live) == 1
     assert live[0].data.tags["boontrack.fingerprint"] == results[0].fingerprint
-    assert summarize_sweep(
-        sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=mlflow_server, **FAST
-    ).status == "unchanged"
+    assert (
+        summarize_sweep(
+            sweep_.parent_id, val="val_acc", test="test_acc", n=N, tracking_uri=mlflow_server, **FAST
+        ).status
+        == "unchanged"
+    )
 
 
 def test_sweep_context_manager_opens_parent_and_summarizes(sqlite_uri):
@@ -223,7 +228,9 @@ def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_number
     for model, base in (("cnn", 0.80), ("mlp", 0.78)):
         for seed in range(7):
             val = float(np.round(base + 0.03 * rng.standard_normal(), 3))  # rounded: ties in validation
-            sweep_.add_child(val=[val], test=[val + 0.01 * rng.standard_normal()], params={"model": model, "seed": seed})
+            sweep_.add_child(
+                val=[val], test=[val + 0.01 * rng.standard_normal()], params={"model": model, "seed": seed}
+            )
     tracked = open_source(f"mlflow:{sweep_.experiment_name}", parent=sweep_.parent_id, tracking_uri=sqlite_uri)
     spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 5), n_resamples=300)
     export = tmp_path / "export.csv"
@@ -250,9 +257,22 @@ def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sql
 
     sweep_ = mixed_sweep(sqlite_uri, finished=8)
     command = [
-        "summarize", f"mlflow:{sweep_.experiment_id}", "--tracking-uri", sqlite_uri, "--parent", sweep_.parent_id,
-        "--val", "val_acc", "--test", "test_acc", "--n", "1,3", "--resamples", "200", "--write-back",
-    ]  # fmt: skip
+        "summarize",
+        f"mlflow:{sweep_.experiment_id}",
+        "--tracking-uri",
+        sqlite_uri,
+        "--parent",
+        sweep_.parent_id,
+        "--val",
+        "val_acc",
+        "--test",
+        "test_acc",
+        "--n",
+        "1,3",
+        "--resamples",
+        "200",
+        "--write-back",
+    ]
     first = CliRunner().invoke(main, command)
     assert first.exit_code == 0, first.output
 

@@ -62,8 +62,12 @@ def test_write_contents(sqlite_uri, tmp_path):
     run = sweep.client.get_run(sink.run_id)
     assert run.info.run_name == "boon acc V n=1,5" and run.info.status == "FINISHED"
     assert run.data.params == {
-        "boon.val": "metrics.val", "boon.test": "acc", "boon.n": "1,5", "boon.estimator": "V", "boon.group_by": "",
-    }  # fmt: skip
+        "boon.val": "metrics.val",
+        "boon.test": "acc",
+        "boon.n": "1,5",
+        "boon.estimator": "V",
+        "boon.group_by": "",
+    }
     assert run.data.tags[SUMMARY_ROLE_TAG] == "summary" and run.data.tags[KEY_TAG] == KEY
     assert run.data.tags["mlflow.parentRunId"] == sweep.parent_id
     assert run.data.tags["mlflow.note.content"] == OUTPUTS.description
@@ -120,7 +124,6 @@ def test_one_curve_run_per_group_under_the_summary_run(sqlite_uri):
     # never read back as input, from the experiment as from the sweep
     frame = MlflowSource(sweep.experiment_name, tracking_uri=sqlite_uri).read(MetricRequest("val"))
     assert frame.empty
-
 
 
 def test_an_up_to_date_summary_run_gives_its_summary_back(sqlite_uri):

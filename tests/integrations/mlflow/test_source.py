@@ -109,7 +109,9 @@ def test_best_val_step_asks_histories_only_of_runs_with_more_than_one_step(any_u
     monkeypatch.setenv("BOONTRACK_MLFLOW_READ_PATH", "client")  # the client path's requests (test_sql.py: SQL)
     sweep = new_sweep(any_uri)
     epochs = {sweep.add_child(val=[0.5, 0.9, 0.7], test=[0.4, 0.8, 0.6]) for _ in range(2)}
-    once = {sweep.add_child(val=[0.6 + k / 100], test=[0.5 + k / 100]): (0.6 + k / 100, 0.5 + k / 100) for k in range(5)}
+    once = {
+        sweep.add_child(val=[0.6 + k / 100], test=[0.5 + k / 100]): (0.6 + k / 100, 0.5 + k / 100) for k in range(5)
+    }
     asked: list[set] = []
     histories = _read.metric_histories
     monkeypatch.setattr(_read, "metric_histories", lambda c, ids, key: asked.append(set(ids)) or histories(c, ids, key))
@@ -142,7 +144,11 @@ def test_best_val_step_splits_truncated_history_requests(mlflow_server, monkeypa
         ("no-such-experiment", {}, "no MLflow experiment named or with id 'no-such-experiment'"),
         ("987654", {}, "no MLflow experiment named or with id '987654'"),
         ("", {}, "needs an experiment"),
-        ("x", {"colour": "red"}, "unknown option(s) for mlflow sources: `colour` (known: `parent`, `read_path`, `tracking_uri`)"),
+        (
+            "x",
+            {"colour": "red"},
+            "unknown option(s) for mlflow sources: `colour` (known: `parent`, `read_path`, `tracking_uri`)",
+        ),
     ],
 )
 def test_bad_selection_is_an_input_error(sqlite_uri, location, options, message):

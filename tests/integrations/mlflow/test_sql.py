@@ -56,8 +56,18 @@ class Store:
         tags = {**(tags or {}), **({"mlflow.parentRunId": parent} if parent else {})}
         return self.client.create_run(experiment or self.experiment_id, run_name=name, tags=tags).info.run_id
 
-    def child(self, name: str, *, val=(), test=(), status: str | None = "FINISHED", parent: str | None = None,
-              params: dict | None = None, tags: dict | None = None, metrics: list[Metric] = ()) -> str:  # fmt: skip
+    def child(
+        self,
+        name: str,
+        *,
+        val=(),
+        test=(),
+        status: str | None = "FINISHED",
+        parent: str | None = None,
+        params: dict | None = None,
+        tags: dict | None = None,
+        metrics: list[Metric] = (),
+    ) -> str:
         """A trial: ``val``/``test`` are per-step values (step = position); status None leaves it RUNNING."""
         run_id = self.run(name=name, parent=parent or self.parent, tags=tags)
         points = [Metric("val_acc", v, STAMP + i, i) for i, v in enumerate(val)]
@@ -81,16 +91,32 @@ class Store:
         self.child("mlp-neginf", val=[-inf], test=[inf], params={"seed": 2})
         self.child("mlp-nanonly", val=[nan], test=[nan], params={"seed": 3})
         # a step logged again later (a resumed run): its last value counts, and it is the latest point
-        self.child("mlp-resumed", val=[0.5, 0.6], test=[0.5, 0.6], params={"seed": 4},
-                   metrics=[Metric("val_acc", 0.95, STAMP + 50, 1),
-                            Metric("test_acc", 0.9, STAMP + 50, 1)])  # fmt: skip
+        self.child(
+            "mlp-resumed",
+            val=[0.5, 0.6],
+            test=[0.5, 0.6],
+            params={"seed": 4},
+            metrics=[Metric("val_acc", 0.95, STAMP + 50, 1), Metric("test_acc", 0.9, STAMP + 50, 1)],
+        )
         # validation and test logged at different steps: no test of the best-validation model
-        self.child("mlp-gap", val=[0.61], params={"seed": 5},
-                   metrics=[Metric("test_acc", 0.59, STAMP + 1, 1), Metric("val_acc", 0.67, STAMP + 2, 2),
-                            Metric("test_acc", 0.6, STAMP + 3, 3)])  # fmt: skip
+        self.child(
+            "mlp-gap",
+            val=[0.61],
+            params={"seed": 5},
+            metrics=[
+                Metric("test_acc", 0.59, STAMP + 1, 1),
+                Metric("val_acc", 0.67, STAMP + 2, 2),
+                Metric("test_acc", 0.6, STAMP + 3, 3),
+            ],
+        )
         self.child("mlp-nometric", params={"seed": 6}, metrics=[Metric("loss", 1.5, STAMP, 0)])
-        self.child("mlp-tagged", val=[0.7], test=[0.69], params={"seed": 7},
-                   tags={"note": "a string, with ' quotes", "test_as_tag": "0.81", "empty": ""})  # fmt: skip
+        self.child(
+            "mlp-tagged",
+            val=[0.7],
+            test=[0.69],
+            params={"seed": 7},
+            tags={"note": "a string, with ' quotes", "test_as_tag": "0.81", "empty": ""},
+        )
         self.child("cnn-failed", val=[0.99], test=[0.99], status="FAILED", params={"seed": 8})
         self.child("cnn-killed", val=[0.98], test=[0.98], status="KILLED", params={"seed": 9})
         self.child("cnn-running", val=[0.97, 0.96], test=[0.96, 0.95], status=None, params={"seed": 10})
@@ -140,11 +166,15 @@ def postgres_store() -> Iterator[Store]:
     as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
     data = root / "data"
     try:
-        subprocess.run([*as_server, "initdb", "-D", str(data), "-U", "postgres", "-A", "trust"], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [*as_server, "initdb", "-D", str(data), "-U", "postgres", "-A", "trust"], check=True, capture_output=True
+        )
         options = f"-c listen_addresses='' -k {root} -c fsync=off"
-        subprocess.run([*as_server, "pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w",
-                        "start"], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [*as_server, "pg_ctl", "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"],
+            check=True,
+            capture_output=True,
+        )
         import psycopg2
 
         with contextlib.closing(psycopg2.connect(host=str(root), user="postgres")) as admin:
@@ -258,17 +288,29 @@ def test_what_is_read_written_down_by_hand(store):
 
     best = read(store, {"parent": store.parent}, MetricRequest("val_acc", "test_acc", pick="best_val_step"), "auto")
     best = best.set_index("run_id").rename(index=ids)
-    expected = {"cnn-rising": (0.9, 0.8), "cnn-tie": (0.8, 0.71), "cnn-single": (0.55, 0.44),
-                "cnn-testonce": (0.9, 0.77), "mlp-nanlast": (0.65, 0.63), "mlp-resumed": (0.95, 0.9),
-                "mlp-inf": (FLOAT_MAX, -FLOAT_MAX)}  # fmt: skip
+    expected = {
+        "cnn-rising": (0.9, 0.8),
+        "cnn-tie": (0.8, 0.71),
+        "cnn-single": (0.55, 0.44),
+        "cnn-testonce": (0.9, 0.77),
+        "mlp-nanlast": (0.65, 0.63),
+        "mlp-resumed": (0.95, 0.9),
+        "mlp-inf": (FLOAT_MAX, -FLOAT_MAX),
+    }
     for name, values in expected.items():
         assert best.loc[name, ["metrics.val_acc", "metrics.test_acc"]].tolist() == list(values), name
     assert best.loc["mlp-gap", "metrics.val_acc"] == 0.67 and np.isnan(best.loc["mlp-gap", "metrics.test_acc"])
 
 
-@pytest.mark.parametrize("request_", [MetricRequest("val_acc"), MetricRequest("loss", "val_acc", pick="best_val_step"),
-                                      MetricRequest("nowhere", "test_acc", pick="best_val_step"),
-                                      MetricRequest("val_acc", "nowhere", pick="best_val_step")])  # fmt: skip
+@pytest.mark.parametrize(
+    "request_",
+    [
+        MetricRequest("val_acc"),
+        MetricRequest("loss", "val_acc", pick="best_val_step"),
+        MetricRequest("nowhere", "test_acc", pick="best_val_step"),
+        MetricRequest("val_acc", "nowhere", pick="best_val_step"),
+    ],
+)
 def test_both_paths_agree_on_other_metrics_and_missing_ones(store, request_):
     where = {"parent": store.parent}
     pd.testing.assert_frame_equal(read(store, where, request_, "auto"), read(store, where, request_, "client"))
@@ -351,8 +393,11 @@ def test_an_unknown_revision_warns_once_and_reads_through_the_client(store, monk
         frames = [read(store, {"parent": store.parent}, request, "auto") for _ in range(2)]
     guard = [w for w in caught if issubclass(w.category, BoontrackWarning)]
     assert len(guard) == 1 and len(client_reads) == 2
-    revision = store.client._tracking_client.store.engine.connect().exec_driver_sql(
-        "SELECT version_num FROM alembic_version").scalar()  # fmt: skip
+    revision = (
+        store.client._tracking_client.store.engine.connect()
+        .exec_driver_sql("SELECT version_num FROM alembic_version")
+        .scalar()
+    )
     assert f"schema revision {revision}" in str(guard[0].message) and "through the MLflow client" in str(
         guard[0].message
     )

@@ -53,7 +53,10 @@ def run_study(storage: str | None, n_trials: int, *, callbacks=(), sampler=None)
     """The study, optimized for ``n_trials`` (the failed trial's error caught), and what its trials logged;
     ``storage`` None: in memory."""
     study = optuna.create_study(
-        study_name=STUDY, storage=storage, direction="maximize", sampler=sampler or optuna.samplers.RandomSampler(seed=0)
+        study_name=STUDY,
+        storage=storage,
+        direction="maximize",
+        sampler=sampler or optuna.samplers.RandomSampler(seed=0),
     )
     logged = Logged()
     study.optimize(make_objective(logged), n_trials=n_trials, callbacks=list(callbacks), catch=(RuntimeError,))

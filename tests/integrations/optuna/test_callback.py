@@ -51,10 +51,25 @@ def test_the_callback_summarizes_every_k_trials_and_once_at_the_end(storage, tmp
     assert again.status == "unchanged" and again.summary is final.summary  # nothing written, the summary kept
 
     # the command line reads the same study from its storage and finds the directory up to date
-    result = CliRunner().invoke(cli.main, [
-        "summarize", f"optuna:{storage}", "--study", STUDY, "--val", "value", "--test", "test_acc", "--n", "1,2",
-        "--resamples", "99", "--out", str(out),
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        cli.main,
+        [
+            "summarize",
+            f"optuna:{storage}",
+            "--study",
+            STUDY,
+            "--val",
+            "value",
+            "--test",
+            "test_acc",
+            "--n",
+            "1,2",
+            "--resamples",
+            "99",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Summary up to date, nothing written" in result.stderr
 
@@ -113,7 +128,11 @@ def test_the_callback_never_raises_into_optimize(tmp_path, destination):
         study, _ = run_study(None, 4, callbacks=[boon])
     assert len(study.trials) == 4  # optimize ran to the end
     assert boon.result.status == "failed" and not boon.result.ok and STUDY in boon.result.error
-    assert (out.read_text() == "not a directory") if destination == "a file" else sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert (
+        (out.read_text() == "not a directory")
+        if destination == "a file"
+        else sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    )
 
 
 def test_a_study_without_enough_trials_warns_and_goes_on(tmp_path):
@@ -128,7 +147,9 @@ def test_a_study_without_enough_trials_warns_and_goes_on(tmp_path):
 
 def test_without_an_mlflow_experiment_a_study_cannot_be_written_back(storage):
     run_study(storage, 2)
-    result = CliRunner().invoke(cli.main, ["summarize", f"optuna:{storage}", "--val", "value", "--n", "1", "--write-back"])
+    result = CliRunner().invoke(
+        cli.main, ["summarize", f"optuna:{storage}", "--val", "value", "--n", "1", "--write-back"]
+    )
     assert result.exit_code == 2
     assert result.stderr == (
         f"Error: Optuna study {STUDY!r} cannot be written back to: write the summary to a directory with --out, or "
@@ -188,18 +209,49 @@ def test_a_study_tracked_in_mlflow_is_summarized_there_and_by_the_mlflow_source(
     (summary_run,) = client.search_runs([experiment.experiment_id], "tags.`boontrack.role` = 'summary'")
     assert summary_run.data.metrics["boon/test_acc/boo_2"] == pytest.approx(expected, abs=1e-12)
     # the command line, reading the study from its storage, finds that summary run up to date
-    cli_result = CliRunner().invoke(cli.main, [
-        "summarize", f"optuna:{storage}", "--val", "value", "--test", "test_acc", "--n", "1,2", "--resamples", "99",
-        "--write-back", "--option", f"mlflow-experiment={STUDY}", "--tracking-uri", mlflow_uri,
-    ])  # fmt: skip
+    cli_result = CliRunner().invoke(
+        cli.main,
+        [
+            "summarize",
+            f"optuna:{storage}",
+            "--val",
+            "value",
+            "--test",
+            "test_acc",
+            "--n",
+            "1,2",
+            "--resamples",
+            "99",
+            "--write-back",
+            "--option",
+            f"mlflow-experiment={STUDY}",
+            "--tracking-uri",
+            mlflow_uri,
+        ],
+    )
     assert cli_result.exit_code == 0, cli_result.output
     assert "Summary up to date, nothing written: MLflow the summary run" in cli_result.stderr
 
     # the MLflow runs the MLflowCallback logged hold the test score as a tag ("0.7"): --test test_acc reads it
-    cli_result = CliRunner().invoke(cli.main, [
-        "summarize", f"mlflow:{STUDY}", "--tracking-uri", mlflow_uri, "--val", "value", "--test", "test_acc",
-        "--n", "1,2", "--resamples", "99", "--format", "json",
-    ])  # fmt: skip
+    cli_result = CliRunner().invoke(
+        cli.main,
+        [
+            "summarize",
+            f"mlflow:{STUDY}",
+            "--tracking-uri",
+            mlflow_uri,
+            "--val",
+            "value",
+            "--test",
+            "test_acc",
+            "--n",
+            "1,2",
+            "--resamples",
+            "99",
+            "--format",
+            "json",
+        ],
+    )
     assert cli_result.exit_code == 0, cli_result.output
     read = json.loads(cli_result.stdout)
     assert read["groups"]["all"]["runs"] == 3 and read["dropped"] == []  # the summary run is not an input

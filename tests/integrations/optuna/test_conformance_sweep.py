@@ -49,8 +49,10 @@ def sweep_storage(tmp_path_factory) -> str:
     study = optuna.create_study(study_name="conformance", storage=storage, direction="maximize")
     with pytest.warns(optuna.exceptions.ExperimentalWarning):
         study.set_metric_names([VAL])
-    space = {"model": optuna.distributions.CategoricalDistribution(["cnn", "mlp"]),
-             "seed": optuna.distributions.IntDistribution(0, 3)}  # fmt: skip
+    space = {
+        "model": optuna.distributions.CategoricalDistribution(["cnn", "mlp"]),
+        "seed": optuna.distributions.IntDistribution(0, 3),
+    }
     for run in SWEEP:
         study.enqueue_trial({"model": run.model, "seed": run.seed})
         trial = study.ask(space)

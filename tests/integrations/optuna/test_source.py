@@ -90,7 +90,9 @@ def test_trial_times_are_the_utc_moments_they_were(storage, monkeypatch):
 def test_trials_that_did_not_complete_are_dropped_with_their_state(every_state):
     storage, _, logged, running = every_state
     spec = Spec(val="value", test="test_acc")
-    table = RunTable.from_frame(open_source(f"optuna:{storage}", study=STUDY).read(MetricRequest("value", "test_acc")), spec)
+    table = RunTable.from_frame(
+        open_source(f"optuna:{storage}", study=STUDY).read(MetricRequest("value", "test_acc")), spec
+    )
     assert {d.run_id: d.reason for d in table.dropped} == {
         str(PRUNED): "status 'pruned'",
         str(FAILED): "status 'failed'",
@@ -102,7 +104,9 @@ def test_trials_that_did_not_complete_are_dropped_with_their_state(every_state):
 
 def test_summary_numbers_are_those_of_the_logged_values(every_state):
     storage, _, logged, _ = every_state
-    summary = summarize_json(f"optuna:{storage}", "--study", STUDY, "--val", "value", "--test", "test_acc", "--n", "1,3")
+    summary = summarize_json(
+        f"optuna:{storage}", "--study", STUDY, "--val", "value", "--test", "test_acc", "--n", "1,3"
+    )
     (group,) = summary["groups"].values()
     numbers = logged.completed()
     val, test = [logged.value[i] for i in numbers], [logged.test[i] for i in numbers]
@@ -116,9 +120,18 @@ def test_summary_numbers_are_those_of_the_logged_values(every_state):
 def test_best_val_step_pairs_the_best_reported_value_with_the_test_score(every_state):
     storage, _, logged, _ = every_state
     summary = summarize_json(
-        f"optuna:{storage}", "--study", STUDY, "--val", "value", "--test", "test_acc", "--n", "1,3",
-        "--pick", "best-val-step",
-    )  # fmt: skip
+        f"optuna:{storage}",
+        "--study",
+        STUDY,
+        "--val",
+        "value",
+        "--test",
+        "test_acc",
+        "--n",
+        "1,3",
+        "--pick",
+        "best-val-step",
+    )
     numbers = logged.completed()
     best = [max(value for _, value in logged.history[i]) for i in numbers]
     test = [logged.test[i] for i in numbers]
@@ -127,7 +140,9 @@ def test_best_val_step_pairs_the_best_reported_value_with_the_test_score(every_s
     for n in (1, 3):
         assert group["boo_n"][str(n)]["estimate"] == pytest.approx(oracle(best, test, n), abs=1e-12)
     # Boo_n of the validation metric itself: its best-step values
-    summary = summarize_json(f"optuna:{storage}", "--study", STUDY, "--val", "value", "--n", "3", "--pick", "best-val-step")
+    summary = summarize_json(
+        f"optuna:{storage}", "--study", STUDY, "--val", "value", "--n", "3", "--pick", "best-val-step"
+    )
     (group,) = summary["groups"].values()
     assert group["boo_n"]["3"]["estimate"] == pytest.approx(oracle(best, best, 3), abs=1e-12)
 
@@ -138,7 +153,10 @@ def test_a_study_is_summarized_in_its_direction(storage):
     study.optimize(lambda trial: losses[trial.number] + 0 * trial.suggest_float("x", 0, 1), n_trials=4)
     result = invoke("summarize", f"optuna:{storage}", "--val", "value", "--n", "2")
     assert result.exit_code == 2
-    assert result.stderr == "Error: Optuna study 'loss' minimizes 'value': summarize it with --minimize (Python: maximize=False)\n"
+    assert (
+        result.stderr
+        == "Error: Optuna study 'loss' minimizes 'value': summarize it with --minimize (Python: maximize=False)\n"
+    )
     summary = summarize_json(f"optuna:{storage}", "--val", "value", "--n", "2", "--minimize")  # one study: no --study
     (group,) = summary["groups"].values()
     assert group["boo_n"]["2"]["estimate"] == pytest.approx(oracle(losses, losses, 2, maximize=False), abs=1e-12)
@@ -156,14 +174,20 @@ def test_multi_objective_studies_name_the_validation_objective(storage):
 
     study.optimize(objective, n_trials=4)
     acc, latency, test = (list(column) for column in zip(*rows))
-    summary = summarize_json(f"optuna:{storage}", "--study", "pareto", "--val", "values_0", "--test", "test_acc", "--n", "2")
+    summary = summarize_json(
+        f"optuna:{storage}", "--study", "pareto", "--val", "values_0", "--test", "test_acc", "--n", "2"
+    )
     assert summary["groups"]["all"]["boo_n"]["2"]["estimate"] == pytest.approx(oracle(acc, test, 2), abs=1e-12)
     summary = summarize_json(f"optuna:{storage}", "--study", "pareto", "--val", "values_1", "--minimize", "--n", "2")
-    assert summary["groups"]["all"]["boo_n"]["2"]["estimate"] == pytest.approx(oracle(latency, latency, 2, maximize=False), abs=1e-12)
+    assert summary["groups"]["all"]["boo_n"]["2"]["estimate"] == pytest.approx(
+        oracle(latency, latency, 2, maximize=False), abs=1e-12
+    )
     # a study with metric names: the objectives are read under those names
     with pytest.warns(optuna.exceptions.ExperimentalWarning):
         study.set_metric_names(["accuracy", "latency_ms"])
-    summary = summarize_json(f"optuna:{storage}", "--study", "pareto", "--val", "accuracy", "--test", "test_acc", "--n", "2")
+    summary = summarize_json(
+        f"optuna:{storage}", "--study", "pareto", "--val", "accuracy", "--test", "test_acc", "--n", "2"
+    )
     assert summary["groups"]["all"]["boo_n"]["2"]["estimate"] == pytest.approx(oracle(acc, test, 2), abs=1e-12)
 
 
@@ -196,7 +220,9 @@ def test_a_missing_study_is_named_with_the_studies_there(storage):
     assert result.stderr == f"Error: no Optuna study named 'c' at {storage} (studies: 'a', 'b')\n"
     result = invoke("summarize", f"optuna:{storage}", "--val", "value")
     assert result.exit_code == 2
-    assert result.stderr == f"Error: the Optuna storage at {storage} holds 2 studies ('a', 'b'): name one with --study\n"
+    assert (
+        result.stderr == f"Error: the Optuna storage at {storage} holds 2 studies ('a', 'b'): name one with --study\n"
+    )
 
 
 def test_the_study_option_is_also_a_backend_option(every_state):
@@ -213,7 +239,9 @@ def test_a_journal_file_is_read_as_a_storage(tmp_path):
     from optuna.storages.journal import JournalFileBackend
 
     path = tmp_path / "journal.log"
-    study = optuna.create_study(study_name="j", storage=JournalStorage(JournalFileBackend(str(path))), direction="maximize")
+    study = optuna.create_study(
+        study_name="j", storage=JournalStorage(JournalFileBackend(str(path))), direction="maximize"
+    )
     values, tests = [0.61, 0.72, 0.58, 0.69], [0.60, 0.70, 0.59, 0.66]
 
     def objective(trial):

@@ -42,9 +42,11 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
             from ray.air.integrations.mlflow import MLflowLoggerCallback
 
             callbacks["mlflow"] = BoonCallback(
-                **spec, out=root / "mlflow-dir", mlflow_experiment=mlflow_info["experiment"],
+                **spec,
+                out=root / "mlflow-dir",
+                mlflow_experiment=mlflow_info["experiment"],
                 mlflow_tracking_uri=mlflow_info["uri"],
-            )  # fmt: skip
+            )
             logger = MLflowLoggerCallback(tracking_uri=mlflow_info["uri"], experiment_name=mlflow_info["experiment"])
             tune_callbacks = [logger, *callbacks.values()]
         tuner = tune.Tuner(

@@ -33,8 +33,13 @@ def workdir(tmp_path) -> Path:
     """Three jobs over three small CSV files."""
     rng = np.random.default_rng(1)
     for name in NAMES:
-        pd.DataFrame({"run_id": [f"r{i}" for i in range(8)], "acc": rng.uniform(0.5, 0.9, 8),
-                      "test_acc": rng.uniform(0.5, 0.9, 8)}).to_csv(tmp_path / f"{name}.csv", index=False)  # fmt: skip
+        pd.DataFrame(
+            {
+                "run_id": [f"r{i}" for i in range(8)],
+                "acc": rng.uniform(0.5, 0.9, 8),
+                "test_acc": rng.uniform(0.5, 0.9, 8),
+            }
+        ).to_csv(tmp_path / f"{name}.csv", index=False)
     (tmp_path / "boontrack.toml").write_text("".join(JOBS.format(name=name) for name in NAMES))
     return tmp_path
 
@@ -96,7 +101,9 @@ def test_an_interrupted_pass_fails_its_lost_job_only_and_a_rerun_finishes_it(ray
 
 def test_without_ray_the_engine_names_the_extra(workdir, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
-    result = CliRunner().invoke(cli.main, ["reaggregate", "--config", str(workdir / "boontrack.toml"), "--engine", "ray"])
+    result = CliRunner().invoke(
+        cli.main, ["reaggregate", "--config", str(workdir / "boontrack.toml"), "--engine", "ray"]
+    )
     assert result.exit_code == 2
     assert result.stderr == 'Error: --engine ray needs ray: pip install "boontrack[ray]"\n'
     assert not (workdir / "summaries").exists()

@@ -75,15 +75,27 @@ def test_translation_of_one_trial():
     from boontrack_ray._trials import build_frame
 
     trial = Trial(
-        "t1", "ERROR", {"model": "cnn", "optim": {"lr": 0.1, "betas": [0.9, 0.99]}},
-        {VAL: 0.5, "nested": {"loss": 1.5}, "done": True, "time_total_s": 12.0, "timestamp": 1_700_000_012,
-         "training_iteration": 3, "config": {"model": "cnn"}},
-    )  # fmt: skip
+        "t1",
+        "ERROR",
+        {"model": "cnn", "optim": {"lr": 0.1, "betas": [0.9, 0.99]}},
+        {
+            VAL: 0.5,
+            "nested": {"loss": 1.5},
+            "done": True,
+            "time_total_s": 12.0,
+            "timestamp": 1_700_000_012,
+            "training_iteration": 3,
+            "config": {"model": "cnn"},
+        },
+    )
     frame = build_frame([trial], MetricRequest(val=VAL), lambda: pytest.fail("no history needed"))
     row = frame.iloc[0]
     assert (row["run_id"], row["status"], row["tags.error"], row["tags.trial_name"]) == (
-        "t1", "failed", "RuntimeError: diverged", "train_t1"
-    )  # fmt: skip
+        "t1",
+        "failed",
+        "RuntimeError: diverged",
+        "train_t1",
+    )
     assert (row["params.model"], row["params.optim/lr"], row["params.optim/betas"]) == ("cnn", 0.1, "[0.9, 0.99]")
     assert (row[f"metrics.{VAL}"], row["metrics.nested/loss"], row["metrics.training_iteration"]) == (0.5, 1.5, 3.0)
     assert "metrics.done" not in frame and row["duration_s"] == 12.0
@@ -95,8 +107,10 @@ def test_a_history_row_holds_the_iteration_and_the_metrics_asked_for():
 
     result = {"training_iteration": 2, "val": {"acc": 0.5}, "test/acc": 0.4, "loss": 1.0, "config": {"lr": 0.1}}
     assert history_row(result, ["val/acc", "test/acc", "missing", "loss/x"]) == {
-        "training_iteration": 2, "val/acc": 0.5, "test/acc": 0.4,
-    }  # fmt: skip
+        "training_iteration": 2,
+        "val/acc": 0.5,
+        "test/acc": 0.4,
+    }
 
 
 @pytest.mark.parametrize(

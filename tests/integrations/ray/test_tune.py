@@ -133,9 +133,24 @@ def test_frame_columns(tune_sweep):
 def test_cli_summarizes_the_experiment_directory(tune_sweep, tmp_path):
     out = tmp_path / "summary"
     result = CliRunner().invoke(
-        main, ["summarize", f"ray-tune:{tune_sweep.path}", "--val", VAL, "--test", TEST, "--seed-column", "seed",
-               "--pick", "best-val-step", "--resamples", str(RESAMPLES), "--out", str(out)],
-    )  # fmt: skip
+        main,
+        [
+            "summarize",
+            f"ray-tune:{tune_sweep.path}",
+            "--val",
+            VAL,
+            "--test",
+            TEST,
+            "--seed-column",
+            "seed",
+            "--pick",
+            "best-val-step",
+            "--resamples",
+            str(RESAMPLES),
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     stored = json.loads((out / "summary.json").read_text())
     assert list(stored["groups"]) == ["a", "b"]

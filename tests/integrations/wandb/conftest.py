@@ -62,11 +62,28 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
     directory.mkdir()
     logged: dict[str, LoggedRun] = {}
 
-    def write(config: dict[str, Any], history: list[dict[str, float]], *, exit_code: int = 0, job_type: str = "train",
-              group: str = "", tags: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> None:
-        run = wandb.init(entity=ENTITY, project=PROJECT, mode="offline", dir=str(directory), config=config,
-                         job_type=job_type, group=group or None, tags=list(tags), reinit="create_new",
-                         settings=wandb.Settings(sweep_id=SWEEP, console="off", x_disable_stats=True))
+    def write(
+        config: dict[str, Any],
+        history: list[dict[str, float]],
+        *,
+        exit_code: int = 0,
+        job_type: str = "train",
+        group: str = "",
+        tags: tuple[str, ...] = (),
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        run = wandb.init(
+            entity=ENTITY,
+            project=PROJECT,
+            mode="offline",
+            dir=str(directory),
+            config=config,
+            job_type=job_type,
+            group=group or None,
+            tags=list(tags),
+            reinit="create_new",
+            settings=wandb.Settings(sweep_id=SWEEP, console="off", x_disable_stats=True),
+        )
         for row in history:
             run.log(row)
         run.summary.update(extra or {})
@@ -76,11 +93,19 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
     for model in MODELS:
         for seed in SEEDS:
             history = _history(model, seed)
-            write({"model": model, "seed": seed, "optim": {"name": "adam", "lr": 0.001}}, history,
-                  group=f"{model}-sweep", tags=("sweep", model),
-                  extra={"best_val_acc": max(r["val_acc"] for r in history)})
-    write({"model": "cnn", "seed": 99, "optim": {"name": "adam", "lr": 0.001}}, _history("cnn", 0)[:2], exit_code=1,
-          group="cnn-sweep")
+            write(
+                {"model": model, "seed": seed, "optim": {"name": "adam", "lr": 0.001}},
+                history,
+                group=f"{model}-sweep",
+                tags=("sweep", model),
+                extra={"best_val_acc": max(r["val_acc"] for r in history)},
+            )
+    write(
+        {"model": "cnn", "seed": 99, "optim": {"name": "adam", "lr": 0.001}},
+        _history("cnn", 0)[:2],
+        exit_code=1,
+        group="cnn-sweep",
+    )
     write({"model": "mlp", "seed": 98, "note": BIG_TEXT}, _history("mlp", 1), group="mlp-sweep")
     write({"boontrack.role": "summary"}, [{"boon/n": 1.0}], job_type="boontrack")
     return directory, logged
@@ -95,12 +120,22 @@ def double(wandb_env: Path, offline_runs: tuple[Path, dict[str, LoggedRun]]):
     server = WandbDouble(ENTITY).start()
     for path in find_run_files(offline_runs[0]):
         rec = read_offline_run(path, with_history=True)
-        server.add_run(FakeRun(
-            name=rec.run_id, entity=ENTITY, project=PROJECT, state=rec.state, group=rec.group or None,
-            job_type=rec.job_type or None, tags=list(rec.tags), sweep=rec.sweep_id or None,
-            config={k: v for k, v in rec.config.items() if k != "_wandb"}, summary=rec.summary, history=rec.history,
-            created_at=f"2026-01-01T00:00:{len(server.runs):02d}",
-        ))
+        server.add_run(
+            FakeRun(
+                name=rec.run_id,
+                entity=ENTITY,
+                project=PROJECT,
+                state=rec.state,
+                group=rec.group or None,
+                job_type=rec.job_type or None,
+                tags=list(rec.tags),
+                sweep=rec.sweep_id or None,
+                config={k: v for k, v in rec.config.items() if k != "_wandb"},
+                summary=rec.summary,
+                history=rec.history,
+                created_at=f"2026-01-01T00:00:{len(server.runs):02d}",
+            )
+        )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)
         yield server

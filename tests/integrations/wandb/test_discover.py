@@ -35,13 +35,30 @@ def project(double):
     """Two sweeps (4 and 3 runs, groups g1 and g2), a run of g2 outside any sweep, and an aggregate run."""
     layout = [("swA", "g1")] * 4 + [("swB", "g2")] * 3 + [(None, "g2")]
     for i, (sweep, group) in enumerate(layout):
-        double.add_run(FakeRun(
-            name=f"dr{i:06d}", entity=ENTITY, project=PROJECT, sweep=sweep, group=group, job_type="train",
-            config={"seed": i}, summary={"val_acc": 0.5 + 0.01 * i, "test_acc": 0.4 + 0.02 * i},
-            created_at=f"2026-02-01T00:00:{i:02d}",
-        ))  # fmt: skip
-    double.add_run(FakeRun(name="boon-agg0001", entity=ENTITY, project=PROJECT, group="g1", job_type="boontrack",
-                           config={"boontrack.role": "summary"}, created_at="2026-02-01T00:01:00"))  # fmt: skip
+        double.add_run(
+            FakeRun(
+                name=f"dr{i:06d}",
+                entity=ENTITY,
+                project=PROJECT,
+                sweep=sweep,
+                group=group,
+                job_type="train",
+                config={"seed": i},
+                summary={"val_acc": 0.5 + 0.01 * i, "test_acc": 0.4 + 0.02 * i},
+                created_at=f"2026-02-01T00:00:{i:02d}",
+            )
+        )
+    double.add_run(
+        FakeRun(
+            name="boon-agg0001",
+            entity=ENTITY,
+            project=PROJECT,
+            group="g1",
+            job_type="boontrack",
+            config={"boontrack.role": "summary"},
+            created_at="2026-02-01T00:01:00",
+        )
+    )
     return double
 
 
@@ -71,7 +88,8 @@ def test_each_group_becomes_a_job_and_boontrack_runs_make_none(project, tmp_path
     (template,) = load_config(_config(tmp_path, 'discover = { by = "group" }'))
     jobs, _ = discover_jobs([template], log=lambda line: None)
     assert [(job.name, dict(job.source_options)) for job in jobs] == [
-        ("team/group-g1", {"group": "g1"}), ("team/group-g2", {"group": "g2"})
+        ("team/group-g1", {"group": "g1"}),
+        ("team/group-g2", {"group": "g2"}),
     ]
     lines = []
     assert run_jobs(jobs, log=lines.append) == 0
@@ -81,9 +99,11 @@ def test_each_group_becomes_a_job_and_boontrack_runs_make_none(project, tmp_path
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [('discover = { by = "tag" }', 'discover \'by\' must be "sweep" or "group"'),
-     ('discover = true\nsweep = "swA"', "give no sweep option")],
-)  # fmt: skip
+    [
+        ('discover = { by = "tag" }', 'discover \'by\' must be "sweep" or "group"'),
+        ('discover = true\nsweep = "swA"', "give no sweep option"),
+    ],
+)
 def test_a_discovery_that_cannot_be_made_fails_its_job(project, tmp_path, extra, message):
     lines = []
     assert run_jobs(load_config(_config(tmp_path, extra)), log=lines.append) == 1
@@ -109,7 +129,9 @@ def test_an_unchanged_sweep_costs_one_light_request_and_a_heartbeat_is_a_change(
     assert run_job(source, spec, sink=DirectorySink(out), plots=False).status == "unchanged"
     (token_request,) = [v for name, v in project.log if name == "Runs"]
     assert (token_request["order"], token_request["perPage"], json.loads(token_request["filters"])) == (
-        "-heartbeat_at", 10, {"sweep": "swA"}
+        "-heartbeat_at",
+        10,
+        {"sweep": "swA"},
     )
 
     project.runs[(ENTITY, PROJECT, "dr000002")].heartbeat_at = "2026-03-01T00:00:00"

@@ -85,8 +85,10 @@ def test_unknown_project_and_sweep_are_input_errors(fresh_log):
 
 
 def test_loading_the_backends_does_not_import_wandb():
-    code = ("import sys; from boontrack.backends import load_backend; load_backend('wandb'); "
-            "load_backend('wandb-offline'); import boontrack.wandb; print('wandb' in sys.modules)")
+    code = (
+        "import sys; from boontrack.backends import load_backend; load_backend('wandb'); "
+        "load_backend('wandb-offline'); import boontrack.wandb; print('wandb' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
 
@@ -162,8 +164,15 @@ def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
     from boontrack.reports import render_outputs
 
     for i, model in enumerate(["a", "a", "a", "b", "b", "b", "c", "c", "c"]):
-        fresh_log.add_run(FakeRun(name=f"w{i:07d}", entity=ENTITY, project="rewrite", config={"model": model},
-                                  summary={"val_acc": 0.5 + i / 100}))
+        fresh_log.add_run(
+            FakeRun(
+                name=f"w{i:07d}",
+                entity=ENTITY,
+                project="rewrite",
+                config={"model": model},
+                summary={"val_acc": 0.5 + i / 100},
+            )
+        )
     source = open_source(f"wandb:{ENTITY}/rewrite")
     spec = Spec(val="val_acc", n=(1, 2), group_by=("model",), n_resamples=99)
     sink = source.sink(summary_key(source.identity(), spec))
@@ -195,8 +204,7 @@ def test_changed_runs_rewrite_the_aggregate_run_without_stale_points(fresh_log):
 def test_post_sweep_callback(fresh_log):
     from boontrack.wandb import summarize_sweep
 
-    result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", n=(1, 2),
-                             n_resamples=99)
+    result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", n=(1, 2), n_resamples=99)
     assert result.status == "updated" and result.error is None
     run_id = result.location.rsplit("/", 1)[-1]
     aggregate = fresh_log.runs[(ENTITY, PROJECT, run_id)]
@@ -222,8 +230,9 @@ def test_post_sweep_callback_adapts_the_default_budgets_to_small_groups(fresh_lo
     from boontrack.wandb import summarize_sweep
 
     # 5 cnn and 6 mlp runs (one failed run dropped): Boo_1 and Boo_5 each, Boo_10 left out
-    result = summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", group_by=("model",),
-                             n_resamples=99)  # fmt: skip
+    result = summarize_sweep(
+        f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", test="test_acc", group_by=("model",), n_resamples=99
+    )
     assert result.status == "updated", result.error
     for group in result.summary.groups:
         assert sorted(group.boo_n) == [1, 5] and group.left_out_budgets == (10,)
@@ -233,7 +242,10 @@ def test_post_sweep_callback_adapts_the_default_budgets_to_small_groups(fresh_lo
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"n": (1, 10), "group_by": ("model",)}, r"too few runs for n = 10: group 'cnn' has 5, 'mlp' has 6 runs.*smaller `n`"),
+        (
+            {"n": (1, 10), "group_by": ("model",)},
+            r"too few runs for n = 10: group 'cnn' has 5, 'mlp' has 6 runs.*smaller `n`",
+        ),
         # a metric no run logged: the same error as from every source, naming the columns there are
         ({"test": "test_loss"}, r"no column 'test_loss' \(tried 'test_loss', 'metrics.test_loss'.*metrics.val_acc"),
     ],
@@ -285,8 +297,7 @@ def test_a_rejected_key_is_a_backend_error_that_does_not_show_the_key(fresh_log,
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     command = Path(sys.executable).with_name("boontrack")  # the console script installed with the package
-    return subprocess.run([str(command), *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([str(command), *args], env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_cli_without_an_api_key_exits_1_with_a_clear_message(fresh_log):
@@ -298,8 +309,23 @@ def test_cli_without_an_api_key_exits_1_with_a_clear_message(fresh_log):
 
 
 def test_cli_summarizes_an_offline_directory(offline_runs):
-    done = _cli("summarize", f"wandb-offline:{offline_runs[0]}", "--val", "val_acc", "--test", "test_acc",
-                "--group-by", "model", "--n", "1,3", "--resamples", "99", "--format", "json", env=dict(os.environ))
+    done = _cli(
+        "summarize",
+        f"wandb-offline:{offline_runs[0]}",
+        "--val",
+        "val_acc",
+        "--test",
+        "test_acc",
+        "--group-by",
+        "model",
+        "--n",
+        "1,3",
+        "--resamples",
+        "99",
+        "--format",
+        "json",
+        env=dict(os.environ),
+    )
     assert done.returncode == 0, done.stderr
     assert API_KEY not in done.stdout + done.stderr
     summary = json.loads(done.stdout)
@@ -356,7 +382,7 @@ source = "wandb-offline:{offline_runs[0]}"
 val = "val_acc"
 n = [1, 2]
 resamples = 99
-out = "{tmp_path / 'offline-summary'}"
+out = "{tmp_path / "offline-summary"}"
 """)
     first = _cli("reaggregate", "--config", str(config), env=dict(os.environ))
     assert first.returncode == 0, first.stderr
@@ -375,8 +401,15 @@ def _preset_job(double, project: str):
     from boontrack.pipeline import run_job, summary_key
 
     for i in range(9):
-        double.add_run(FakeRun(name=f"c{i:07d}", entity=ENTITY, project=project, config={"model": "abc"[i // 3]},
-                               summary={"val_acc": 0.5 + ((7 * i) % 9) / 100}))
+        double.add_run(
+            FakeRun(
+                name=f"c{i:07d}",
+                entity=ENTITY,
+                project=project,
+                config={"model": "abc"[i // 3]},
+                summary={"val_acc": 0.5 + ((7 * i) % 9) / 100},
+            )
+        )
     source = open_source(f"wandb:{ENTITY}/{project}")
     spec = Spec(val="val_acc", n=(1, 2), group_by=("model",), n_resamples=99)
     sink = source.sink(summary_key(source.identity(), spec))
@@ -397,7 +430,7 @@ def test_the_curve_chart_preset_is_registered_once_and_draws_the_band(fresh_log)
     first = job()
     assert first.status == "updated"
     assert fresh_log.operations().count("CreateCustomChart") == 1
-    (preset_id, preset), = fresh_log.charts.items()
+    ((preset_id, preset),) = fresh_log.charts.items()
     assert preset_id.startswith(f"{ENTITY}/boontrack-curve-") and preset["type"] == "vega2"
     assert json.loads(preset["spec"]) == json.loads(spec_text)  # the asset in the package, as a user imports it
     panel = runs[key].config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]

@@ -203,8 +203,14 @@ def test_the_report_names_config_keys_as_the_user_wrote_them(offline_runs):
     overview = _overview(run_job(open_source(f"wandb-offline:{offline_runs[0]}", sweep=SWEEP), spec).summary)
     assert "grouped by model." in overview, overview
     # The default grouping (every config key but the seed) of a W&B run frame: the config keys, unprefixed.
-    frame = pd.DataFrame({"run_id": [f"r{i}" for i in range(6)], "params.model": ["a", "b"] * 3,
-                          "params.seed": [0, 0, 1, 1, 2, 2], "metrics.val_acc": np.linspace(0.5, 0.9, 6)})
+    frame = pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(6)],
+            "params.model": ["a", "b"] * 3,
+            "params.seed": [0, 0, 1, 1, 2, 2],
+            "metrics.val_acc": np.linspace(0.5, 0.9, 6),
+        }
+    )
     spec = Spec(val="val_acc", n=(1, 2), n_resamples=99, seed_column="seed")
     overview = _overview(analyze(RunTable.from_frame(frame, spec), spec))
     assert "grouped by model." in overview, overview

@@ -127,7 +127,7 @@ def _compare(value: Any, cond: Any, is_list: bool) -> bool:
     ops = {
         "$eq": lambda v, c: v == c,
         "$ne": lambda v, c: v != c,
-        "$in": lambda v, c: (bool(set(v) & set(c)) if is_list else v in c),
+        "$in": lambda v, c: bool(set(v) & set(c)) if is_list else v in c,
         "$nin": lambda v, c: (not set(v) & set(c)) if is_list else v not in c,
         "$gt": lambda v, c: v is not None and v > c,
         "$gte": lambda v, c: v is not None and v >= c,
@@ -261,7 +261,10 @@ class WandbDouble:
         selected = [r for r in self._project_runs(v) if _matches(r, flt)]
         order = (v.get("order") or "+created_at").lstrip("+-")
         reverse = (v.get("order") or "").startswith("-")
-        keys = {"created_at": lambda r: (r.created_at, r.name), "heartbeat_at": lambda r: (r.heartbeat_at or r.created_at, r.name)}
+        keys = {
+            "created_at": lambda r: (r.created_at, r.name),
+            "heartbeat_at": lambda r: (r.heartbeat_at or r.created_at, r.name),
+        }
         selected.sort(key=keys.get(order, lambda r: r.name), reverse=reverse)
         start = int(v["cursor"]) if v.get("cursor") else 0
         per_page = int(v.get("perPage") or 50)
@@ -323,8 +326,10 @@ class WandbDouble:
     def _op_RunHistoryKeys(self, v, q):
         run = self._run(v)
         keys = sorted({k for row in run.history for k in row}) if run else []
-        history_keys = {"keys": {k: {"typeCounts": [{"type": "number", "count": 1}]} for k in keys},
-                        "lastStep": len(run.history) - 1 if run else -1}
+        history_keys = {
+            "keys": {k: {"typeCounts": [{"type": "number", "count": 1}]} for k in keys},
+            "lastStep": len(run.history) - 1 if run else -1,
+        }
         return {"project": {"run": None if run is None else {"historyKeys": history_keys}}}
 
     def _op_RunSampledHistory(self, v, q):
@@ -345,19 +350,35 @@ class WandbDouble:
     # ---- what wandb.init sends (create or resume a run, upload files, artifacts) -----------------------------
     def _bucket(self, r: FakeRun) -> dict[str, Any]:
         return {
-            "id": r.storage_id, "name": r.name, "displayName": r.display_name or r.name, "description": r.description,
-            "notes": r.description, "config": _wire_config(r.config),
-            "summaryMetrics": json.dumps(r.summary), "sweepName": r.sweep, "tags": r.tags,
+            "id": r.storage_id,
+            "name": r.name,
+            "displayName": r.display_name or r.name,
+            "description": r.description,
+            "notes": r.description,
+            "config": _wire_config(r.config),
+            "summaryMetrics": json.dumps(r.summary),
+            "sweepName": r.sweep,
+            "tags": r.tags,
             "project": {"id": "1", "name": r.project, "entity": {"id": "1", "name": r.entity}},
-            "historyLineCount": len(r.history), "logLineCount": 0, "eventsLineCount": 0,
-            "historyTail": json.dumps([json.dumps(row) for row in r.history[-1:]]), "eventsTail": "[]",
-            "wandbConfig": "{}", "createdAt": r.created_at,
+            "historyLineCount": len(r.history),
+            "logLineCount": 0,
+            "eventsLineCount": 0,
+            "historyTail": json.dumps([json.dumps(row) for row in r.history[-1:]]),
+            "eventsTail": "[]",
+            "wandbConfig": "{}",
+            "createdAt": r.created_at,
         }
 
     def _op_RunResumeStatus(self, v, q):
         run = self.runs.get((v.get("entity") or self.entity, v.get("project"), v.get("name")))
-        return {"model": {"id": "1", "name": v.get("project"), "entity": {"id": "1", "name": v.get("entity")},
-                          "bucket": None if run is None else self._bucket(run)}}
+        return {
+            "model": {
+                "id": "1",
+                "name": v.get("project"),
+                "entity": {"id": "1", "name": v.get("entity")},
+                "bucket": None if run is None else self._bucket(run),
+            }
+        }
 
     def _op_UpsertBucket(self, v, q):
         run = next((r for r in self.runs.values() if r.storage_id and r.storage_id == v.get("id")), None)
@@ -366,8 +387,15 @@ class WandbDouble:
             key = (v.get("entity") or self.entity, v.get("project"), v.get("name"))
             run = self.runs.get(key)
             if run is None:
-                run = self.add_run(FakeRun(name=key[2], entity=key[0], project=key[1], state="running",
-                                           created_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())))
+                run = self.add_run(
+                    FakeRun(
+                        name=key[2],
+                        entity=key[0],
+                        project=key[1],
+                        state="running",
+                        created_at=time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
+                    )
+                )
                 inserted = True
         if v.get("config"):
             wire = json.loads(v["config"])
@@ -375,8 +403,14 @@ class WandbDouble:
         if v.get("summaryMetrics"):
             run.summary = json.loads(v["summaryMetrics"])
         for var, attr in (
-            ("groupName", "group"), ("jobType", "job_type"), ("tags", "tags"), ("notes", "description"),
-            ("displayName", "display_name"), ("display_name", "display_name"), ("sweep", "sweep"), ("state", "state"),
+            ("groupName", "group"),
+            ("jobType", "job_type"),
+            ("tags", "tags"),
+            ("notes", "description"),
+            ("displayName", "display_name"),
+            ("display_name", "display_name"),
+            ("sweep", "sweep"),
+            ("state", "state"),
         ):
             if v.get(var) is not None:
                 setattr(run, attr, v[var])
@@ -393,8 +427,14 @@ class WandbDouble:
         chart_id = f"{v['entity']}/{v['chartName']}"
         if chart_id in self.charts:
             raise GraphQLError(f"a custom chart named {v['chartName']} already exists in {v['entity']}")
-        self.charts[chart_id] = {"id": chart_id, "name": v["chartName"], "displayName": v["displayName"],
-                                 "type": v["chartType"], "access": v["access"], "spec": v["spec"]}
+        self.charts[chart_id] = {
+            "id": chart_id,
+            "name": v["chartName"],
+            "displayName": v["displayName"],
+            "type": v["chartType"],
+            "access": v["access"],
+            "spec": v["spec"],
+        }
         return {"createCustomChart": {"chart": {"id": chart_id}}}
 
     def _op_CustomChart(self, v, q):
@@ -406,8 +446,13 @@ class WandbDouble:
 
     def _op_CreateRunFiles(self, v, q):
         base = f"{self.url}/upload/{v['entity']}/{v['project']}/{v['run']}"
-        return {"createRunFiles": {"runID": v["run"], "uploadHeaders": [],
-                                   "files": [{"name": name, "uploadUrl": f"{base}/{name}"} for name in v["files"]]}}
+        return {
+            "createRunFiles": {
+                "runID": v["run"],
+                "uploadHeaders": [],
+                "files": [{"name": name, "uploadUrl": f"{base}/{name}"} for name in v["files"]],
+            }
+        }
 
     def file_stream(self, path: tuple[str, str, str], body: dict[str, Any]) -> None:
         run = self.runs[path]
@@ -415,7 +460,7 @@ class WandbDouble:
         for name, chunk in (body.get("files") or {}).items():
             lines = [json.loads(line) for line in chunk.get("content", [])]
             if name == "wandb-history.jsonl":
-                del run.history[chunk.get("offset", len(run.history)):]
+                del run.history[chunk.get("offset", len(run.history)) :]
                 run.history.extend(lines)
             elif name in ("wandb-summary.json", "wandb-summary.jsonl") and lines:
                 run.summary = lines[-1]
@@ -432,17 +477,33 @@ class WandbDouble:
     def _op_CreateArtifact(self, v, q):
         spec = v["input"]
         artifact_id = base64.b64encode(f"Artifact:{len(self.artifacts) + 1}".encode()).decode()
-        self.artifacts[artifact_id] = {"id": artifact_id, "name": spec.get("artifactCollectionName"),
-                                       "type": spec.get("artifactTypeName"), "run": spec.get("runName"),
-                                       "description": spec.get("description"), "metadata": spec.get("metadata"),
-                                       "aliases": spec.get("aliases"), "files": {}, "state": "PENDING"}
-        return {"createArtifact": {"artifact": {"id": artifact_id, "state": "PENDING",
-                                                "artifactSequence": {"latestArtifact": None}}}}
+        self.artifacts[artifact_id] = {
+            "id": artifact_id,
+            "name": spec.get("artifactCollectionName"),
+            "type": spec.get("artifactTypeName"),
+            "run": spec.get("runName"),
+            "description": spec.get("description"),
+            "metadata": spec.get("metadata"),
+            "aliases": spec.get("aliases"),
+            "files": {},
+            "state": "PENDING",
+        }
+        return {
+            "createArtifact": {
+                "artifact": {"id": artifact_id, "state": "PENDING", "artifactSequence": {"latestArtifact": None}}
+            }
+        }
 
     def _op_CreateArtifactManifest(self, v, q):
         url = f"{self.url}/artifact-manifest/{v['artifactID']}"
-        return {"createArtifactManifest": {"artifactManifest": {
-            "id": v["artifactID"] + "-manifest", "file": {"id": "1", "uploadUrl": url, "uploadHeaders": []}}}}
+        return {
+            "createArtifactManifest": {
+                "artifactManifest": {
+                    "id": v["artifactID"] + "-manifest",
+                    "file": {"id": "1", "uploadUrl": url, "uploadHeaders": []},
+                }
+            }
+        }
 
     _op_UpdateArtifactManifest = _op_CreateArtifactManifest
 
@@ -451,8 +512,17 @@ class WandbDouble:
         for spec in v["input"]["artifactFiles"]:
             url = f"{self.url}/artifact-files/{spec['artifactID']}/{spec['name']}"
             self.artifacts[spec["artifactID"]]["files"][spec["name"]] = url.removeprefix(self.url)
-            edges.append({"node": {"storagePath": spec["name"], "uploadUrl": url, "uploadHeaders": [],
-                                   "uploadMultipartUrls": None, "artifact": {"id": spec["artifactID"]}}})
+            edges.append(
+                {
+                    "node": {
+                        "storagePath": spec["name"],
+                        "uploadUrl": url,
+                        "uploadHeaders": [],
+                        "uploadMultipartUrls": None,
+                        "artifact": {"id": spec["artifactID"]},
+                    }
+                }
+            )
         return {"createArtifactFiles": {"files": {"edges": edges}}}
 
     def _op_CommitArtifact(self, v, q):
@@ -474,14 +544,22 @@ class WandbDouble:
         return {
             "project": {
                 "sweep": {
-                    "__typename": "Sweep", "id": "U3dlZXA6MQ==", "name": key[2], "displayName": key[2],
-                    "method": "grid", "state": sweep["state"], "description": None, "bestLoss": None,
-                    "config": "method: grid\n", "createdAt": "2026-01-01T00:00:00", "updatedAt": None,
-                    "runCount": len(runs), "runCountExpected": None,
+                    "__typename": "Sweep",
+                    "id": "U3dlZXA6MQ==",
+                    "name": key[2],
+                    "displayName": key[2],
+                    "method": "grid",
+                    "state": sweep["state"],
+                    "description": None,
+                    "bestLoss": None,
+                    "config": "method: grid\n",
+                    "createdAt": "2026-01-01T00:00:00",
+                    "updatedAt": None,
+                    "runCount": len(runs),
+                    "runCountExpected": None,
                 }
             }
         }
-
 
     def _op_GetSweeps(self, v, q):
         # The client strips $filters where the server does not announce sweep filtering (this double does not).
@@ -494,12 +572,23 @@ class WandbDouble:
         nodes = []
         for name in page:
             runs = [r for r in self._project_runs(v) if r.sweep == name]
-            nodes.append({
-                "__typename": "Sweep", "id": base64.b64encode(f"Sweep:{name}".encode()).decode(), "name": name,
-                "displayName": name, "method": "grid", "state": self.sweeps[(v["entity"], v["project"], name)]["state"],
-                "description": None, "bestLoss": None, "config": "method: grid\n", "createdAt": "2026-01-01T00:00:00",
-                "updatedAt": None, "runCount": len(runs), "runCountExpected": None,
-            })  # fmt: skip
+            nodes.append(
+                {
+                    "__typename": "Sweep",
+                    "id": base64.b64encode(f"Sweep:{name}".encode()).decode(),
+                    "name": name,
+                    "displayName": name,
+                    "method": "grid",
+                    "state": self.sweeps[(v["entity"], v["project"], name)]["state"],
+                    "description": None,
+                    "bestLoss": None,
+                    "config": "method: grid\n",
+                    "createdAt": "2026-01-01T00:00:00",
+                    "updatedAt": None,
+                    "runCount": len(runs),
+                    "runCountExpected": None,
+                }
+            )
         return {
             "project": {
                 "totalSweeps": len(names),
