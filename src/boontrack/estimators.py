@@ -602,8 +602,29 @@ def _expected_max_of_iv(dist: Any, n: Any):
             "`dist` must be a frozen scipy.stats distribution such as scipy.stats.norm(0, 1) or "
             f"scipy.stats.binom(100, 0.7), or a scipy.stats.rv_discrete(values=...), got {dist!r}"
         )
+    if frozen:
+        _check_moments(dist)
     budgets, scalar = as_budgets(n)
     return method, budgets, scalar
+
+
+def _check_moments(dist: Any) -> None:
+    """ValueError naming ``dist`` when its parameters are invalid (``norm(0, 0)``: scipy answers NaN
+    everywhere) or it has no finite mean (Cauchy, Pareto with b <= 1): a quadrature would return a number
+    for an expectation that does not exist. Refused even where the maximum of several draws has a mean (a
+    heavy lower tail only): scipy's mean does not say which tail is heavy."""
+    base = dist.dist
+    shapes, _, scale = base._parse_args(*dist.args, **dist.kwds)
+    if not (np.all(base._argcheck(*shapes)) and np.all(np.asarray(scale) > 0)):
+        raise ValueError(f"`dist` = {_describe(dist)} has invalid parameters (scipy gives NaN for it)")
+    with warnings.catch_warnings():  # a mean found by numerical integration may warn on its own
+        warnings.simplefilter("ignore")
+        mean = float(dist.mean())
+    if not np.isfinite(mean):
+        raise ValueError(
+            f"`dist` = {_describe(dist)} has no finite mean (scipy gives {mean}): the expected maximum of n "
+            "draws is infinite or undefined"
+        )
 
 
 def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
@@ -643,14 +664,15 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     Raises
     ------
     ValueError
-        ``dist`` is not one of the above, or ``n`` is not an integer >= 1.
+        ``dist`` is not one of the above, has invalid parameters (``norm(0, 0)``) or no finite mean (Cauchy,
+        Pareto with b <= 1), or ``n`` is not an integer >= 1.
 
     Warns
     -----
     AccuracyWarning
-        The quadrature did not converge (the maximum has no finite mean, as for a Cauchy distribution, or the
-        density jumps inside the support, which makes the quantile function kink: a histogram, a mixture with
-        gaps), or a discrete support too long to sum was cut short; the value returned is the best estimate.
+        The quadrature did not converge (the density jumps inside the support, which makes the quantile function
+        kink: a histogram, a mixture with gaps), or a discrete support too long to sum was cut short; the value
+        returned is the best estimate.
 
     Examples
     --------
