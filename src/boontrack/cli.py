@@ -325,6 +325,13 @@ def _option_vocabulary() -> Iterator[None]:
     help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).",
 )
 @click.option(
+    "--ray-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the Ray cluster of --ray-address to answer; then the pass fails (exit 1).",
+)
+@click.option(
     "--per-server",
     type=click.IntRange(min=1),
     default=4,
@@ -340,6 +347,7 @@ def reaggregate(
     workers: int,
     engine: str,
     ray_address: str | None,
+    ray_timeout: float,
     per_server: int,
 ) -> None:
     """Run every job of a config file: summarize, and write where the runs changed.
@@ -347,9 +355,9 @@ def reaggregate(
     One line per job (NAME: unchanged | updated | skipped: locked ... | failed: REASON), and one per job that
     discovers sweeps (NAME: K sweeps found); a discovered sweep's job is NAME/KEY (what it is). Exit status 0
     when every job succeeded, 1 when any failed (the others still run), 2 when the config is invalid
-    (nothing runs).
+    (nothing runs), 128 + the signal's number (130, 143) when SIGINT or SIGTERM ended the pass.
     """
-    from boontrack.reaggregate import load_config, run_jobs
+    from boontrack.reaggregate import PassInterrupted, load_config, run_jobs
 
     jobs = load_config(config)
     on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
@@ -360,17 +368,21 @@ def reaggregate(
         import_optional("ray", extra="ray", needed_for="--engine ray")
         from boontrack_ray.engine import RayEngine
 
-        runner = RayEngine(workers, address=ray_address)
-    failed = run_jobs(
-        jobs,
-        force=force,
-        lock_timeout=lock_timeout,
-        log=click.echo,
-        on_error=on_error,
-        workers=workers,
-        engine=runner,
-        per_server=per_server,
-    )
+        runner = RayEngine(workers, address=ray_address, connect_timeout=ray_timeout)
+    try:
+        failed = run_jobs(
+            jobs,
+            force=force,
+            lock_timeout=lock_timeout,
+            log=click.echo,
+            on_error=on_error,
+            workers=workers,
+            engine=runner,
+            per_server=per_server,
+        )
+    except PassInterrupted as interrupted:
+        click.echo(f"Error: {interrupted}", err=True)
+        ctx.exit(128 + interrupted.signum)
     ctx.exit(1 if failed else 0)
 
 

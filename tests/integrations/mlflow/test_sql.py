@@ -484,12 +484,10 @@ def test_which_uris_are_read_by_sql(uri, by_sql):
     assert isinstance(_sql.reader_for(uri), _sql.SqlStore) is by_sql  # no connection is made
 
 
-def test_a_database_failure_is_one_line(tmp_path):
-    from boontrack.exceptions import BackendError
-
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database" * 100)
-    with pytest.raises(BackendError, match="failed while reading runs: file is not a database") as info:
+    with pytest.raises(InputError, match="is not an SQLite database, so not an MLflow store") as info:
         _sql.reader_for(f"sqlite:///{broken}").read("1", None, [])
     assert "\n" not in str(info.value)
 
