@@ -12,12 +12,13 @@ The SQL path (:mod:`._sql`) does the same in one query.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
 from boontrack.runframe import SUMMARY_ROLE_TAG
+from boontrack_mlflow._read import SearchedRun, search_runs
 from boontrack_mlflow._sql import PARENT_RUN_TAG, Sweep, children_token
 
 #: Keys of a job's ``discover`` table.
@@ -29,7 +30,6 @@ DISCOVER_OPTIONS = {
 NOT_OWN = f"tags.`{SUMMARY_ROLE_TAG}` IS NULL"
 TOP_LEVEL = f"tags.`{PARENT_RUN_TAG}` IS NULL AND {NOT_OWN}"
 CHILDREN = f"tags.`{PARENT_RUN_TAG}` IS NOT NULL AND {NOT_OWN}"
-PAGE_SIZE = 50_000
 EXPERIMENT_PAGE_SIZE = 1_000
 #: Parent runs named in one search (``attributes.run_id IN (...)``).
 PARENTS_PER_SEARCH = 100
@@ -63,29 +63,23 @@ def discover_sweeps(client: Any, experiment_ids: Sequence[str]) -> list[Sweep]:
     """
     if not experiment_ids:
         return []
-    children: dict[tuple[str, str], list[tuple]] = {}
-    for run in _search(client, experiment_ids, CHILDREN):
-        key = (run.info.experiment_id, run.data.tags[PARENT_RUN_TAG])
-        children.setdefault(key, []).append(_child(run))
+    children: dict[tuple[str, str], list[SearchedRun]] = {}
+    for run in search_runs(client, experiment_ids, CHILDREN):
+        children.setdefault((run.experiment_id, run.tags[PARENT_RUN_TAG]), []).append(run)
     wanted = sorted({parent for _, parent in children})
     parents = []
     for start in range(0, len(wanted), PARENTS_PER_SEARCH):
         listed = ", ".join(f"'{run_id}'" for run_id in wanted[start : start + PARENTS_PER_SEARCH])
-        parents += [
-            run
-            for run in _search(client, experiment_ids, f"attributes.run_id IN ({listed}) AND {TOP_LEVEL}")
-            if (run.info.experiment_id, run.info.run_id) in children
-        ]
+        found = search_runs(client, experiment_ids, f"attributes.run_id IN ({listed}) AND {TOP_LEVEL}")
+        parents += [run for run in found if (run.experiment_id, run.run_id) in children]
     rank = {experiment_id: i for i, experiment_id in enumerate(experiment_ids)}
-    parents.sort(
-        key=lambda r: (rank[r.info.experiment_id], r.info.start_time is None, r.info.start_time or 0, r.info.run_id)
-    )
+    parents.sort(key=lambda r: (rank[r.experiment_id], r.start_time is None, r.start_time or 0, r.run_id))
     return [
         Sweep(
-            r.info.experiment_id,
-            r.info.run_id,
-            r.info.run_name,
-            children_token(children[(r.info.experiment_id, r.info.run_id)]),
+            r.experiment_id,
+            r.run_id,
+            r.run_name,
+            children_token(_child(c) for c in children[(r.experiment_id, r.run_id)]),
         )
         for r in parents
     ]
@@ -131,12 +125,20 @@ def filter_experiments(experiments: Sequence[Any], pattern: str | None, extra: s
     chosen = [e for e in experiments if pattern is None or fnmatch.fnmatchcase(e.name, pattern)]
     if not extra:
         return chosen
-    from mlflow.entities import Experiment
+    from mlflow.entities import Experiment, ExperimentTag
     from mlflow.utils.search_utils import SearchExperimentsUtils
 
     by_id = {e.experiment_id: e for e in chosen}
     entities = [
-        Experiment(e.experiment_id, e.name, "", e.lifecycle_stage, dict(e.tags), e.creation_time, e.last_update_time)
+        Experiment(
+            e.experiment_id,
+            e.name,
+            "",
+            e.lifecycle_stage,
+            [ExperimentTag(key, value) for key, value in e.tags.items()],
+            e.creation_time,
+            e.last_update_time,
+        )
         for e in chosen
     ]
     return [by_id[e.experiment_id] for e in SearchExperimentsUtils.filter(entities, extra)]
@@ -144,27 +146,8 @@ def filter_experiments(experiments: Sequence[Any], pattern: str | None, extra: s
 
 def sweep_change_token(client: Any, experiment_id: str, parent_run_id: str) -> str:
     """The sweep's change token (:func:`._sql.children_token` of its children): one paged search of them."""
-    return children_token(_child(run) for run in _search(client, [experiment_id], children_filter(parent_run_id)))
+    return children_token(_child(run) for run in search_runs(client, [experiment_id], children_filter(parent_run_id)))
 
 
-def _child(run: Any) -> tuple[str, str, int | None, int | None]:
-    return (run.info.run_id, run.info.status, run.info.start_time, run.info.end_time)
-
-
-def _search(client: Any, experiment_ids: Sequence[str], filter_string: str) -> Iterator[Any]:
-    """The active runs the filter selects, page by page (:data:`PAGE_SIZE` runs a request)."""
-    from mlflow.entities import ViewType
-
-    token = None
-    while True:
-        page = client.search_runs(
-            list(experiment_ids),
-            filter_string=filter_string,
-            run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=PAGE_SIZE,
-            page_token=token,
-        )
-        yield from page
-        token = page.token
-        if not token:
-            return
+def _child(run: SearchedRun) -> tuple[str, str, int | None, int | None]:
+    return (run.run_id, run.status, run.start_time, run.end_time)

@@ -179,6 +179,7 @@ class SqlStore:
         """InputError when MLflow's client, opening this store, would write to it: it creates the tables that
         are missing, migrates an older schema (or fails on a newer one) and recreates a missing default
         experiment. Asked before the client reads a database."""
+        self._check()
         from mlflow.store.db.utils import _all_tables_exist, _get_latest_schema_revision
         from mlflow.store.tracking import sqlalchemy_store  # noqa: F401 - the tables MLflow's store expects
 
@@ -637,8 +638,7 @@ _SQLITE_ERRORS = {
     ),
     "SQLITE_BUSY": (
         BackendError,
-        f"stayed locked by another process for {SQLITE_BUSY_TIMEOUT_S:g} s (a writer in a long transaction); "
-        "retry later",
+        "stayed locked by another process for {timeout:g} s (a writer in a long transaction); retry later",
     ),
     "SQLITE_NOTADB": (InputError, "is not an SQLite database, so not an MLflow store: check the tracking URI"),
     "SQLITE_CORRUPT": (
@@ -664,6 +664,7 @@ def _sql_errors(action: str, uri: str) -> Iterator[None]:
         known = _SQLITE_ERRORS.get(name) or _SQLITE_ERRORS.get("_".join(name.split("_")[:2]))
         if known is not None:
             kind, text = known
-            raise kind(f"the MLflow store at {redact(uri)} {text.format(path=sqlite_path(uri))}") from None
+            detail = text.format(path=sqlite_path(uri), timeout=SQLITE_BUSY_TIMEOUT_S)
+            raise kind(f"the MLflow store at {redact(uri)} {detail}") from None
         detail = redact(str(original or exc).strip().splitlines()[0])
         raise BackendError(f"the MLflow store at {redact(uri)} failed while {action}: {detail}") from None
