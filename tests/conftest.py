@@ -164,7 +164,10 @@ def ray_local():
     """A local Ray instance (2 CPUs, no dashboard), started once for the whole session and shut down at its
     end: Ray's start-up costs seconds. Skips without the [ray] extra."""
     ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
-    context = ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    # address "local": a Ray of the session's own, never a cluster that `ray start` left on the host
+    context = ray.init(
+        address="local", num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False
+    )
     try:
         yield context
     finally:

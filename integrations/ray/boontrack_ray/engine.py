@@ -17,6 +17,7 @@ Every Ray worker needs boontrack and the trackers' extras installed (for example
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -115,12 +116,16 @@ class RayEngine:
         failure: list[BaseException] = []
 
         def connect() -> None:
+            worker_log = logging.getLogger("ray._private.worker")
+            worker_log.addFilter(_not_main_thread_note)
             try:
                 self._ray.init(
                     address=self._address, include_dashboard=False, configure_logging=False, log_to_driver=False
                 )
             except BaseException as exc:  # noqa: BLE001 - reported by the waiting thread
                 failure.append(exc)
+            finally:
+                worker_log.removeFilter(_not_main_thread_note)
 
         attempt = threading.Thread(target=connect, daemon=True, name="boontrack-ray-init")
         attempt.start()
@@ -131,6 +136,12 @@ class RayEngine:
             detail = redact(" ".join(str(failure[0]).split()))[:300] or type(failure[0]).__name__
             raise BackendError(f"cannot start or join Ray at {where}: {detail}")
         self._started = True
+
+
+def _not_main_thread_note(record: logging.LogRecord) -> bool:
+    """Drops Ray's note that its SIGTERM handler is not set (``ray.init`` outside the main thread): the driver's
+    own handler ends the pass, which is the point."""
+    return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _check_reachable(address: str, timeout: float) -> None:
