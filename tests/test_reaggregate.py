@@ -422,6 +422,26 @@ def test_workers_give_the_lines_and_exit_status_of_a_serial_run(workdir):
     assert sorted(again.stdout.splitlines())[1:] == ["second: unchanged", "small: unchanged"]
 
 
+def test_an_unchanged_pass_with_workers_starts_no_worker_process(workdir, monkeypatch):
+    """The driver compares the change tokens itself: nothing to do costs no worker's start-up; a change does."""
+    from boontrack import _workers
+
+    (workdir / "boontrack.toml").write_text(JOB + SECOND)
+    assert reaggregate(workdir / "boontrack.toml", "--workers", "2").exit_code == 0
+    started = []
+    worker = _workers._Worker
+    monkeypatch.setattr(_workers, "_Worker", lambda context: started.append(context) or worker(context))
+    again = reaggregate(workdir / "boontrack.toml", "--workers", "2")
+    assert (again.exit_code, sorted(again.stdout.splitlines())) == (0, ["second: unchanged", "small: unchanged"])
+    assert started == []
+
+    _write_runs(workdir / "runs.csv", first_acc=0.9)
+    changed = reaggregate(workdir / "boontrack.toml", "--workers", "2")
+    assert changed.exit_code == 0, changed.output
+    assert sorted(line.split(" (")[0] for line in changed.stdout.splitlines()) == ["second: updated", "small: updated"]
+    assert len(started) == 2
+
+
 class _RecordingEngine:
     """Runs nothing: records how many jobs of each server are in flight; finishes the oldest one per wait."""
 
