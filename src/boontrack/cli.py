@@ -322,7 +322,10 @@ def _option_vocabulary() -> Iterator[None]:
     "--ray-address",
     metavar="ADDRESS",
     envvar="RAY_ADDRESS",
-    help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).",
+    help=(
+        "Ray cluster to run on (default: RAY_ADDRESS, else a Ray instance of this pass alone; "
+        "auto: the one `ray start` left on this host)."
+    ),
 )
 @click.option(
     "--ray-timeout",
