@@ -391,7 +391,7 @@ def apply_best_val_step(frame: pd.DataFrame, picked: pd.DataFrame, request: Metr
     picked_here = ids.isin(picked.index).to_numpy()
     _replace(out, f"metrics.{request.val}", picked_here, ids.map(picked["val"]))
     if request.test is not None:
-        with_test = picked_here & ids.map(picked["test_logged"]).fillna(False).to_numpy(dtype=bool)
+        with_test = ids.isin(picked.index[picked["test_logged"].to_numpy(dtype=bool)]).to_numpy()
         _replace(out, f"metrics.{request.test}", with_test, ids.map(picked["test"]))
     return out
 
