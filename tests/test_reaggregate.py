@@ -496,6 +496,23 @@ def test_the_driver_runs_at_most_per_server_jobs_of_one_tracking_server(workdir,
     assert sorted(lines) == sorted(f"{job.name}: updated" for job in jobs)
 
 
+def test_what_an_engine_reports_reaches_the_log_redacted(workdir, no_driver_check):
+    """An engine's outcome and traceback, and a discovered sweep's label (a run name), pass through redaction."""
+    secret = "hunter2-s3cr3t"
+
+    class LeakingEngine(_RecordingEngine):
+        def wait(self, handles, timeout=None):
+            job = self.running.pop(0)
+            trace = f"Traceback (most recent call last):\n  token={secret}\n"
+            return [(job.name, (f"failed: POST https://user:{secret}@mlflow.internal/api refused", trace))]
+
+    jobs = [dataclasses.replace(job, label=f"run api_key={secret}") for job in _server_jobs(workdir, ("a",), 2)]
+    lines, traces = [], []
+    assert run_jobs(jobs, engine=LeakingEngine(slots=2), log=lines.append, on_error=traces.append) == 2
+    assert (len(lines), len(traces)) == (2, 2)
+    assert [text for text in lines + traces if secret in text] == []
+
+
 def test_jobs_waiting_behind_one_server_cost_the_scheduler_a_look_each(workdir, no_driver_check, monkeypatch):
     """2,000 jobs of one server, 32 slots, 4 per server: each job's server is looked up a bounded number of
     times (it was once per waiting job per finished job: 2,000^2 / 2)."""

@@ -160,6 +160,29 @@ def test_a_ray_address_where_nothing_listens_fails_at_once_in_one_line(workdir):
 
 
 @pytest.mark.slow
+def test_an_unchanged_pass_never_starts_or_joins_ray(workdir):
+    """The driver compares the change tokens before it asks Ray for anything: with every job unchanged, a pass
+    given a Ray address where nothing listens succeeds; once a job changed, it needs Ray and says so."""
+    first = CliRunner().invoke(cli.main, ["reaggregate", "--config", str(workdir / "boontrack.toml")])
+    assert first.exit_code == 0, first.output
+    with socket.socket() as held:  # bound, never listening: connections are refused
+        held.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        unchanged = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2")
+        assert (unchanged.returncode, _outcomes(unchanged.stdout.splitlines())) == (
+            0,
+            [f"{n}: unchanged" for n in NAMES],
+        ), unchanged.stderr
+        with open(workdir / "beta.csv", "a") as runs:
+            runs.write("r8,0.7,0.6\n")
+        changed = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2")
+    assert changed.returncode == 1
+    assert f"Error: cannot reach the Ray cluster at {address} (Connection refused; is its head running?)" in (
+        changed.stderr.splitlines()
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_a_ray_address_that_never_answers_fails_after_the_bound(workdir, scheme):
     with socket.socket() as silent:  # accepts connections (the kernel does), never answers
