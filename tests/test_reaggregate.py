@@ -286,7 +286,8 @@ def test_two_hosts_without_a_shared_lock_still_end_with_one_complete_result(work
     assert DirectorySink(out).read_fingerprint() == _expected_fingerprint(workdir)
     manifest = pd.read_json(out / ".boontrack-manifest.json", typ="series")
     on_disk = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
-    assert on_disk == {*manifest["files"], ".boontrack-manifest.json", ".boontrack-fingerprint"}
+    published = {".boontrack-manifest.json", ".boontrack-fingerprint", ".boontrack-change-token"}  # a file has one
+    assert on_disk == {*manifest["files"], *published}
     assert {p.name for p in (workdir / "summaries").iterdir()} == {"small"}  # no staging or previous left
 
 

@@ -231,10 +231,20 @@ def ray_client_cluster(tmp_path_factory):
         shutil.rmtree(temp, ignore_errors=True)
 
 
+#: Ray's Client proxy sometimes loses the server it starts for a new client: the process exits within half a
+#: second with empty logs (3 of 7 passes on a loaded 2-core machine here, Ray 2.60). The pass then fails in one line
+#: naming it, exit 1, and the next pass (a cron's next run) connects; the test asks again, as that run would.
+RAY_CLIENT_LOST = "Starting Ray client server failed"
+RAY_CLIENT_ATTEMPTS = 4
+
+
 @pytest.mark.slow
 def test_a_pass_through_a_ray_client_address(ray_client_cluster, workdir):
     """``--ray-address ray://HOST:PORT`` after ``pip install "boontrack[ray]"`` (Ray Client is in the extra)."""
     address, env = ray_client_cluster
-    done = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2", env=env)
+    for _ in range(RAY_CLIENT_ATTEMPTS):
+        done = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2", env=env)
+        if RAY_CLIENT_LOST not in done.stderr:
+            break
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == [f"{n}: updated ({workdir / 'summaries' / n})" for n in NAMES]
