@@ -52,7 +52,7 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
-from boontrack.estimators import Estimator, warn_or_raise_budget
+from boontrack.estimators import Estimator, scaled_to_unit, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
 from boontrack.spec import CORRECTIONS, ESTIMATORS
@@ -212,10 +212,7 @@ def paired_t_test(a: Any, b: Any) -> PairedTResult:
         ``a`` and ``b`` of different lengths, or fewer than 2 pairs.
     """
     a, b = _paired_t_test_iv(a, b)
-    differences = a - b
-    largest = np.max(np.abs(differences))
-    if largest > 0:  # the statistic is scale-free: scaled by a power of two (exact), tiny differences do not underflow
-        differences = np.ldexp(differences, -np.frexp(largest)[1])
+    differences = scaled_to_unit(a - b)  # the statistic is scale-free: tiny differences must not underflow
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
         res = stats.ttest_1samp(differences, 0.0)  # ttest_rel(a, b) is this test of a - b

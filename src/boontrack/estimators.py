@@ -353,8 +353,10 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
         rho = 0.0
     elif np.ptp(t) == 0:
         rho = 0.0
-    else:
-        rho = 1.0 if test is None else float(np.corrcoef(v, t)[0, 1])
+    elif test is None:
+        rho = 1.0
+    else:  # deviations scaled first: those below 1e-154 would square to 0 and give 0 / 0
+        rho = float(np.corrcoef(scaled_to_unit(v - v.mean()), scaled_to_unit(t - t.mean()))[0, 1])
     sign = 1.0 if maximize else -1.0
     constants = [_expected_max_std_normal(int(k)) for k in budgets]
     for _, unreached in constants:
@@ -363,6 +365,13 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     c = np.array([value for value, _ in constants])
     result = t.mean() + sign * rho * t.std(ddof=1) * c
     return float(result[0]) if scalar else result
+
+
+def scaled_to_unit(x: np.ndarray) -> np.ndarray:
+    """``x`` times the power of two that brings its largest magnitude into [0.5, 1) (exact; zeros as they are), so
+    that a scale-free statistic of tiny values (a correlation, a t statistic) does not underflow."""
+    largest = np.max(np.abs(x))
+    return np.ldexp(x, -np.frexp(largest)[1]) if largest > 0 else x
 
 
 #: Tanh-sinh nodes reach |t| <= asinh(700 / pi): there w and 1 - w are still >= e^-700, normal floats.
