@@ -431,7 +431,7 @@ def test_an_unchanged_pass_with_workers_starts_no_worker_process(workdir, monkey
     assert reaggregate(workdir / "boontrack.toml", "--workers", "2").exit_code == 0
     started = []
     worker = _workers._Worker
-    monkeypatch.setattr(_workers, "_Worker", lambda context: started.append(context) or worker(context))
+    monkeypatch.setattr(_workers, "_Worker", lambda *args: started.append(args) or worker(*args))
     again = reaggregate(workdir / "boontrack.toml", "--workers", "2")
     assert (again.exit_code, sorted(again.stdout.splitlines())) == (0, ["second: unchanged", "small: unchanged"])
     assert started == []
@@ -566,10 +566,10 @@ def _outcomes_of(engine, tasks, results) -> dict[str, str]:
 def test_a_killed_worker_loses_its_job_once_and_the_other_job_is_left_alone(workdir):
     """kill -9 of one of two busy workers: its job runs again on a new worker (once); the job of the other worker
     never notices. Killed twice, the job fails, naming why; the other still finishes."""
-    from boontrack.reaggregate import ProcessEngine
+    from boontrack.reaggregate import ProcessEngine, run_job_line
 
     jobs, held = _blocked(workdir, ["a", "b"])
-    engine = ProcessEngine(2)
+    engine = ProcessEngine(2, run_job_line)
     try:
         first, second = (engine.submit(job, force=False, lock_timeout=300) for job in jobs)
         assert _kill_worker_of(engine, first) == {}
@@ -604,7 +604,7 @@ def test_workers_share_the_cpus_and_a_job_run_alone_takes_them_all(workdir, monk
         reaggregate.ProcessEngine, "_start", lambda self, task: submitted.append(task.options["threads"])
     )
     for slots in (1, 2, 64):
-        engine = reaggregate.ProcessEngine(slots)
+        engine = reaggregate.ProcessEngine(slots, reaggregate.run_job_line)
         engine.submit(load_config(workdir / "boontrack.toml")[0], force=False, lock_timeout=1.0)
     assert submitted == [available_cpus(), max(1, available_cpus() // 2), 1]
 

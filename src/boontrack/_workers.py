@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +42,10 @@ class Task:
 class _Worker:
     """A worker process and the driver's end of its pipe."""
 
-    def __init__(self, context: Any) -> None:
+    def __init__(self, context: Any, run: Callable[..., Any]) -> None:
         self.connection, child_end = context.Pipe()
         self.process = context.Process(
-            target=_serve, args=(child_end, os.getpid()), daemon=True, name="boontrack-worker"
+            target=_serve, args=(child_end, os.getpid(), run), daemon=True, name="boontrack-worker"
         )
         self.process.start()
         child_end.close()
@@ -66,14 +66,16 @@ class _Worker:
 
 
 class ProcessEngine:
-    """``slots`` worker processes on this machine, started as jobs need them."""
+    """``slots`` worker processes on this machine, started as jobs need them, each calling ``run(job, **options)``
+    for the jobs it is given (a module-level function: a worker imports it by name)."""
 
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, run: Callable[..., tuple[str, str | None]]) -> None:
         import multiprocessing
 
         from boontrack._bootstrap import available_cpus
 
         self.slots = slots
+        self._run = run
         self._threads = max(1, available_cpus() // slots)  # each worker's share: no more threads than CPUs
         self._context = multiprocessing.get_context("spawn")
         self._idle: list[_Worker] = []
@@ -130,7 +132,7 @@ class ProcessEngine:
         self._busy.clear()
 
     def _start(self, task: Task) -> None:
-        worker = self._idle.pop() if self._idle else _Worker(self._context)
+        worker = self._idle.pop() if self._idle else _Worker(self._context, self._run)
         task.attempts += 1
         worker.connection.send((task.job, task.options))
         self._busy[worker] = task
@@ -145,11 +147,10 @@ class ProcessEngine:
         return f"failed: worker lost {task.attempts} times ({redact('; '.join(task.lost))})", None
 
 
-def _serve(connection: Any, driver: int) -> None:
+def _serve(connection: Any, driver: int, run: Callable[..., Any]) -> None:
     """A worker's life: jobs from the pipe, one at a time, each answered with its line, until the pipe gives
     None or closes."""
     from boontrack._signals import end_with_parent
-    from boontrack.reaggregate import run_job_line
 
     end_with_parent(driver)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -161,4 +162,4 @@ def _serve(connection: Any, driver: int) -> None:
         if message is None:
             return
         job, options = message
-        connection.send(run_job_line(job, **options))
+        connection.send(run(job, **options))

@@ -347,7 +347,7 @@ def run_jobs(
 
     runnable, failed = discover_jobs(jobs, log=say)
     if engine is None and workers > 1:
-        engine = ProcessEngine(workers)
+        engine = ProcessEngine(workers, run_job_line)
     runner = engine if engine is not None else _InDriver()
     queue = _Admission(runnable, per_server)
     with _stop_on_signals(abort_at_once=engine is None) as stop:
