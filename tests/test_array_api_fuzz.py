@@ -116,6 +116,7 @@ settings_ = settings(max_examples=150, deadline=None, suppress_health_check=[Hea
 
 @settings_
 @given(runs, runs, budgets, st.sampled_from(["V", "U", "W"]), st.booleans())
+@example(val=[0.0, -0.97265625, -0.97265625], test=[-0.97265625], n=6, estimator="V", maximize=False)  # an ulp out
 def test_boo_n(val, test, n, estimator, maximize):
     v, t = _as_array(val), _as_array(test[: len(val)] + val[len(test) :])
     real = _real(val) is not None and _real(list(t)) is not None

@@ -156,7 +156,9 @@ def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.nda
         s = np.maximum(starts[first:], lo) - lo
         weights = p[:, ends[first:] - lo] - p[:, s]
         out[chunk] = weights @ block_values[first:]
-    return out[inverse]
+    # A weighted mean (weights >= 0 summing to 1): where rounding of the weights steps an ulp past the values'
+    # range (equal test scores gave their value less 1e-16), it is the range's end.
+    return np.clip(out[inverse], block_values.min(), block_values.max())
 
 
 def warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
