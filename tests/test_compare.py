@@ -429,11 +429,11 @@ def test_independent_difference_refuses_mismatched_results(b_kwargs, message):
 
 def test_paired_standard_errors_in_chunks_are_the_same(monkeypatch):
     """The paired standard errors are computed a few resamples at a time when the pairs are many: no change."""
-    from boontrack import _bootstrap
+    from boontrack._bootstrap import differences
 
     a_val, b_val, a_test, b_test = approaches(m_a=30, m_b=30)
     whole = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=9)
-    monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", 2 * 30)  # two resamples at a time
+    monkeypatch.setattr(differences, "CACHE_ELEMENTS", 2 * 30)  # two resamples at a time
     chunked = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=9)
     assert chunked.confidence_interval == whole.confidence_interval
     np.testing.assert_array_equal(chunked.bootstrap_distribution, whole.bootstrap_distribution)

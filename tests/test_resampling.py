@@ -18,6 +18,7 @@ import threadpoolctl
 from scipy import special, stats
 
 from boontrack import _bootstrap, resampling
+from boontrack._bootstrap import intervals, kernels
 from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning, FewRunsWarning
 from boontrack.resampling import boo_n_ci, boo_n_curve_ci, default_budgets, mean_ci
@@ -82,25 +83,25 @@ def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
 def test_batches_follow_each_other_in_the_stream(monkeypatch):
     val, test = tied_runs()
     whole = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 7 * val.size)
-    monkeypatch.setattr(_bootstrap, "MIN_BATCH", 1)  # batches of 7 resamples
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 7 * val.size)
+    monkeypatch.setattr(kernels, "MIN_BATCH", 1)  # batches of 7 resamples
     batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
     np.testing.assert_array_equal(whole, batched)
-    monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
+    monkeypatch.setattr(kernels, "CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
     np.testing.assert_array_equal(whole, boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution)
 
 
 def test_batches_are_bounded_in_memory_at_any_number_of_runs(monkeypatch):
     """A batch holds about BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
     drawn = []
-    draw = _bootstrap.draw_indices
+    draw = kernels.draw_indices
 
     def recording(rng, m, size):
         drawn.append(size * m)
         return draw(rng, m, size)
 
-    monkeypatch.setattr(_bootstrap, "draw_indices", recording)
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 1000)
+    monkeypatch.setattr(kernels, "draw_indices", recording)
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 1000)
     boo_n_ci(np.arange(300.0), n=2, n_resamples=10, method="percentile", rng=0)  # 3 resamples per batch
     boo_n_ci(np.arange(2000.0), n=2, n_resamples=4, method="percentile", rng=0)  # one
     assert drawn == [900, 900, 900, 300, 2000, 2000, 2000, 2000]
@@ -119,7 +120,7 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
         return count(self, *args, **kwargs)
 
     monkeypatch.setattr(_bootstrap.RankedRuns, "block_totals", counting)
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 200 * 5)  # 10 batches: kernels overlap on threads
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 200 * 5)  # 10 batches: kernels overlap on threads
     val, test = np.arange(200.0), np.arange(200.0)[::-1].copy()  # no ties: the matrix-product kernel
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         for threads in (1, 3):
@@ -134,7 +135,7 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
 @pytest.mark.parametrize("method", ["studentized", "percentile", "bca"])
 def test_threads_give_the_same_numbers(monkeypatch, method):
     """The batches are drawn in order in the calling thread: any number of threads gives the same resamples."""
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 9)  # 9 resamples per batch: 23 batches
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 40 * 9)  # 9 resamples per batch: 23 batches
     val, test = tied_runs()
     results = []
     for threads in (1, 2, 5):
@@ -205,7 +206,7 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
     leave_one_out = np.array(
         [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
     )
-    jackknife = _bootstrap.curve_distribution(
+    jackknife = intervals.curve_distribution(
         val, test, True, np.array([4]), estimator, True, 1, "bca", np.random.default_rng(0)
     ).jackknife
     np.testing.assert_allclose(jackknife[:, 0], leave_one_out, rtol=0, atol=1e-12)
@@ -313,7 +314,7 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 
 @pytest.mark.parametrize("gather_share", [1, 10**9], ids=["gathered-weights", "matrix-product"])
 def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gather_share):
-    monkeypatch.setattr(_bootstrap, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
+    monkeypatch.setattr(kernels, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
     val, test = ranked(*tied_runs(m=60))
     budgets = [1, 2, 5, 13, 40, 60]
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
@@ -575,7 +576,7 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
     """Bootstrap-t from first principles: each resample's Boo_n from boo_n, its standard error from numerical
     derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
     if cache_elements is not None:  # one resample and one budget at a time
-        monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", cache_elements)
+        monkeypatch.setattr(kernels, "CACHE_ELEMENTS", cache_elements)
     val, test = ranked(*tied_runs(m=14, seed=3))
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
@@ -612,17 +613,17 @@ def test_studentized_mean_is_bootstrap_t_of_the_mean():
 
 def test_studentized_batches_sized_by_their_work_hold_the_same_resamples(monkeypatch):
     """Studentized batches hold fewer resamples (a resample costs budgets x blocks): the same draws all the same."""
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 10)  # 10 resamples per batch of draws, fewer studentized
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 40 * 10)  # 10 resamples per batch of draws, fewer studentized
     val, test = tied_runs()
     budgets = list(range(1, 21))
     sizes = []
-    sizing = _bootstrap.batch_sizes
+    sizing = kernels.batch_sizes
 
     def recording(n_resamples, runs, elements=None):
         sizes.append(runs)
         return sizing(n_resamples, runs, elements)
 
-    monkeypatch.setattr(_bootstrap, "batch_sizes", recording)
+    monkeypatch.setattr(kernels, "batch_sizes", recording)
     plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=2)
     student = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, rng=2)
     assert sizes[0] == val.size < sizes[-1]  # the studentized batches were sized by work
@@ -640,10 +641,10 @@ def test_studentized_large_work_studentizes_the_first_resamples(monkeypatch):
     """Above the work bound only the first resamples get a standard error; the distribution is unchanged."""
     val, test = tied_runs(m=30)
     budgets, rng = np.array([2, 5]), np.random.default_rng
-    full = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
-    monkeypatch.setattr(_bootstrap, "STUDENTIZED_WORK", 10)
-    monkeypatch.setattr(_bootstrap, "STUDENTIZED_RESAMPLES", 70)
-    cut = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    full = intervals.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    monkeypatch.setattr(intervals, "STUDENTIZED_WORK", 10)
+    monkeypatch.setattr(intervals, "STUDENTIZED_RESAMPLES", 70)
+    cut = intervals.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
     np.testing.assert_allclose(cut.dist, full.dist, rtol=0, atol=1e-13)
     np.testing.assert_allclose(cut.studentized, full.studentized[:70], rtol=0, atol=1e-9)
 

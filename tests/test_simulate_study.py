@@ -16,8 +16,6 @@ from boontrack import cli
 from boontrack.compare import boo_n_difference_ci, mean_difference_ci
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.simulate import (
-    _boo_n_rows,
-    _gaussian_rows,
     comparison_rates,
     estimator_errors,
     format_study,
@@ -26,6 +24,7 @@ from boontrack.simulate import (
     sample_comparison,
     study,
 )
+from boontrack.simulate.study import _boo_n_rows, _gaussian_rows
 
 #: E[max of 3 N(0, 1)] = 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, §3.2).
 EXPECTED_MAX_OF_3 = 3 / (2 * math.sqrt(math.pi))

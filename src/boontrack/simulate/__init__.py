@@ -1,0 +1,51 @@
+"""Populations whose Boo_n is known exactly, and what the estimators and intervals do on them.
+
+- :mod:`~boontrack.simulate.populations`: named populations, kernel fits of runs;
+- :mod:`~boontrack.simulate.coverage`: the coverage of interval methods and the error rates of comparisons;
+- :mod:`~boontrack.simulate.study`: the study of Dodge et al. (2021), §3-4, as ``boontrack simulate`` runs it.
+"""
+
+from boontrack.simulate.check import DOUBTFUL_COVERAGE, CoverageCheck, coverage_check
+from boontrack.simulate.coverage import (
+    BandCoverage,
+    ComparisonRate,
+    CoverageCell,
+    band_coverage,
+    comparison_rates,
+    coverage,
+    sample_comparison,
+)
+from boontrack.simulate.populations import POPULATIONS, Population, kernel_fit, population
+from boontrack.simulate.study import (
+    EstimatorError,
+    RunsNeeded,
+    Study,
+    estimator_errors,
+    format_study,
+    study,
+    write_study,
+)
+
+__all__ = [
+    "DOUBTFUL_COVERAGE",
+    "POPULATIONS",
+    "BandCoverage",
+    "ComparisonRate",
+    "CoverageCell",
+    "CoverageCheck",
+    "EstimatorError",
+    "Population",
+    "RunsNeeded",
+    "Study",
+    "band_coverage",
+    "comparison_rates",
+    "coverage",
+    "coverage_check",
+    "estimator_errors",
+    "format_study",
+    "kernel_fit",
+    "population",
+    "sample_comparison",
+    "study",
+    "write_study",
+]
