@@ -362,7 +362,8 @@ def test_default_budgets():
     with pytest.raises(ValueError, match="`estimator` must be one of 'V', 'U', 'W'; got 'X'"):
         default_budgets(10, estimator="X")
     with pytest.raises(
-        ValueError, match="`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"
+        ValueError,
+        match="`method` must be one of 'studentized-u', 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
     ):
         default_budgets(10, method="basic")
 
@@ -484,7 +485,10 @@ def test_extrapolation_warns_for_v_and_w():
         ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1, got 0"),
         ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1, got 99.5"),
         ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
-        ({"method": "basic"}, r"`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"),
+        (
+            {"method": "basic"},
+            r"`method` must be one of 'studentized-u', 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
+        ),
         ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
         ({"n": 0}, r"`n` must be an integer >= 1, got 0"),
         ({"n": [2, 3]}, r"`n` must be a single budget"),
@@ -579,7 +583,16 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
         monkeypatch.setattr(kernels, "CACHE_ELEMENTS", cache_elements)
     val, test = ranked(*tied_runs(m=14, seed=3))
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
-    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
+    band = boo_n_curve_ci(
+        val,
+        test,
+        n=budgets,
+        n_resamples=n_resamples,
+        confidence_level=level,
+        method="studentized",
+        rng=5,
+        bounds=(None, None),
+    )
     idx = materialised(5, val.size, n_resamples)
     counts = np.array([np.bincount(i, minlength=val.size) for i in idx])
     estimate = boo_n(val, test, n=budgets)
@@ -603,7 +616,7 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
 def test_studentized_mean_is_bootstrap_t_of_the_mean():
     """n = 1: the influence of run i is t_i - mean, so se* is the resample's plug-in sd / sqrt(m)."""
     scores = np.sort(np.random.default_rng(7).normal(0.8, 0.01, 25))  # ranked: the order draws index
-    res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3)
+    res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3, bounds=(None, None))
     samples = scores[materialised(3, 25, 400)]
     t = np.abs(samples.mean(axis=1) - scores.mean()) / (samples.std(axis=1) / 5)
     half = np.quantile(t, 0.95) * scores.std() / 5
@@ -646,7 +659,7 @@ def test_studentized_large_work_studentizes_the_first_resamples(monkeypatch):
     monkeypatch.setattr(intervals, "STUDENTIZED_RESAMPLES", 70)
     cut = intervals.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
     np.testing.assert_allclose(cut.dist, full.dist, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(cut.studentized, full.studentized[:70], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(cut.pivot.studentized(), full.pivot.studentized()[:70], rtol=0, atol=1e-9)
 
 
 def test_studentized_constant_and_single_run():
@@ -695,7 +708,7 @@ def test_band_trustworthy_up_to_half_of_m_and_simultaneous_contains_pointwise():
 
 def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():
     val, test = tied_runs(m=30)
-    band = boo_n_curve_ci(val, test, n=[1, 5, 15, 30], n_resamples=500, method="percentile", rng=2)
+    band = boo_n_curve_ci(val, test, n=[1, 5, 15, 30], n_resamples=500, method="percentile", rng=2, bounds=(None, None))
     dist, estimate = band.bootstrap_distribution, band.estimate
     sd = dist.std(axis=0, ddof=1)
     c = np.quantile((np.abs(dist - estimate) / sd)[:, :3].max(axis=1), 0.95)  # n = 30 > m / 2 is left out

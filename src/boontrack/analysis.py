@@ -380,6 +380,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
         method=spec.ci_method,
+        bounds=spec.bounds,
     )
     with _collected_warnings() as caught:
         # One resampling of the group gives every interval: the band over the curve's budgets, Boo_n at each
@@ -631,7 +632,8 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         maximize=spec.maximize,
         paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
-        method="studentized" if spec.ci_method == "studentized" else "percentile",
+        method=spec.ci_method if spec.ci_method in ("studentized-u", "studentized") else "percentile",
+        bounds=spec.bounds,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
     )

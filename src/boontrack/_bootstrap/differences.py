@@ -6,21 +6,45 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from boontrack._bootstrap.intervals import percentile_interval, plausible_range, studentize
-from boontrack._bootstrap.kernels import CACHE_ELEMENTS, RankedRuns, batch_sizes, cdf_table, draw_indices, slope_table
+from boontrack._bootstrap.intervals import (
+    STUDENTIZED_METHODS,
+    percentile_interval,
+    pivot_tables,
+    plausible_range,
+    transformed_bounds,
+    transformed_ratio,
+)
+from boontrack._bootstrap.kernels import CACHE_ELEMENTS, RankedRuns, batch_sizes, cdf_table, draw_indices
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE, Scale, difference_scale
 from boontrack._bootstrap.threads import evaluate_batches
 from boontrack.estimators import Estimator
 
 
 class BudgetGroup:
-    """One approach's runs, ready for resampling at one budget: ranked runs, P and its slope, plausible range."""
+    """One approach's runs, ready for resampling at one budget: ranked runs, the estimator's P, the centre's P
+    and slope and the reference's P of a studentized ``method`` (:func:`pivot_tables`), the plausible range.
 
-    def __init__(self, val: np.ndarray, test: np.ndarray, maximize: bool, budget: int, estimator: Estimator):
+    ``bounds`` are the scores' bounds (infinite: none).
+    """
+
+    def __init__(
+        self,
+        val: np.ndarray,
+        test: np.ndarray,
+        maximize: bool,
+        budget: int,
+        estimator: Estimator,
+        method: str = "studentized",
+        bounds: tuple[float, float] = UNBOUNDED_RANGE,
+    ):
         self.runs = RankedRuns(val, test, maximize)
-        self.cdf = cdf_table(val.size, np.array([budget]), estimator)
-        self.slope = slope_table(val.size, np.array([budget]), estimator)
-        self.plausible = plausible_range(test, maximize)
-        self.scores, self._setting = (val, test), (maximize, budget, estimator)
+        budgets = np.array([budget])
+        self.cdf = cdf_table(val.size, budgets, estimator)
+        pivot = method if method in STUDENTIZED_METHODS else "studentized"
+        self.centre_cdf, self.centre_slope, self.reference_cdf = pivot_tables(self.cdf, budgets, estimator, pivot)
+        self.bounds = bounds
+        self.plausible = plausible_range(test, maximize, bounds)
+        self.scores, self._setting = (val, test), (maximize, budget, estimator, method, bounds)
         # The runs' tie blocks and shifted test scores in the order given: influence values are per run.
         self._block_of = self.runs._block_of.take(self.runs._position_of)
         self._test = test - self.runs._offset
@@ -29,8 +53,21 @@ class BudgetGroup:
         """The same group with its runs in ``order`` (pairs of two groups in a common order)."""
         return BudgetGroup(self.scores[0][order], self.scores[1][order], *self._setting)
 
+    @property
+    def centred_elsewhere(self) -> bool:
+        """Whether the centre is another estimator than the one asked for (U for ``"studentized-u"``)."""
+        return self.centre_cdf is not self.cdf
+
+    def on_data(self) -> tuple[float, float, float]:
+        """The estimate, the centre and the reference on the runs themselves."""
+        estimate = float(self.runs.estimate(self.cdf)[0])
+        centre = float(self.runs.estimate(self.centre_cdf)[0]) if self.centred_elsewhere else estimate
+        reference = estimate if self.reference_cdf is self.cdf else float(self.runs.estimate(self.reference_cdf)[0])
+        return estimate, centre, reference
+
     def influence(self, counts: np.ndarray) -> np.ndarray:
-        """Empirical influence of each run on Boo_n of each resample, (resamples, m), from per-run draw counts.
+        """Empirical influence of each run on the centre of each resample, (resamples, m), from per-run draw
+        counts.
 
         The run-level form of :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`: run i in tie block b
         has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
@@ -43,7 +80,7 @@ class BudgetGroup:
         cum = np.cumsum(block_counts, axis=1)
         prev = cum - block_counts
         means = sums / np.maximum(block_counts, 1)
-        p, g = self.cdf[0], self.slope[0]
+        p, g = self.centre_cdf[0], self.centre_slope[0]
         weight = p.take(cum) - p.take(prev)
         g_high = g.take(cum)
         step = means * (g_high - g.take(prev))
@@ -57,7 +94,8 @@ class BudgetGroup:
 
 
 def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray) -> np.ndarray:
-    """Delta-method standard error of Boo_n(A) - Boo_n(B) on each resample of pairs (rows of ``indices``).
+    """Delta-method standard error of the difference of the centres on each resample of pairs (rows of
+    ``indices``).
 
     A pair's influence on the difference is its influence on A minus its influence on B; the standard error is
     ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws.
@@ -75,6 +113,16 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
     return np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
 
 
+def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
+    """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
+    resampled on its own, its centre and the centre's standard error."""
+    if not studentized:
+        return (group.runs.boo_n(positions, group.cdf)[:, 0],)
+    other = group.cdf if group.centred_elsewhere else None
+    centre, error, *value = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope, other)
+    return (value[0] if value else centre)[:, 0], centre[:, 0], error[:, 0]
+
+
 def difference_interval(
     group_a: BudgetGroup,
     group_b: BudgetGroup,
@@ -89,53 +137,66 @@ def difference_interval(
     Unpaired: A and B are resampled independently; per batch the positions of A are drawn, then those of B
     (positions in each group's ranking, as for one group). Paired: one draw serves both, so a resample keeps
     the pairs (A_i, B_i) together; it indexes the pairs sorted by A's validation score, A's test score, B's
-    validation score, B's test score (ascending), so that it does not depend on the order they came in. The
-    studentized interval is ``est +- q se``, q the ``confidence_level`` quantile of ``|est* - est| / se*``
-    (symmetric, as for one group), cut to the difference of the two groups' plausible ranges.
+    validation score, B's test score (ascending), so that it does not depend on the order they came in. A
+    studentized interval is ``centre +- q se``, q the ``confidence_level`` quantile of
+    ``|centre* - reference| / se*`` (symmetric, as for one group; centre and reference those of the groups'
+    :class:`~boontrack._bootstrap.intervals.Pivot`, differenced), on the scale of the difference's bounds,
+    widened to hold the estimate and cut to the difference of the two groups' plausible ranges.
     """
     if paired:  # the pairs in a canonical order, by A's scores then B's: nothing depends on the given one
         pairs = np.lexsort((*group_b.scores[::-1], *group_a.scores[::-1]))
         group_a, group_b = group_a.taken(pairs), group_b.taken(pairs)
     runs_a, runs_b = group_a.runs, group_b.runs
-    estimate = float(runs_a.estimate(group_a.cdf)[0] - runs_b.estimate(group_b.cdf)[0])
-    studentized = method == "studentized"
+    on_data = np.subtract(group_a.on_data(), group_b.on_data())
+    studentized = method in STUDENTIZED_METHODS
 
     def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for size in batch_sizes(n_resamples, runs_a.m + runs_b.m):
             indices_a = draw_indices(rng, runs_a.m, size)
             yield indices_a, indices_a if paired else draw_indices(rng, runs_b.m, size)
 
-    def evaluate(indices_a: np.ndarray, indices_b: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The batch's differences, and their standard errors for the studentized method."""
-        if studentized and not paired:
-            value_a, error_a = runs_a.boo_n_studentized(indices_a, group_a.cdf, group_a.slope)
-            value_b, error_b = runs_b.boo_n_studentized(indices_b, group_b.cdf, group_b.slope)
-            return value_a[:, 0] - value_b[:, 0], np.hypot(error_a[:, 0], error_b[:, 0])
-        if paired:  # the draws are pairs, whose positions differ in the two rankings
-            value_a = runs_a.boo_n(runs_a.positions(indices_a), group_a.cdf)
-            value_b = runs_b.boo_n(runs_b.positions(indices_b), group_b.cdf)
-        else:
-            value_a, value_b = runs_a.boo_n(indices_a, group_a.cdf), runs_b.boo_n(indices_b, group_b.cdf)
-        error = _paired_standard_error(group_a, group_b, indices_a) if studentized else None
-        return value_a[:, 0] - value_b[:, 0], error
+    def evaluate(indices_a: np.ndarray, indices_b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The batch's differences, and for a studentized method those of the centres and their errors."""
+        if not paired:
+            a, b = _group_values(group_a, indices_a, studentized), _group_values(group_b, indices_b, studentized)
+            if not studentized:
+                return (a[0] - b[0],)
+            return a[0] - b[0], a[1] - b[1], np.hypot(a[2], b[2])
+        # the draws are pairs, whose positions differ in the two rankings
+        positions = runs_a.positions(indices_a), runs_b.positions(indices_b)
+        groups = group_a, group_b
+        difference = np.subtract(*(g.runs.boo_n(p, g.cdf)[:, 0] for g, p in zip(groups, positions)))
+        if not studentized:
+            return (difference,)
+        centre = difference
+        if group_a.centred_elsewhere:
+            centre = np.subtract(*(g.runs.boo_n(p, g.centre_cdf)[:, 0] for g, p in zip(groups, positions)))
+        return difference, centre, _paired_standard_error(group_a, group_b, indices_a)
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
-    dist = np.concatenate([difference for difference, _ in parts])
+    dist, *pivot = (np.concatenate(arrays) for arrays in zip(*parts))
+    estimate, centre, reference = (float(x) for x in on_data)
     if not studentized:
         return estimate, dist, percentile_interval(dist, confidence_level)
     identity = np.arange(runs_a.m)[None, :]
     if paired:
         error = float(_paired_standard_error(group_a, group_b, identity)[0])
     else:
-        error = float(
-            np.hypot(
-                runs_a.boo_n_studentized(identity, group_a.cdf, group_a.slope)[1][0, 0],
-                runs_b.boo_n_studentized(np.arange(runs_b.m)[None, :], group_b.cdf, group_b.slope)[1][0, 0],
-            )
-        )
-    plausible = difference_range(group_a.plausible, group_b.plausible)
-    errors = np.concatenate([errors for _, errors in parts])
-    return estimate, dist, studentized_difference(estimate, dist, error, errors, plausible, confidence_level)
+        error = float(np.hypot(*(_data_error(group) for group in (group_a, group_b))))
+    interval = studentized_difference(
+        (estimate, centre, reference, error),
+        *pivot,
+        difference_range(group_a.plausible, group_b.plausible),
+        difference_scale(group_a.bounds, group_b.bounds),
+        confidence_level,
+    )
+    return estimate, dist, interval
+
+
+def _data_error(group: BudgetGroup) -> float:
+    """The delta-method standard error of a group's centre on its runs."""
+    identity = np.arange(group.runs.m)[None, :]
+    return float(group.runs.boo_n_studentized(identity, group.centre_cdf, group.centre_slope)[1][0, 0])
 
 
 def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float, float]) -> tuple[float, float]:
@@ -144,18 +205,22 @@ def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float,
 
 
 def studentized_difference(
-    estimate: float,
-    dist: np.ndarray,
-    error: float,
+    on_data: tuple[float, float, float, float],
+    resample_centres: np.ndarray,
     resample_errors: np.ndarray,
     plausible: tuple[float, float],
+    scale: Scale,
     confidence_level: float,
 ) -> tuple[float, float]:
-    """The symmetric studentized interval of a difference, ``est +- q se``, cut to ``plausible``.
+    """The symmetric studentized interval of a difference, ``centre +- q se`` on ``scale``, widened to hold the
+    estimate and cut to ``plausible``.
 
-    q is the ``confidence_level`` quantile of ``|d* - d| / se*`` over the resamples whose standard error
-    ``resample_errors`` holds (the first ones of ``dist``); ``error`` is the standard error on the data.
+    ``on_data`` is (estimate, centre, reference, standard error) of the difference on the runs; q is the
+    ``confidence_level`` quantile of ``|d* - reference| / se*`` over the resamples' centres and standard
+    errors.
     """
-    ratios = studentize(dist[: resample_errors.size] - estimate, resample_errors)
-    half = float(np.quantile(np.abs(ratios), confidence_level)) * error  # an unbounded quantile: the whole range
-    return max(estimate - half, plausible[0]), min(estimate + half, plausible[1])
+    estimate, centre, reference, error = on_data
+    ratios = transformed_ratio(resample_centres, np.float64(reference), resample_errors, scale)
+    quantile = np.quantile(np.abs(ratios), confidence_level)  # an unbounded quantile: the whole range
+    low, high = transformed_bounds(np.float64(centre), np.float64(error), quantile, scale)
+    return max(min(float(low), estimate), plausible[0]), min(max(float(high), estimate), plausible[1])

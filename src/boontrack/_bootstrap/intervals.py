@@ -22,6 +22,7 @@ from boontrack._bootstrap.kernels import (
     slope_table,
     smoothed_boo_n,
 )
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE, Scale
 from boontrack._bootstrap.threads import evaluate_batches
 from boontrack.estimators import Estimator
 
@@ -36,22 +37,89 @@ STUDENTIZED_RESAMPLES = 1999
 TRUSTED_SHARE = 0.5
 
 
+STUDENTIZED_METHODS = ("studentized-u", "studentized")
+
+
+class Pivot(NamedTuple):
+    """What a studentized interval is made of, one column per budget.
+
+    The interval is ``centre +- q se`` (on the scale of :mod:`boontrack._bootstrap.scales`), q the quantile of
+    ``|centre* - reference| / se*`` over the resamples. For ``"studentized"`` the centre is the estimate and the
+    reference too. For ``"studentized-u"`` the centre is Tang et al.'s unbiased U and the reference is V, Boo_n of
+    the runs themselves: U of a resample is unbiased for it (U is unbiased whatever the population, and the
+    resamples' population is the runs), as U of the runs is unbiased for the true Boo_n, so no bias is left
+    to estimate. Budgets above m, where U is undefined, fall back to V as centre.
+    """
+
+    #: The centre on the data, and its delta-method standard error (budgets,).
+    centre: np.ndarray
+    standard_error: np.ndarray
+    #: The value the resamples' centres are compared with (budgets,).
+    reference: np.ndarray
+    #: The centre and its standard error on the first B_t resamples (B_t, budgets).
+    resample_centre: np.ndarray
+    resample_standard_error: np.ndarray
+    scale: Scale
+
+    def studentized(self) -> np.ndarray:
+        """``(centre* - reference) / se*`` on the transformed scale, one row per studentized resample."""
+        return transformed_ratio(self.resample_centre, self.reference, self.resample_standard_error, self.scale)
+
+    def bounds(self, quantile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``centre +- quantile * se`` per budget, on the transformed scale and mapped back."""
+        return transformed_bounds(self.centre, self.standard_error, quantile, self.scale)
+
+
 class Resampled(NamedTuple):
     """Everything an interval method needs, one column per budget."""
 
     estimate: np.ndarray
-    #: The statistic on each resample, (B, budgets).
+    #: The statistic (the estimator asked for) on each resample, (B, budgets).
     dist: np.ndarray
     #: Leave-one-out values (m, budgets), for BCa; else None.
     jackknife: np.ndarray | None
-    #: Delta-method standard error on the data (budgets,), for the studentized method; else None.
-    standard_error: np.ndarray | None
-    #: (est* - est) / se* of the first B_t resamples (B_t, budgets), for the studentized method; else None.
-    studentized: np.ndarray | None
-    #: se* of the first B_t resamples (B_t, budgets), for the studentized method; else None.
-    resample_standard_error: np.ndarray | None
-    #: Where a studentized interval may reach (see :func:`plausible_range`).
+    #: For the studentized methods; else None.
+    pivot: Pivot | None
+    #: Where an interval may reach (see :func:`plausible_range`), inside the score's bounds.
     plausible: tuple[float, float]
+    #: The scale of the score's bounds (the identity without bounds).
+    scale: Scale
+
+
+def transformed_ratio(centre: np.ndarray, reference: np.ndarray, error: np.ndarray, scale: Scale) -> np.ndarray:
+    """``(g(centre) - g(reference)) / (error g'(centre))`` for the scale's map g (the identity: a plain ratio).
+
+    A centre on a bound is infinitely far from an inner reference on the transformed scale: its ratio is
+    +-UNBOUNDED (0 when the reference is on the same bound), as for a resample with se* = 0 (:func:`studentize`).
+    """
+    if not scale.bounded:
+        return studentize(centre - reference, error)
+    inside = scale.interior(centre)
+    with np.errstate(all="ignore"):  # the transformed branch is not taken where it is infinite
+        difference = scale.forward(centre) - scale.forward(reference)
+        ratio = studentize(np.where(inside, difference, 0.0), error * np.where(inside, scale.slope(centre), 1.0))
+    apart = np.sign(np.nan_to_num(centre - reference))
+    return np.where(inside, ratio, apart * UNBOUNDED)
+
+
+def transformed_bounds(
+    centre: np.ndarray, error: np.ndarray, quantile: np.ndarray, scale: Scale
+) -> tuple[np.ndarray, np.ndarray]:
+    """``g^-1(g(centre) +- quantile * error * g'(centre))``: an unbounded quantile reaches the bounds.
+
+    A centre on a bound (every run that carries weight scored it) has no transformed scale: there the interval
+    is ``centre +- quantile * error``, cut at the bounds.
+    """
+    quantile = np.minimum(quantile, UNBOUNDED)
+    with np.errstate(all="ignore"):  # the transformed branch is not taken where it is infinite
+        plain = quantile * error
+        if not scale.bounded:
+            return centre - plain, centre + plain
+        inside = scale.interior(centre)
+        middle, half = scale.forward(centre), plain * scale.slope(centre)
+        low = np.where(inside, scale.inverse(middle - half), np.maximum(centre - plain, scale.low))
+        high = np.where(inside, scale.inverse(middle + half), np.minimum(centre + plain, scale.high))
+    return low, high
 
 
 def percentile_interval(dist: np.ndarray, confidence_level: float) -> tuple[float, float]:
@@ -92,27 +160,34 @@ def bootstrap_standard_error(dist: np.ndarray) -> np.ndarray:
 def studentized_interval(resampled: Resampled, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget.
 
-    ``est +- q se``, where q is the ``confidence_level`` quantile of the resamples' ``|est* - est| / se*`` and
-    se the delta-method standard error on the data. The symmetric form covered 94-95 % where the equal-tailed
-    one covered 91-92 % (normal scores, m = 10-20, n = 5-10, 1,000 sweeps each): Boo_n's downward bias
-    and its skewness leave the truth above an equal-tailed interval too often. The interval is cut to
-    :func:`plausible_range`, which it may otherwise leave on long-tailed scores; when more than
-    ``1 - confidence_level`` of the resamples are degenerate (se* = 0: every draw had the same test score)
-    q is unbounded and the interval is that range.
+    ``centre +- q se`` (:class:`Pivot`), where q is the ``confidence_level`` quantile of the resamples'
+    ``|centre* - reference| / se*`` and se the delta-method standard error on the data. The symmetric form
+    covered 94-95 % where the equal-tailed one covered 91-92 % (normal scores, m = 10-20, n = 5-10, 1,000 sweeps
+    each): the skewness of a resampled Boo_n, which can lose the runs' best but never exceed it, points the
+    other way from the true one's, so an equal-tailed interval follows it where it should not. The interval is
+    widened to hold the estimate (when the centre is another estimator's) and cut to :func:`plausible_range`,
+    which it may otherwise leave on long-tailed scores; when more than ``1 - confidence_level`` of the
+    resamples are degenerate (se* = 0: every draw had the same test score) q is unbounded and the interval is
+    that range.
     """
-    return symmetric_bounds(resampled, np.quantile(np.abs(resampled.studentized), confidence_level, axis=0))
+    quantile = np.quantile(np.abs(resampled.pivot.studentized()), confidence_level, axis=0)
+    return _held_and_cut(resampled, *resampled.pivot.bounds(quantile))
 
 
-def symmetric_bounds(resampled: Resampled, quantile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``est +- quantile * se`` per budget, cut to the plausible range (an unbounded quantile gives it)."""
-    half = np.minimum(quantile, UNBOUNDED) * resampled.standard_error
-    low, high = resampled.plausible
-    return np.maximum(resampled.estimate - half, low), np.minimum(resampled.estimate + half, high)
+def _held_and_cut(resampled: Resampled, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The interval widened to hold the estimate, then cut to the plausible range (which holds the estimate)."""
+    least, most = resampled.plausible
+    low = np.maximum(np.minimum(low, resampled.estimate), least)
+    high = np.minimum(np.maximum(high, resampled.estimate), most)
+    return low, high
 
 
 def interval_ends(resampled: Resampled, confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Interval ends for each budget (column of the bootstrap distribution)."""
-    if method == "studentized":
+    """Interval ends for each budget (column of the bootstrap distribution).
+
+    The percentile and BCa ends are resampled values, inside the scores' range and so inside their bounds.
+    """
+    if method in STUDENTIZED_METHODS:
         return studentized_interval(resampled, confidence_level)
     dist = resampled.dist
     low, high = np.empty(dist.shape[1]), np.empty(dist.shape[1])
@@ -134,22 +209,25 @@ def trusted_budgets(budgets: np.ndarray, m: int) -> np.ndarray:
 def simultaneous_band(
     resampled: Resampled, confidence_level: float, method: str, trustworthy: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sup-t band (Montiel Olea & Plagborg-Møller 2019): ``est +- c s`` with one c for every budget.
+    """Sup-t band (Montiel Olea & Plagborg-Møller 2019): ``centre +- c s`` with one c for every budget.
 
-    c is the ``confidence_level`` quantile of the largest ``|est* - est| / s`` over the trustworthy budgets
-    (over every budget when none is), s the per-resample standard error for the studentized method, else the
-    bootstrap standard error. Budgets whose scale is 0 (constant scores) take no part: their band is a point.
+    c is the ``confidence_level`` quantile of the largest ``|centre* - reference| / s`` over the trustworthy
+    budgets (over every budget when none is), s the per-resample standard error for the studentized methods,
+    else the bootstrap standard error (and the centre and reference the estimate); on the transformed scale of
+    the scores' bounds. Budgets whose scale is 0 (constant scores) take no part: their band is a point.
     """
     over = trustworthy if trustworthy.any() else np.ones_like(trustworthy)
-    if method == "studentized":
-        statistic = np.abs(resampled.studentized[:, over])
+    if method in STUDENTIZED_METHODS:
+        statistic = np.abs(resampled.pivot.studentized()[:, over])
         quantile = np.quantile(statistic.max(axis=1), confidence_level)
-        return symmetric_bounds(resampled, np.full(resampled.estimate.size, quantile))
+        return _held_and_cut(resampled, *resampled.pivot.bounds(np.full(resampled.estimate.size, quantile)))
     scale = bootstrap_standard_error(resampled.dist)
-    scaled = studentize(resampled.dist - resampled.estimate, scale)[:, over & (scale > 0)]
+    ratios = transformed_ratio(resampled.dist, resampled.estimate, scale, resampled.scale)
+    scaled = ratios[:, over & (scale > 0)]
     critical = np.quantile(np.abs(scaled).max(axis=1), confidence_level) if scaled.shape[1] else 0.0
-    half = np.nan_to_num(critical * scale)  # one resample: no scale, the band is the estimate
-    return resampled.estimate - half, resampled.estimate + half
+    # one resample: no scale, the band is the estimate
+    low, high = transformed_bounds(resampled.estimate, np.nan_to_num(scale), np.float64(critical), resampled.scale)
+    return low, high
 
 
 def curve_distribution(
@@ -162,32 +240,67 @@ def curve_distribution(
     n_resamples: int,
     method: str,
     rng: np.random.Generator,
+    bounds: tuple[float, float] = UNBOUNDED_RANGE,
 ) -> Resampled:
-    """The estimates, the bootstrap distribution and what the method needs besides (see :class:`Resampled`)."""
+    """The estimates, the bootstrap distribution and what the method needs besides (see :class:`Resampled`).
+
+    ``bounds`` are the scores' bounds (infinite: none), which the intervals respect (:mod:`.scales`).
+    """
     m = val.size
     runs = RankedRuns(val, test, maximize)
     rows = cdf_table(m, budgets, estimator)
     estimate = runs.estimate(rows)
-    jackknife = standard_error = studentized = resample_se = None
+    scale = Scale(*bounds)
+    jackknife = pivot = None
     if method == "smoothed":
         ranked_val, ranked_test = val[runs.order], test[runs.order] if test_given else None
-        dist = smoothed_boo_n(ranked_val, ranked_test, maximize, rows, rng, n_resamples)
-    elif method == "studentized":
-        slope = slope_table(m, budgets, estimator)
-        standard_error = runs.boo_n_studentized(np.arange(m)[None, :], rows, slope)[1][0]
-        dist, resample_se = studentized_distribution(runs, rows, slope, rng, n_resamples)
-        studentized = studentize(dist[: resample_se.shape[0]] - estimate, resample_se)
+        dist = smoothed_boo_n(ranked_val, ranked_test, maximize, rows, rng, n_resamples, bounds)
+    elif method in STUDENTIZED_METHODS:
+        centre_cdf, centre_slope, reference_cdf = pivot_tables(rows, budgets, estimator, method)
+        identity = np.arange(m)[None, :]
+        centre, error = (values[0] for values in runs.boo_n_studentized(identity, centre_cdf, centre_slope))
+        reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
+        other = None if centre_cdf is rows else rows
+        dist, resample_centre, resample_error = studentized_distribution(
+            runs, centre_cdf, centre_slope, other, rng, n_resamples
+        )
+        pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale)
     else:
         dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows), bootstrap_indices(rng, m, n_resamples)))
     if method == "bca":
         rows_loo = cdf_table(m - 1, budgets, estimator)
         jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
-    plausible = plausible_range(test, maximize)
-    return Resampled(estimate, dist, jackknife, standard_error, studentized, resample_se, plausible)
+    plausible = plausible_range(test, maximize, bounds)
+    return Resampled(estimate, dist, jackknife, pivot, plausible, scale)
 
 
-def plausible_range(test: np.ndarray, maximize: bool) -> tuple[float, float]:
-    """Where Boo_n can plausibly lie: from the worst observed test score to the best one plus the whole range.
+def pivot_tables(
+    rows: np.ndarray, budgets: np.ndarray, estimator: Estimator, method: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P and its slope for the centre of a studentized interval, and P for its reference (see :class:`Pivot`);
+    ``rows`` is the estimator's P (:func:`cdf_table`), returned as it is where it serves.
+
+    ``"studentized"``: the estimator's own, for both. ``"studentized-u"``: U's for the centre at budgets up to
+    m (V's above, where U is undefined), V's for the reference.
+    """
+    m = rows.shape[1] - 1
+    if method == "studentized":
+        return rows, slope_table(m, budgets, estimator), rows
+    plug_in = rows if estimator == "V" else cdf_table(m, budgets, "V")
+    unbiased = budgets <= m
+    if unbiased.all() and estimator == "U":
+        return rows, slope_table(m, budgets, "U"), plug_in
+    within = np.minimum(budgets, m)
+    centre = np.where(unbiased[:, None], cdf_table(m, within, "U"), plug_in)
+    slope = np.where(unbiased[:, None], slope_table(m, within, "U"), slope_table(m, budgets, "V"))
+    return centre, slope, plug_in
+
+
+def plausible_range(
+    test: np.ndarray, maximize: bool, bounds: tuple[float, float] = UNBOUNDED_RANGE
+) -> tuple[float, float]:
+    """Where Boo_n can plausibly lie: from the worst observed test score to the best one plus the whole range,
+    inside the scores' bounds.
 
     Boo_n favours the better runs, so the truth lies beyond the worst observed score almost never, but beyond
     the best one now and then (in about 4 % of normal sweeps of 10 runs at n = 5): cutting intervals at the
@@ -197,31 +310,42 @@ def plausible_range(test: np.ndarray, maximize: bool) -> tuple[float, float]:
     """
     worst, best = float(test.min()), float(test.max())
     span = best - worst
-    return (worst, best + span) if maximize else (worst - span, best)
+    low, high = (worst, best + span) if maximize else (worst - span, best)
+    return max(low, bounds[0]), min(high, bounds[1])
 
 
 def studentized_distribution(
-    runs: RankedRuns, rows: np.ndarray, slope: np.ndarray, rng: np.random.Generator, n_resamples: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Boo_n of every resample (B, budgets) and the standard error of the first ones (B_t, budgets).
+    runs: RankedRuns,
+    cdf: np.ndarray,
+    slope: np.ndarray,
+    other: np.ndarray | None,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
+    (B_t, budgets).
 
-    The standard error costs one pass over the tie blocks per budget and resample, where Boo_n alone is one
-    matrix product for all budgets. When ``m x budgets`` exceeds ``STUDENTIZED_WORK`` (1,000 runs at 200
-    budgets, 10,000 at 20), only the first ``STUDENTIZED_RESAMPLES`` resamples are studentized; the others
-    still give the bootstrap distribution. The resamples are those of every other method.
+    ``cdf`` and ``slope`` are the centre's (:func:`pivot_tables`); ``other`` is the statistic's P when it is
+    another estimator's, else None (the centre is the statistic). The standard error costs one pass over the
+    tie blocks per budget and resample, where Boo_n alone is one matrix product for all budgets. When
+    ``m x budgets`` exceeds ``STUDENTIZED_WORK`` (1,000 runs at 200 budgets, 10,000 at 20), only the first
+    ``STUDENTIZED_RESAMPLES`` resamples are studentized; the others still give the bootstrap distribution. The
+    resamples are those of every other method.
     """
+    rows = cdf if other is None else other
     wanted = n_resamples
     if runs.m * rows.shape[0] > STUDENTIZED_WORK:
         wanted = min(n_resamples, STUDENTIZED_RESAMPLES)
 
-    def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray]:
-        """The batch's Boo_n, and the standard errors of its first ``studentized`` resamples."""
+    def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples."""
         if studentized == 0:
-            return runs.boo_n(indices, rows), np.empty((0, rows.shape[0]))
-        value, error = runs.boo_n_studentized(indices[:studentized], rows, slope)
+            return runs.boo_n(indices, rows), *(np.empty((0, rows.shape[0])),) * 2
+        centre, error, *value = runs.boo_n_studentized(indices[:studentized], cdf, slope, other)
+        value = value[0] if value else centre
         if studentized < indices.shape[0]:
             value = np.concatenate([value, runs.boo_n(indices[studentized:], rows)])
-        return value, error
+        return value, centre, error
 
     def batches() -> Iterator[tuple[np.ndarray, int]]:
         done = 0
@@ -232,7 +356,7 @@ def studentized_distribution(
             done += indices.shape[0]
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
-    return np.concatenate([value for value, _ in parts]), np.concatenate([error for _, error in parts])
+    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
 
 
 def studentize(difference: np.ndarray, standard_error: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ Nothing here validates its input: the public functions do.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -149,8 +150,8 @@ class RankedRuns:
 
     @one_blas_thread
     def boo_n_studentized(
-        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray, other: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Boo_n of each resample and its standard error from the empirical influence function.
 
         Boo_n is the L-statistic ``T(p) = sum_b (G(Q_b) - G(Q_{b-1})) mean_b`` of the resample's run weights
@@ -162,14 +163,17 @@ class RankedRuns:
         ``R_b = sum_{b' >= b} g(Q_b') (mean_b' - mean_{b'+1})``, one reverse cumulative sum. The standard error
         is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
         §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
-        processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values.
+        processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values. With
+        ``other`` (a table like ``cdf``, of another estimator), a third array: Boo_n of each resample by it,
+        from the same counts.
         """
         rows = max(1, CACHE_ELEMENTS // self.blocks)
         if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
             parts = [
-                self.boo_n_studentized(positions[k : k + rows], cdf, slope) for k in range(0, len(positions), rows)
+                self.boo_n_studentized(positions[k : k + rows], cdf, slope, other)
+                for k in range(0, len(positions), rows)
             ]
-            return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
+            return tuple(np.concatenate(arrays) for arrays in zip(*parts))
         m = positions.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(positions, squares=ties)
@@ -182,9 +186,13 @@ class RankedRuns:
             spread /= np.square(np.maximum(share, 1.0 / m))
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
+        others = None if other is None else np.empty_like(values)
         for part in _budget_slices(cdf.shape[0], cum.size):
             p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
+            if other is not None:
+                others[:, part] = np.einsum("kij,ij->ik", other[part].take(cum, axis=1), falls)
+                others[:, part] -= other[part, 0] * means[:, :1]
             terms = slope[part].take(cum, axis=1)
             terms *= falls
             influence = np.cumsum(terms[..., ::-1], axis=2)[..., ::-1]  # R_b: the sum of the terms from b up
@@ -196,7 +204,10 @@ class RankedRuns:
                 np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
                 variance += np.einsum("ij,kij,kij->ki", spread, weight, weight)
             variances[:, part] = variance.T
-        return values + self._offset, np.sqrt(variances / m)
+        errors = np.sqrt(variances / m)
+        if other is None:
+            return values + self._offset, errors
+        return values + self._offset, errors, others + self._offset
 
     def estimate(self, cdf: np.ndarray) -> np.ndarray:
         """Boo_n of the data itself (every run drawn once), one value per budget."""
@@ -272,11 +283,14 @@ def smoothed_boo_n(
     cdf: np.ndarray,
     rng: np.random.Generator,
     n_resamples: int,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
 ) -> np.ndarray:
     """Boo_n on Gaussian-kernel smoothed resamples (Bajgar et al. 2018, footnote 11; Scott 1992).
 
     Each resampled pair gets independent N(0, h^2) noise per column with Scott's bandwidth
-    ``h = sd * m^(-1/5)``; with ``test=None`` the noisy validation score is also the test score. The noise
+    ``h = sd * m^(-1/5)``; with ``test=None`` the noisy validation score is also the test score. Noisy test
+    scores are reflected at the scores' ``bounds`` (the reflection kernel of Silverman 1986, §2.10): the
+    kernel's mass beyond a bound folds back inside, so no resample leaves them. The noise
     changes the ranking inside every resample, so here, unlike the plain bootstrap, each resample is sorted
     (one vectorised ``argsort`` along axis 1 per batch). Ties (a constant column has h = 0) share their block's
     weight as in :func:`boontrack.boo_n`. Per batch: indices, then validation noise, then test noise.
@@ -292,6 +306,9 @@ def smoothed_boo_n(
         idx = draw_indices(rng, m, size)
         v = val[idx] + h_val * rng.standard_normal((size, m))
         t = v if test is None else test[idx] + h_test * rng.standard_normal((size, m))
+        t = reflected(t, bounds)
+        if test is None:
+            v = t
         key = v if maximize else -v
         order = np.argsort(key, axis=1)
         key = np.take_along_axis(key, order, axis=1)
@@ -308,6 +325,20 @@ def smoothed_boo_n(
             out[done : done + size, k] = np.einsum("ij,ij->i", weights, t_sorted)
         done += size
     return out + offset
+
+
+def reflected(x: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """``x`` folded back into ``bounds`` at each bound it crosses, as light in a mirror (identity inside)."""
+    low, high = bounds
+    if math.isfinite(low) and math.isfinite(high):
+        width = high - low
+        folded = np.mod(x - low, 2.0 * width)
+        return low + np.where(folded > width, 2.0 * width - folded, folded)
+    if math.isfinite(low):
+        return low + np.abs(x - low)
+    if math.isfinite(high):
+        return high - np.abs(high - x)
+    return x
 
 
 def scott_bandwidth(x: np.ndarray) -> float:

@@ -15,7 +15,7 @@ from boontrack.simulate.coverage import (
     coverage,
     sample_comparison,
 )
-from boontrack.simulate.populations import POPULATIONS, Population, kernel_fit, population
+from boontrack.simulate.populations import POPULATIONS, Population, finite_population, kernel_fit, population
 from boontrack.simulate.study import (
     EstimatorError,
     RunsNeeded,
@@ -42,6 +42,7 @@ __all__ = [
     "coverage",
     "coverage_check",
     "estimator_errors",
+    "finite_population",
     "format_study",
     "kernel_fit",
     "population",

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from boontrack._validation import as_budgets, as_choice, as_count, as_probability, as_rng
+from boontrack._validation import as_bounds, as_budgets, as_choice, as_count, as_probability, as_rng
 from boontrack.simulate.populations import Population
-from boontrack.spec import CI_METHODS, ESTIMATORS
+from boontrack.spec import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
 
 
 @dataclass(frozen=True)
@@ -78,23 +78,129 @@ def _coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, 
     )
 
 
-def coverage(
+@dataclass(frozen=True, eq=False)
+class SweepIntervals:
+    """The intervals of every simulated sweep, which :func:`coverage` summarises.
+
+    Kept whole so that the sweeps can be summarised in other ways too: the coverage among the sweeps that hold
+    (or lack) some kind of run (:meth:`cells` with ``sweeps``), or how a figure computed on each sweep predicts
+    its misses.
+
+    Attributes
+    ----------
+    population, m, estimator, confidence_level, n_resamples
+        What was simulated.
+    budgets, truth
+        The budgets and the population's exact Boo_n at each.
+    val, test
+        The sweeps' runs, shape (replications, m).
+    low, high
+        Per method, the interval ends of each sweep, shape (replications, budgets).
+    """
+
+    population: str
+    m: int
+    estimator: str
+    confidence_level: float
+    n_resamples: int
+    budgets: np.ndarray
+    truth: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    low: dict[str, np.ndarray]
+    high: dict[str, np.ndarray]
+
+    def covered(self, method: str) -> np.ndarray:
+        """Whether each sweep's interval holds the truth, shape (replications, budgets)."""
+        return (self.low[method] <= self.truth) & (self.truth <= self.high[method])
+
+    def cells(self, sweeps: np.ndarray | None = None) -> tuple[CoverageCell, ...]:
+        """Coverage and median width per (method, budget) over the sweeps selected by the boolean ``sweeps``
+        (all by default)."""
+        chosen = np.ones(self.val.shape[0], bool) if sweeps is None else np.asarray(sweeps, bool)
+        count = int(chosen.sum())
+        cells = []
+        for method in self.low:
+            rate = self.covered(method)[chosen].mean(axis=0) if count else np.full(self.budgets.size, np.nan)
+            widths = np.median((self.high[method] - self.low[method])[chosen], axis=0) if count else rate
+            cells += [
+                CoverageCell(
+                    population=self.population,
+                    m=self.m,
+                    n=int(budget),
+                    method=method,
+                    estimator=self.estimator,
+                    confidence_level=self.confidence_level,
+                    truth=float(self.truth[k]),
+                    coverage=float(rate[k]),
+                    coverage_se=math.sqrt(rate[k] * (1.0 - rate[k]) / count) if count else math.nan,
+                    median_width=float(widths[k]),
+                    replications=count,
+                    n_resamples=self.n_resamples,
+                )
+                for k, budget in enumerate(self.budgets)
+            ]
+        return tuple(cells)
+
+
+def sweep_intervals(
     population: Population,
     *,
     m: int,
     n: Any = (1, 5, 10),
-    methods: Any = ("studentized", "percentile"),
+    methods: Any = (DEFAULT_CI_METHOD, "percentile"),
     estimator: Literal["V", "U", "W"] = "V",
     confidence_level: float = 0.95,
     replications: int = 500,
     n_resamples: int = 999,
     rng: Any = None,
+    bounds: Any = None,
+) -> SweepIntervals:
+    """The intervals of Boo_n of each method on ``replications`` sweeps of ``m`` runs drawn from ``population``.
+
+    Parameters are those of :func:`coverage`.
+    """
+    from boontrack._bootstrap import curve_distribution, interval_ends
+    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+
+    m, budgets, methods, estimator, level, replications, n_resamples, rng = _coverage_iv(
+        population, m, n, methods, estimator, confidence_level, replications, n_resamples, rng
+    )
+    truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
+    val, test = population.sample(m, replications=replications, rng=rng)
+    # The percentile interval reads a studentized method's resamples: one resampling serves both.
+    sharing = next((x for x in methods if x in STUDENTIZED_METHODS), None) if "percentile" in methods else None
+    drawn = [x for x in methods if x != "percentile" or sharing is None]
+    low = {x: np.empty((replications, budgets.size)) for x in methods}
+    high = {x: np.empty((replications, budgets.size)) for x in methods}
+    for r in range(replications):  # one sweep per iteration; everything inside is vectorised
+        runs = val[r], test[r], True, budgets, estimator, True, n_resamples
+        for method in drawn:
+            resampled = curve_distribution(*runs, method, rng, as_bounds(bounds, test[r]))
+            low[method][r], high[method][r] = interval_ends(resampled, level, method)
+            if method == sharing:
+                low["percentile"][r], high["percentile"][r] = interval_ends(resampled, level, "percentile")
+    return SweepIntervals(population.name, m, estimator, level, n_resamples, budgets, truth, val, test, low, high)
+
+
+def coverage(
+    population: Population,
+    *,
+    m: int,
+    n: Any = (1, 5, 10),
+    methods: Any = (DEFAULT_CI_METHOD, "percentile"),
+    estimator: Literal["V", "U", "W"] = "V",
+    confidence_level: float = 0.95,
+    replications: int = 500,
+    n_resamples: int = 999,
+    rng: Any = None,
+    bounds: Any = None,
 ) -> tuple[CoverageCell, ...]:
     """Coverage and median width of bootstrap intervals of Boo_n, measured on ``replications`` simulated sweeps.
 
     Every sweep of ``m`` runs is drawn from ``population``; on it, each method's interval of Boo_n at each
     budget (one band over the budgets, so the budgets share resamples, as in a summary) is compared with the
-    population's exact Boo_n. Methods computed from the same resamples (``studentized`` and ``percentile``)
+    population's exact Boo_n. Methods computed from the same resamples (a studentized one and ``percentile``)
     share them, which makes their comparison paired.
 
     Parameters
@@ -114,52 +220,18 @@ def coverage(
         Bootstrap resamples per interval.
     rng : int or numpy.random.Generator, optional
         Draws the sweeps and every resample.
+    bounds : pair or None
+        The scores' bounds, as in :func:`boontrack.resampling.boo_n_ci`; None: [0, 1] for a sweep whose test
+        scores all lie in it, as a summary does.
 
     Returns
     -------
     tuple of CoverageCell
         One per (method, budget), methods in the order given, budgets ascending.
     """
-    from boontrack._bootstrap import curve_distribution, interval_ends
-
-    m, budgets, methods, estimator, level, replications, n_resamples, rng = _coverage_iv(
-        population, m, n, methods, estimator, confidence_level, replications, n_resamples, rng
-    )
-    truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
-    val, test = population.sample(m, replications=replications, rng=rng)
-    # The percentile interval reads the studentized method's resamples: one resampling serves both.
-    drawn = [x for x in methods if x != "percentile" or "studentized" not in methods]
-    low = {x: np.empty((replications, budgets.size)) for x in methods}
-    high = {x: np.empty((replications, budgets.size)) for x in methods}
-    for r in range(replications):  # one sweep per iteration; everything inside is vectorised
-        for method in drawn:
-            resampled = curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
-            low[method][r], high[method][r] = interval_ends(resampled, level, method)
-            if method == "studentized" and "percentile" in methods:
-                low["percentile"][r], high["percentile"][r] = interval_ends(resampled, level, "percentile")
-    cells = []
-    for method in methods:
-        covered = (low[method] <= truth) & (truth <= high[method])
-        rate = covered.mean(axis=0)
-        widths = np.median(high[method] - low[method], axis=0)
-        for k, budget in enumerate(budgets):
-            cells.append(
-                CoverageCell(
-                    population=population.name,
-                    m=m,
-                    n=int(budget),
-                    method=method,
-                    estimator=estimator,
-                    confidence_level=level,
-                    truth=float(truth[k]),
-                    coverage=float(rate[k]),
-                    coverage_se=math.sqrt(rate[k] * (1.0 - rate[k]) / replications),
-                    median_width=float(widths[k]),
-                    replications=replications,
-                    n_resamples=n_resamples,
-                )
-            )
-    return tuple(cells)
+    options = dict(estimator=estimator, confidence_level=confidence_level, replications=replications)
+    options.update(n_resamples=n_resamples, rng=rng, bounds=bounds)
+    return sweep_intervals(population, m=m, n=n, methods=methods, **options).cells()
 
 
 @dataclass(frozen=True)
@@ -195,12 +267,13 @@ def band_coverage(
     population: Population,
     *,
     m: int,
-    method: str = "studentized",
+    method: str = DEFAULT_CI_METHOD,
     estimator: Literal["V", "U", "W"] = "V",
     confidence_level: float = 0.95,
     replications: int = 300,
     n_resamples: int = 999,
     rng: Any = None,
+    bounds: Any = None,
 ) -> BandCoverage:
     """Joint coverage of the pointwise and simultaneous bands of a curve over its trustworthy budgets (1..m/2).
 
@@ -224,7 +297,8 @@ def band_coverage(
     val, test = population.sample(m, replications=replications, rng=rng)
     pointwise, simultaneous, ratios = np.empty(replications, bool), np.empty(replications, bool), []
     for r in range(replications):  # one sweep per iteration; everything inside is vectorised
-        resampled = curve_distribution(val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng)
+        runs = val[r], test[r], True, budgets, estimator, True, n_resamples, method, rng
+        resampled = curve_distribution(*runs, as_bounds(bounds, test[r]))
         low, high = interval_ends(resampled, level, method)
         sim_low, sim_high = simultaneous_band(resampled, level, method, trusted)
         pointwise[r] = np.all((low <= truth) & (truth <= high))
@@ -254,7 +328,7 @@ class ComparisonRate:
     population, m, n, paired, shift, confidence_level, replications, n_resamples
         What was measured: A and B of ``m`` runs each, A shifted by ``shift`` (0: the null).
     statistic
-        ``"boo_<n> studentized"``, ``"boo_<n> percentile"``, ``"mean studentized"``, ``"mean percentile"``
+        ``"boo_<n> <method>"``, ``"boo_<n> percentile"``, ``"mean <method>"``, ``"mean percentile"``
         (the interval excludes 0), or a test at level ``1 - confidence_level``: ``"paired t"``, ``"wilcoxon"``
         (paired), ``"welch"``, ``"mann-whitney"`` (unpaired).
     rejection
@@ -349,12 +423,13 @@ def comparison_rates(
     replications: int = 500,
     n_resamples: int = 999,
     rng: Any = None,
+    method: str = DEFAULT_CI_METHOD,
 ) -> tuple[ComparisonRate, ...]:
     """Type-I error (``shift=0``) or power of the comparisons of two approaches, on simulated sweeps.
 
     Each replication draws A and B (:func:`sample_comparison`) and computes what a summary reports for the
     comparison (:mod:`boontrack.compare`): the intervals of Boo_n(A) - Boo_n(B) and of mean(A) - mean(B),
-    studentized and percentile (one resampling serves both), and the headline tests of the design (paired t
+    by the studentized ``method`` and percentile (one resampling serves both), and the headline tests of the design (paired t
     and Wilcoxon signed-rank, or Welch and Mann-Whitney) at level ``1 - confidence_level``. An interval
     rejects when it excludes 0.
 
@@ -373,27 +448,34 @@ def comparison_rates(
         The seed's share of a paired run (:func:`sample_comparison`).
     confidence_level, replications, n_resamples, rng
         As in :func:`coverage`.
+    method : {"studentized-u", "studentized"}
+        The studentized interval method of the differences.
 
     Returns
     -------
     tuple of ComparisonRate
-        Boo_n studentized, Boo_n percentile, mean studentized, mean percentile, then the two tests.
+        Boo_n by ``method``, Boo_n percentile, mean by ``method``, mean percentile, then the two tests.
     """
     import warnings
 
     from boontrack._bootstrap import BudgetGroup, difference_interval, percentile_interval
+    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 
     m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
         population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
     )
+    method = as_choice(method, "method", STUDENTIZED_METHODS)
     a_val, a_test, b_val, b_test = sample_comparison(
         population, m, paired=paired, shift=shift, seed_share=seed_share, replications=replications, rng=rng
     )
-    ends = np.empty((4, replications, 2))  # Boo_n studentized, Boo_n percentile, mean studentized, mean percentile
+    ends = np.empty((4, replications, 2))  # Boo_n by method, Boo_n percentile, mean by method, mean percentile
     for r in range(replications):  # one pair of sweeps per iteration; everything inside is vectorised
         for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val[r], b_val[r]), (1, a_test[r], b_test[r]))):
-            groups = BudgetGroup(a_v, a_test[r], True, budget_k, "V"), BudgetGroup(b_v, b_test[r], True, budget_k, "V")
-            _, dist, interval = difference_interval(*groups, paired, "studentized", level, n_resamples, rng)
+            groups = (  # the scores' bounds as a summary finds them: [0, 1] when every test score lies in it
+                BudgetGroup(a_v, a_test[r], True, budget_k, "V", method, as_bounds(None, a_test[r])),
+                BudgetGroup(b_v, b_test[r], True, budget_k, "V", method, as_bounds(None, b_test[r])),
+            )
+            _, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
             ends[2 * k, r], ends[2 * k + 1, r] = interval, percentile_interval(dist, level)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: NaN p-values, counted as no rejection
@@ -407,7 +489,7 @@ def comparison_rates(
                 "welch": stats.ttest_ind(a_test, b_test, equal_var=False, axis=1).pvalue,
                 "mann-whitney": stats.mannwhitneyu(a_test, b_test, alternative="two-sided", axis=1).pvalue,
             }
-    names = (f"boo_{budget} studentized", f"boo_{budget} percentile", "mean studentized", "mean percentile")
+    names = (f"boo_{budget} {method}", f"boo_{budget} percentile", f"mean {method}", "mean percentile")
     rejected = {name: (ends[k, :, 0] > 0) | (ends[k, :, 1] < 0) for k, name in enumerate(names)}
     widths = {name: float(np.median(ends[k, :, 1] - ends[k, :, 0])) for k, name in enumerate(names)}
     rejected.update({name: np.nan_to_num(p, nan=1.0) < 1.0 - level for name, p in tests.items()})

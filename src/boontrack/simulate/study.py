@@ -17,7 +17,7 @@ from boontrack._validation import as_count, as_probability
 from boontrack.estimators import expected_max_of
 from boontrack.simulate.coverage import CoverageCell, _coverage_iv, comparison_rates, coverage
 from boontrack.simulate.populations import Population
-from boontrack.spec import CI_METHODS, ESTIMATORS
+from boontrack.spec import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
 
 
 def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimator: str) -> np.ndarray:
@@ -83,7 +83,7 @@ def estimator_errors(
         By estimator (V, U, W, gaussian), then budget ascending.
     """
     m, budgets, _, _, _, replications, _, rng = _coverage_iv(
-        population, m, n, ("studentized",), "V", 0.95, replications, 1, rng
+        population, m, n, (DEFAULT_CI_METHOD,), "V", 0.95, replications, 1, rng
     )
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
     val, test = population.sample(m, replications=replications, rng=rng)
@@ -286,7 +286,7 @@ def study(
             elif kind == "coverage":
                 cells += coverage(population, m=m, n=budgets, methods=(arg,), **common)
             elif kind == "width":
-                (cell,) = coverage(population, m=arg, n=largest, methods=("studentized",), **common)
+                (cell,) = coverage(population, m=arg, n=largest, methods=(DEFAULT_CI_METHOD,), **common)
                 widths[arg] = cell.median_width
             else:
                 rates = comparison_rates(population, m=arg, n=largest, paired=True, shift=shift, **common)
