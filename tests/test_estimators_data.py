@@ -8,45 +8,15 @@ arithmetic. The 370 fixed-hyperparameter CBT runs carry 316 repeated validation 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pytest
+from published_runs import PaperRuns, load_cbt_fixed, load_cbt_random_search, load_resnet
 from scipy import integrate, stats
 
 from boontrack.estimators import boo_n, boo_n_gaussian
 
 from oracles import exact_boo_n
-
-
-@dataclass(frozen=True)
-class PaperRuns:
-    val: np.ndarray
-    test: np.ndarray
-
-
-def load_cbt_fixed(folder) -> PaperRuns:
-    frame = pd.read_csv(folder / "cbt_fixed_hyppar.csv")
-    frame = frame[frame["log_path"].str.contains("/cbt-dist/", regex=False) & (frame["epoch"] > 0)]
-    return PaperRuns(frame["valid.accuracy"].to_numpy(float), frame["accuracy"].to_numpy(float))
-
-
-def load_resnet(folder) -> PaperRuns:
-    frame = pd.read_csv(folder / "cifar100-resnet-oct17.csv", index_col=0)
-    frame = frame[frame.index >= 35000]
-    return PaperRuns(frame["Best Precision_valid"].to_numpy(float), frame["Best Precision_test"].to_numpy(float))
-
-
-def load_cbt_random_search(folder) -> PaperRuns:
-    frame = pd.read_csv(folder / "cbtrs_results.csv", index_col=0).reset_index(drop=True)
-    # Per log, the first evaluation reaching the best validation accuracy (later rows repeat the best so far).
-    best = frame.loc[frame.groupby("log")["best_valid_accuracy"].idxmax()]
-    best = best[best["iterations_done"] > 0]
-    return PaperRuns(
-        best["best_valid_accuracy"].to_numpy(float), best["cbtest_CN_test_2500ex.txt_accuracy"].to_numpy(float)
-    )
-
 
 LOADERS = {"cbt_fixed": load_cbt_fixed, "resnet": load_resnet, "cbt_random_search": load_cbt_random_search}
 

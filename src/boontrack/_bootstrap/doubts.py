@@ -1,11 +1,23 @@
-"""The measured rules for when an interval is doubtful: few runs, a budget above m / 2, a long tail."""
+"""When a number is doubtful, and what a sweep cannot see.
+
+The measured rules for when an interval is doubtful (few runs, a budget above m / 2, a long tail on the better
+side), as warnings with what was measured (:func:`few_runs_messages`) and as short marks (:func:`doubts`); and
+what m runs rule out and what they do not (:func:`unseen_rate`, :func:`top_runs`).
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from boontrack._bootstrap.intervals import TRUSTED_SHARE
+from boontrack.estimators import Estimator, best_of_n_cdf
 
+#: A kind of run that shows up in a sweep with at least this probability is ruled out when none did.
+SEEN = 0.95
+#: The share of Boo_n's weight whose runs :func:`top_runs` counts.
+TOP_SHARE = 0.5
 #: Runs below which the intervals of one group (and of a difference, for the smaller group) under-cover
 #: whatever the budget (measured: see :func:`few_runs_message`).
 FEW_RUNS_INTERVAL = 8
@@ -51,6 +63,34 @@ def few_runs_messages(
             "covered 81-87 % (studentized; percentile 66-82 %)"
         )
     return reasons
+
+
+def doubts(m: int, budget: int, test: np.ndarray | None = None, maximize: bool = True) -> tuple[str, ...]:
+    """Why the interval of Boo_n at ``budget`` on these ``m`` runs is doubtful, in a few words each (the rules of
+    :func:`few_runs_messages`, which says what was measured); empty when it is not."""
+    reasons = []
+    if m < FEW_RUNS_INTERVAL:
+        reasons.append(f"fewer than {FEW_RUNS_INTERVAL} runs")
+    if budget > TRUSTED_SHARE * m and m > 1:
+        reasons.append("n > m/2")
+    if test is not None and 2 < m <= TAIL_RUNS and _better_side_skewness(test, maximize) > LONG_TAIL_SKEWNESS:
+        reasons.append("long tail on the better side")
+    return tuple(reasons)
+
+
+def unseen_rate(m: int) -> float:
+    """The rate per run above which a kind of run would have shown up among m runs with probability
+    :data:`SEEN`: ``1 - 0.05^(1/m)``, about 3/m (the rule of three). Rarer kinds may be absent from them."""
+    return -math.expm1(math.log1p(-SEEN) / m)
+
+
+def top_runs(m: int, budget: int, estimator: Estimator = "V") -> tuple[int, float]:
+    """(k, share): the fewest best runs that carry at least :data:`TOP_SHARE` of Boo_n's weight at ``budget``,
+    and the share they carry (ties left aside). Boo_n rests on them: what they lack, it lacks."""
+    cdf = best_of_n_cdf(m, np.array([min(budget, m) if estimator == "U" else budget]), estimator)[0]
+    carried = 1.0 - cdf[::-1]  # carried[k]: the weight of the best k runs
+    k = int(np.argmax(carried >= TOP_SHARE - 1e-12))
+    return k, float(carried[k])
 
 
 def _better_side_skewness(test: np.ndarray, maximize: bool) -> float:

@@ -5,15 +5,16 @@
 - :mod:`~boontrack.simulate.study`: the study of Dodge et al. (2021), §3-4, as ``boontrack simulate`` runs it.
 """
 
-from boontrack.simulate.check import DOUBTFUL_COVERAGE, CoverageCheck, coverage_check
 from boontrack.simulate.coverage import (
     BandCoverage,
     ComparisonRate,
     CoverageCell,
+    SweepIntervals,
     band_coverage,
     comparison_rates,
     coverage,
     sample_comparison,
+    sweep_intervals,
 )
 from boontrack.simulate.populations import POPULATIONS, Population, finite_population, kernel_fit, population
 from boontrack.simulate.study import (
@@ -27,20 +28,18 @@ from boontrack.simulate.study import (
 )
 
 __all__ = [
-    "DOUBTFUL_COVERAGE",
     "POPULATIONS",
     "BandCoverage",
     "ComparisonRate",
     "CoverageCell",
-    "CoverageCheck",
     "EstimatorError",
     "Population",
     "RunsNeeded",
     "Study",
+    "SweepIntervals",
     "band_coverage",
     "comparison_rates",
     "coverage",
-    "coverage_check",
     "estimator_errors",
     "finite_population",
     "format_study",
@@ -48,5 +47,6 @@ __all__ = [
     "population",
     "sample_comparison",
     "study",
+    "sweep_intervals",
     "write_study",
 ]
