@@ -9,6 +9,7 @@ draws the same run indices, so distribution and intervals agree to rounding) and
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -721,3 +722,64 @@ def test_studentized_default_budgets_are_thinned_at_large_m():
     budgets = default_budgets(10_000)
     assert budgets.size == 24 and budgets[0] == 1 and budgets[-1] == 10_000
     assert default_budgets(10_000, method="percentile").size == 200
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bounded scores
+
+
+#: Twelve accuracies near the top: 0.2.0's default interval of Boo_5 reached 1.029 on them.
+NEAR_ONE_VAL = [0.934, 0.926, 0.949, 0.933, 0.914, 0.941, 0.969, 0.958, 0.909, 0.892, 0.911, 0.931]
+NEAR_ONE_TEST = [0.911, 0.924, 0.937, 0.926, 0.909, 0.938, 0.973, 0.968, 0.908, 0.906, 0.904, 0.935]
+
+
+@pytest.mark.parametrize("method", ["studentized-u", "studentized", "percentile", "bca", "smoothed"])
+def test_accuracies_near_one_get_intervals_inside_zero_one(method):
+    val, test = np.array(NEAR_ONE_VAL), np.array(NEAR_ONE_TEST)
+    result = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=0)
+    assert result.bounds == (0.0, 1.0)
+    assert 0.0 <= result.confidence_interval.low <= result.estimate <= result.confidence_interval.high <= 1.0
+    band = boo_n_curve_ci(val, test, n=[1, 5, 12], method=method, n_resamples=999, rng=0)
+    assert np.all(band.simultaneous_high <= 1.0) and np.all(band.high <= 1.0)
+    if method.startswith("studentized"):  # on the plain scale the same interval crosses 1: the data exercise it
+        plain = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=0, bounds=(None, None))
+        assert plain.confidence_interval.high > 1.0
+
+
+def test_declared_bounds_are_kept_and_checked():
+    val, test = 100 * np.array(NEAR_ONE_VAL), 100 * np.array(NEAR_ONE_TEST)  # accuracy in percent
+    assert boo_n_ci(val, test, n=5, n_resamples=999, rng=0).bounds == (-math.inf, math.inf)  # not in [0, 1]
+    kept = boo_n_ci(val, test, n=5, n_resamples=999, rng=0, bounds=(0, 100))
+    assert kept.bounds == (0.0, 100.0) and kept.confidence_interval.high <= 100.0
+    # the interval is the one on [0, 1] scaled: a transformation of the scores moves it along
+    unit = boo_n_ci(val / 100, test / 100, n=5, n_resamples=999, rng=0)
+    assert kept.confidence_interval.high == pytest.approx(100 * unit.confidence_interval.high, rel=1e-10)
+    assert boo_n_ci(val, test, n=5, n_resamples=99, rng=0, bounds=(None, 100)).bounds == (-math.inf, 100.0)
+    for bad, message in [
+        ((0, 90), r"`bounds` \(0, 90\) do not hold score 9\d\.\d+ at position \d+"),
+        ((1, 0), r"`bounds` must have low < high"),
+        ((0,), r"`bounds` must be a pair"),
+        (("a", 1), r"`bounds` must be a pair of numbers or None"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            boo_n_ci(val, test, n=5, n_resamples=9, rng=0, bounds=bad)
+
+
+def test_studentized_u_is_centred_on_u_and_compared_with_v():
+    """The centre is U of the runs, the resamples' centres are U of the resamples and their reference is V of
+    the runs (their population's Boo_n); at n = 1 every one of them is the mean."""
+    val, test = tied_runs(m=24, seed=2)
+    band = boo_n_curve_ci(val, test, n=[1, 4, 9], n_resamples=120, rng=3, bounds=(None, None))
+    errors = band.studentized_errors
+    np.testing.assert_allclose(errors.centre, boo_n(val, test, n=[1, 4, 9], estimator="U"), atol=1e-13)
+    np.testing.assert_allclose(errors.reference, boo_n(val, test, n=[1, 4, 9]), atol=1e-13)
+    ranked_val, ranked_test = ranked(val, test)
+    idx = materialised(3, val.size, 120)
+    expected = [boo_n(ranked_val[i], ranked_test[i], n=[1, 4, 9], estimator="U") for i in idx]
+    np.testing.assert_allclose(errors.resample_centres, expected, atol=1e-12)
+    np.testing.assert_allclose(band.bootstrap_distribution[:, 0], errors.resample_centres[:, 0], atol=1e-12)
+    # the interval: centre +- q se, q the 95 % quantile of |centre* - reference| / se*, widened to hold V
+    t = np.abs(errors.resample_centres - errors.reference) / errors.resample_standard_errors
+    half = np.quantile(t, 0.95, axis=0) * errors.standard_error
+    np.testing.assert_allclose(band.low, np.minimum(errors.centre - half, band.estimate), rtol=1e-10)
+    np.testing.assert_allclose(band.high, np.maximum(errors.centre + half, band.estimate), rtol=1e-10)
