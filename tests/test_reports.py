@@ -446,6 +446,11 @@ def test_doubtful_numbers_are_marked_wherever_they_are_shown(small_and_large):
     assert row.count("⚠") == 1 and "- doubtful (⚠): Boo_10 (n > m/2)" in report
     description = render_outputs(summary, plots=False).description
     assert "⚠ (n > m/2)" in description and description.count("⚠") == 1
+    # a difference is doubtful where either group's number is
+    assert metrics["boon/test_acc/small/vs_large/boo_10/trustworthy"] == 0.0
+    assert metrics["boon/test_acc/small/vs_large/boo_5/trustworthy"] == 1.0
+    comparison_row = next(line for line in table.splitlines() if line.startswith("small  large"))
+    assert comparison_row.count("]*") == 1
 
 
 def test_what_the_runs_cannot_show_is_said_in_numbers(small_and_large):

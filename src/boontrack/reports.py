@@ -32,8 +32,8 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/<metric>[/<group>]/sd`, `.../median`, `.../min`, `.../max` | distribution of the test scores |
 | `boon/<metric>[/<group>]/spearman_val_test` | validation-test Spearman correlation (with a test metric) |
 | `boon/<metric>/<group>/runs`, `.../dropped` | per-group run counts (several groups only) |
-| `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`) | Boo_n(group) - Boo_n(base) with its interval |
-| `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`) | mean(group) - mean(base) with its interval |
+| `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`, `/trustworthy`) | Boo_n(group) - Boo_n(base) with its interval, and 0 when either group's Boo_n is doubtful |
+| `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`, `/trustworthy`) | mean(group) - mean(base) with its interval, and 0 when either group's mean is doubtful |
 | `boon/<metric>/<group>/vs_<base>/paired_t_p`, `.../paired_t_p_adj` | paired t-test p-value, raw and adjusted (Holm or BH over the t-tests of all comparisons); runs paired by seed only |
 | `boon/<metric>/<group>/vs_<base>/wilcoxon_p`, `.../wilcoxon_p_adj` | Wilcoxon signed-rank p-value, raw and adjusted (over the rank tests of all comparisons); runs paired by seed only |
 | `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted; unpaired runs only |
@@ -220,8 +220,8 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
     for c in summary.comparisons:
         path = f"{base}{segments[c.group]}/vs_{segments[c.baseline][1:]}"
         for n, interval in c.boo_n_difference.items():
-            put_interval(f"{path}/boo_{n}", interval)
-        put_interval(f"{path}/mean", c.mean_difference)
+            put_interval(f"{path}/boo_{n}", interval, not _pair_doubts(summary, c, n))
+        put_interval(f"{path}/mean", c.mean_difference, not _pair_doubts(summary, c, 1))
         for test_name, result in c.tests.items():
             put(f"{path}/{test_name}_p", result.pvalue)
             put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
@@ -323,10 +323,6 @@ def _interval(i: IntervalEstimate) -> str:
 _TOO_FEW = "— (too few runs)"
 
 
-def _interval_at(intervals: Mapping[int, IntervalEstimate], n: int, missing: str = _TOO_FEW) -> str:
-    return _interval(intervals[n]) if n in intervals else missing
-
-
 def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
     """The budgets any group reports (``reported``: each group's Boo_n by budget), in the spec's order: the
     columns of the tables."""
@@ -381,8 +377,13 @@ def _comparison_lines(summary: Summary) -> list[str]:
                 markdown_literal(c.group),
                 markdown_literal(c.baseline),
                 "yes" if c.paired else "no",
-                *(_interval_at(c.boo_n_difference, n) for n in budgets),
-                _interval(c.mean_difference),
+                *(
+                    _marked(_interval(c.boo_n_difference[n]), _pair_doubts(summary, c, n))
+                    if n in c.boo_n_difference
+                    else _TOO_FEW
+                    for n in budgets
+                ),
+                _marked(_interval(c.mean_difference), _pair_doubts(summary, c, 1)),
                 *tests,
                 f"{c.prob_superiority:.3f}",
             ]
@@ -551,8 +552,12 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
             [
                 _printable(c["group"]),
                 _printable(c["baseline"]),
-                _interval(_intervals(c["boo_n_difference"])[largest]),
-                _interval(IntervalEstimate(**c["mean_difference"])),
+                _marked(
+                    _interval(_intervals(c["boo_n_difference"])[largest]),
+                    _pair_doubts(data, c, largest),
+                    _DOUBT_MARK,
+                ),
+                _marked(_interval(IntervalEstimate(**c["mean_difference"])), _pair_doubts(data, c, 1), _DOUBT_MARK),
                 *_terminal_tests(c),
                 f"{c['prob_superiority']:.3f}",
             ]
@@ -571,6 +576,16 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)
+
+
+def _pair_doubts(summary: Summary | Mapping[str, Any], comparison: Any, n: int) -> list[str]:
+    """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
+    there. ``summary`` and ``comparison`` are the objects or their JSON data."""
+    if isinstance(summary, Summary):
+        groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
+    else:
+        groups = [_doubts_of(summary["groups"][comparison[key]]) for key in ("group", "baseline")]
+    return list(dict.fromkeys(why for doubts in groups for why in doubts.get(n, ())))
 
 
 def _doubts_of(group: Mapping[str, Any]) -> dict[int, list[str]]:
