@@ -116,11 +116,11 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
 def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
     """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
     resampled on its own, its centre and the centre's standard error."""
+    value = group.runs.boo_n(positions, group.cdf)[:, 0] if not studentized or group.centred_elsewhere else None
     if not studentized:
-        return (group.runs.boo_n(positions, group.cdf)[:, 0],)
-    other = group.cdf if group.centred_elsewhere else None
-    centre, error, *value = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope, other)
-    return (value[0] if value else centre)[:, 0], centre[:, 0], error[:, 0]
+        return (value,)
+    centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope)
+    return (centre[:, 0] if value is None else value), centre[:, 0], error[:, 0]
 
 
 def difference_interval(

@@ -338,11 +338,16 @@ def studentized_distribution(
         wanted = min(n_resamples, STUDENTIZED_RESAMPLES)
 
     def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples."""
+        """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
+
+        The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
+        a small part of the studentized pass's cost."""
         if studentized == 0:
             return runs.boo_n(indices, rows), *(np.empty((0, rows.shape[0])),) * 2
-        centre, error, *value = runs.boo_n_studentized(indices[:studentized], cdf, slope, other)
-        value = value[0] if value else centre
+        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope)
+        if other is not None:
+            return runs.boo_n(indices, other), centre, error
+        value = centre
         if studentized < indices.shape[0]:
             value = np.concatenate([value, runs.boo_n(indices[studentized:], rows)])
         return value, centre, error

@@ -150,8 +150,8 @@ class RankedRuns:
 
     @one_blas_thread
     def boo_n_studentized(
-        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray, other: np.ndarray | None = None
-    ) -> tuple[np.ndarray, ...]:
+        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Boo_n of each resample and its standard error from the empirical influence function.
 
         Boo_n is the L-statistic ``T(p) = sum_b (G(Q_b) - G(Q_{b-1})) mean_b`` of the resample's run weights
@@ -163,17 +163,14 @@ class RankedRuns:
         ``R_b = sum_{b' >= b} g(Q_b') (mean_b' - mean_{b'+1})``, one reverse cumulative sum. The standard error
         is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
         §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
-        processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values. With
-        ``other`` (a table like ``cdf``, of another estimator), a third array: Boo_n of each resample by it,
-        from the same counts.
+        processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values.
         """
         rows = max(1, CACHE_ELEMENTS // self.blocks)
         if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
             parts = [
-                self.boo_n_studentized(positions[k : k + rows], cdf, slope, other)
-                for k in range(0, len(positions), rows)
+                self.boo_n_studentized(positions[k : k + rows], cdf, slope) for k in range(0, len(positions), rows)
             ]
-            return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+            return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
         m = positions.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(positions, squares=ties)
@@ -186,13 +183,9 @@ class RankedRuns:
             spread /= np.square(np.maximum(share, 1.0 / m))
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
-        others = None if other is None else np.empty_like(values)
         for part in _budget_slices(cdf.shape[0], cum.size):
             p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
-            if other is not None:
-                others[:, part] = np.einsum("kij,ij->ik", other[part].take(cum, axis=1), falls)
-                others[:, part] -= other[part, 0] * means[:, :1]
             terms = slope[part].take(cum, axis=1)
             terms *= falls
             influence = np.cumsum(terms[..., ::-1], axis=2)[..., ::-1]  # R_b: the sum of the terms from b up
@@ -204,10 +197,7 @@ class RankedRuns:
                 np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
                 variance += np.einsum("ij,kij,kij->ki", spread, weight, weight)
             variances[:, part] = variance.T
-        errors = np.sqrt(variances / m)
-        if other is None:
-            return values + self._offset, errors
-        return values + self._offset, errors, others + self._offset
+        return values + self._offset, np.sqrt(variances / m)
 
     def estimate(self, cdf: np.ndarray) -> np.ndarray:
         """Boo_n of the data itself (every run drawn once), one value per budget."""
