@@ -3,6 +3,7 @@
 Run by hand (not collected by pytest; about an hour on two busy cores, run it under ``nice``)::
 
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
+        [--no-bands | --bands-only]
 
 Prints the Markdown tables of the README's "Honest intervals" section:
 
@@ -86,9 +87,13 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", default="", help="keep the populations whose label contains this")
-    parser.add_argument("--no-bands", action="store_true")
+    parser.add_argument("--no-bands", action="store_true", help="leave out the bands (table 4)")
+    parser.add_argument("--bands-only", action="store_true", help="measure the bands (table 4) alone")
     options = parser.parse_args()
     populations = [(label, pop) for label, pop in synthetic() + published() if options.only in label]
+    if options.bands_only:
+        bands(populations, options)
+        return
     start = time.perf_counter()
 
     print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
