@@ -3,7 +3,7 @@
 Run by hand (not collected by pytest; about an hour on two busy cores, run it under ``nice``)::
 
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
-        [--no-bands | --bands-only]
+        [--no-bands | --bands-only | --doubts-only] [--populations START:STOP]
 
 Prints the Markdown tables of the README's "Honest intervals" section:
 
@@ -24,7 +24,8 @@ Prints the Markdown tables of the README's "Honest intervals" section:
 5. The doubts a summary marks: fewer than 8 runs (m = 4, 6, 8) and budgets above m/2 (the validation curve at
    n = m/2 + 1 .. m), where the warnings quote these figures.
 
-``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells).
+``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells); ``--populations
+START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed).
 """
 
 from __future__ import annotations
@@ -89,17 +90,26 @@ def main() -> None:
     parser.add_argument("--only", default="", help="keep the populations whose label contains this")
     parser.add_argument("--no-bands", action="store_true", help="leave out the bands (table 4)")
     parser.add_argument("--bands-only", action="store_true", help="measure the bands (table 4) alone")
+    parser.add_argument("--doubts-only", action="store_true", help="measure the doubts (table 5) alone")
+    parser.add_argument(
+        "--populations", default=":", help="START:STOP, a slice of the suite (each keeps the seeds of the whole run)"
+    )
     options = parser.parse_args()
-    populations = [(label, pop) for label, pop in synthetic() + published() if options.only in label]
+    kept = slice(*(int(end) if end else None for end in options.populations.split(":")))
+    indexed = list(enumerate(synthetic() + published()))[kept]
+    populations = [(index, label, pop) for index, (label, pop) in indexed if options.only in label]
     if options.bands_only:
         bands(populations, options)
+        return
+    if options.doubts_only:
+        doubts(options)
         return
     start = time.perf_counter()
 
     print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
     print("|---|---|" + "---|" * len(BUDGETS))
     low, absent_rows, best_rows = [], [], []
-    for index, (label, pop) in enumerate(populations):
+    for index, label, pop in populations:
         for m in RUNS:
             budgets = [n for n in BUDGETS if n <= m / 2]
             sweeps = sweep_intervals(
@@ -148,7 +158,7 @@ def main() -> None:
         print("\n".join(best_rows))
     if not options.no_bands:
         bands(populations, options)
-    if not options.only:
+    if not options.only and options.populations == ":":
         doubts(options)
     print(f"\nTotal: {(time.perf_counter() - start) / 60:.0f} min.")
 
@@ -236,7 +246,7 @@ def bands(populations: list, options: argparse.Namespace) -> None:
     start = time.perf_counter()
     print("\n| curve | m | method | pointwise band | simultaneous band | width simultaneous / pointwise |")
     print("|---|---|---|---|---|---|")
-    for index, (label, pop) in enumerate(populations):
+    for index, label, pop in populations:
         if not any(label.startswith(name) for name in BAND_POPULATIONS):
             continue
         methods = (DEFAULT_CI_METHOD, "percentile") if label.startswith("validation curve") else (DEFAULT_CI_METHOD,)
