@@ -10,7 +10,9 @@ The contract between a source and the rest of boontrack is the *run frame* that 
 
 ===============  ================================================================================
 ``run_id``       str, unique within the source
-``status``       str, lower case: ``finished``, ``failed``, ``running``, ``killed``, ``crashed``, ...
+``status``       str, lower case: ``finished``, ``failed``, ``running``, ``killed``, ``crashed``, ...;
+                 ``incomplete``, ``corrupt`` or ``unsupported`` for a run whose record the source could not
+                 read whole (a file cut short, failing its checksums, or of an unknown format)
 ``created_at``   ``datetime64[ns, UTC]`` (NaT when unknown)
 ``duration_s``   float seconds of training (NaN when unknown)
 ``params.<k>``   hyperparameters (MLflow params, W&B config), as logged

@@ -12,7 +12,8 @@ does the rest, the same way for every tracker:
   the test value of the model at that step (``pick="best_val_step"``), one rule for every tracker;
 - :func:`is_summary_run`: boontrack's own summary runs, which are never inputs;
 - :func:`check_options`: a backend's source options, unknown ones refused;
-- :func:`write_artifacts`: artifact files written under a directory, paths that would leave it refused.
+- :func:`write_artifacts`: artifact files written under a directory, paths that would leave it refused;
+- :func:`seconds_from_environment`: a documented bound on a wait, read from an environment variable.
 
 pandas and numpy are imported on first use: :mod:`boontrack.backends` imports this module.
 """
@@ -44,6 +45,7 @@ __all__ = [
     "check_options",
     "is_summary_run",
     "pick_best_val_step",
+    "seconds_from_environment",
     "write_artifacts",
 ]
 
@@ -129,6 +131,26 @@ def write_artifacts(directory: Path, artifacts: Mapping[str, bytes]) -> list[Pat
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(bytes(data))
     return [target for target, _ in paths]
+
+
+def seconds_from_environment(variable: str, default: float) -> float:
+    """The number of seconds in environment variable ``variable`` (``default`` when unset or empty).
+
+    InputError naming the variable when it is not a finite number >= 0.
+    """
+    import math
+    import os
+
+    text = os.environ.get(variable, "").strip()
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InputError(f"{variable} must be a number of seconds >= 0, got {text!r}")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -369,7 +391,7 @@ def apply_best_val_step(frame: pd.DataFrame, picked: pd.DataFrame, request: Metr
     picked_here = ids.isin(picked.index).to_numpy()
     _replace(out, f"metrics.{request.val}", picked_here, ids.map(picked["val"]))
     if request.test is not None:
-        with_test = picked_here & ids.map(picked["test_logged"]).fillna(False).to_numpy(dtype=bool)
+        with_test = ids.isin(picked.index[picked["test_logged"].to_numpy(dtype=bool)]).to_numpy()
         _replace(out, f"metrics.{request.test}", with_test, ids.map(picked["test"]))
     return out
 

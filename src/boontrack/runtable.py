@@ -37,6 +37,12 @@ __all__ = ["DroppedRun", "RunTable"]
 CANONICAL_COLUMNS = ("run_id", "group", "val", "test", "seed", "duration_s")
 #: Statuses (lower case) of runs that completed; any other status excludes the run.
 FINISHED_STATUSES = frozenset({"finished", "complete", "completed"})
+#: Statuses a source gives a run whose record it could not read whole, and the reason such a run is dropped with.
+UNREADABLE_STATUSES = {
+    "incomplete": "incomplete run file",
+    "corrupt": "corrupt run file",
+    "unsupported": "run file of an unsupported format",
+}
 #: Label of the single group when no group keys are used.
 SINGLE_GROUP = "all"
 #: Label part for a run whose group key is missing.
@@ -306,7 +312,10 @@ def _drop_reasons(
         text = status.where(~status.isna(), "").map(lambda s: str(s).strip().lower()).to_numpy(dtype=object)
         mark(missing, "status missing")
         unfinished = ~missing & ~np.isin(text, list(FINISHED_STATUSES))
-        mark(unfinished, lambda todo: np.array([f"status {s!r}" for s in text[todo]], dtype=object))
+        mark(
+            unfinished,
+            lambda todo: np.array([UNREADABLE_STATUSES.get(s, f"status {s!r}") for s in text[todo]], dtype=object),
+        )
     metrics = [("val", spec.val, *val)]
     if spec.test is not None:
         metrics.append(("test", spec.test, *test))

@@ -20,6 +20,7 @@ import pytest
 from boontrack.backends import Source, open_source
 
 from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
+from offline_files import cut_before_last_record, finish_offline_runs
 
 #: Source fixtures the suite runs against, each named ``source_<name>``.
 SOURCES = ("csv", "mlflow_sqlite", "mlflow_sqlite_client", "mlflow_server", "wandb_offline", "wandb_double")
@@ -131,8 +132,8 @@ ENTITY, PROJECT = "team", "conformance"
 
 @pytest.fixture(scope="session")
 def wandb_sweep_dir(wandb_env: Path) -> Path:
-    """The sweep written by the real wandb library in offline mode; the running run's file ends inside its
-    exit record, as a live run's file ends before it."""
+    """The sweep written by the real wandb library in offline mode; the running run's file ends before its exit
+    record, as a live run's file does between two writes."""
     import wandb
 
     directory = wandb_env / "conformance"
@@ -157,11 +158,11 @@ def wandb_sweep_dir(wandb_env: Path) -> Path:
     paths = [
         write({"model": run.model, "seed": run.seed}, run.rows, exit_code=int(run.status == "failed")) for run in SWEEP
     ]
-    write({"boontrack.role": "summary"}, [{VAL: 0.99}], job_type="boontrack")
-    wandb.teardown()  # wandb's service closes every file it writes before the one below is cut
+    paths.append(write({"boontrack.role": "summary"}, [{VAL: 0.99}], job_type="boontrack"))
+    finish_offline_runs(paths)
     for run, path in zip(SWEEP, paths):
         if run.status == "running":
-            path.write_bytes(path.read_bytes()[:-5])  # the exit record cut short
+            cut_before_last_record(path)  # the exit record gone: the file as a live run's is between two writes
     return directory
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import email.utils
-import math
 import os
 import threading
 import time
@@ -19,6 +18,7 @@ from typing import Any
 from boontrack._optional import import_optional
 from boontrack._redact import redact
 from boontrack.exceptions import BackendError, InputError
+from boontrack.runframe import seconds_from_environment
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
@@ -59,16 +59,7 @@ class RetryBudget:
 
 def max_wait_s() -> float:
     """:data:`MAX_WAIT_VARIABLE` in seconds (default :data:`DEFAULT_MAX_WAIT_S`); InputError when invalid."""
-    text = os.environ.get(MAX_WAIT_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_MAX_WAIT_S
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not math.isfinite(seconds) or seconds < 0:
-        raise InputError(f"{MAX_WAIT_VARIABLE} must be a number of seconds >= 0, got {text!r}")
-    return seconds
+    return seconds_from_environment(MAX_WAIT_VARIABLE, DEFAULT_MAX_WAIT_S)
 
 
 _env_lock = threading.Lock()

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from boontrack.exceptions import InputError
-
 _MAGIC = b":W&B" + struct.pack("<H", 0xBEE1)
 _FORMAT_VERSION = 0
 _BLOCK = 32 * 1024
@@ -28,6 +26,19 @@ _CHUNK_HEADER = struct.Struct("<IHB")
 _FULL, _FIRST, _MIDDLE, _LAST = 1, 2, 3, 4
 #: Highest ``min_consumer`` this reader understands: files that demand a newer reader are refused.
 _MAX_MIN_CONSUMER = (0, 70, 0)
+
+
+#: ``OfflineRun.problem`` values: why a run file could not be read whole. They are the run's status in the run
+#: frame, and the run table drops such runs with their reason (:data:`boontrack.runtable.UNREADABLE_STATUSES`).
+INCOMPLETE, CORRUPT, UNSUPPORTED = "incomplete", "corrupt", "unsupported"
+
+
+class RunFileProblem(Exception):
+    """A run file that cannot be read whole: ``kind`` is one of the ``OfflineRun.problem`` values."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
 
 
 @dataclass
@@ -49,13 +60,25 @@ class OfflineRun:
     history: list[dict[str, Any]] = field(default_factory=list)
     exit_code: int | None = None  #: None when the file has no exit record (still running, or killed hard)
     runtime_s: float | None = None
+    #: Why the file could not be read whole (``incomplete``, ``corrupt``, ``unsupported``), else None.
+    problem: str | None = None
+    #: What was wrong, for messages (the byte where a checksum failed, the format version, ...).
+    detail: str = ""
 
     @property
     def state(self) -> str:
-        """``running`` without an exit record, ``finished`` for exit code 0, else ``failed``."""
+        """The problem when there is one; else ``running`` without an exit record (a live run between two
+        writes, or one killed hard), ``finished`` for exit code 0, ``failed`` for any other."""
+        if self.problem is not None:
+            return self.problem
         if self.exit_code is None:
             return "running"
         return "finished" if self.exit_code == 0 else "failed"
+
+    @property
+    def complete(self) -> bool:
+        """Readable whole, up to its exit record: nothing more will be written to it."""
+        return self.problem is None and self.exit_code is not None
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -66,17 +89,24 @@ def _version_tuple(text: str) -> tuple[int, ...]:
         return (10**9,)  # unparseable: treat as newer than anything we know
 
 
-def iter_record_bytes(path: Path):
-    """Yield the raw bytes of every record in ``path``, checking the header and every chunk's CRC."""
-    data = path.read_bytes()
+def split_records(data: bytes) -> tuple[list[bytes], bool]:
+    """The raw bytes of every record in a run file's contents, checking the header and every chunk's CRC, and
+    whether the data ends inside a record (a file still being written, or cut short).
+
+    Raises :class:`RunFileProblem`: ``incomplete`` for data shorter than the header, ``unsupported`` for
+    another format version, ``corrupt`` for anything a writer cannot have produced.
+    """
+    if len(data) < len(_MAGIC) + 1 and _MAGIC.startswith(data[: len(_MAGIC)]):
+        raise RunFileProblem(INCOMPLETE, f"{len(data)} bytes, shorter than the header")
     if data[:6] != _MAGIC:
-        raise InputError(f"{path} is not a wandb run file (bad header {data[:6]!r})")
-    if len(data) < 7 or data[6] != _FORMAT_VERSION:
-        version = data[6] if len(data) >= 7 else None
-        raise InputError(
-            f"{path} uses wandb file format version {version}; boontrack reads version {_FORMAT_VERSION} "
-            "(written by wandb 0.31); upgrade boontrack or read the run through the W&B API instead"
+        raise RunFileProblem(CORRUPT, f"not a wandb run file (bad header {data[:6]!r})")
+    if data[6] != _FORMAT_VERSION:
+        raise RunFileProblem(
+            UNSUPPORTED,
+            f"wandb file format version {data[6]}; boontrack reads version {_FORMAT_VERSION} (written by wandb "
+            "0.31); upgrade boontrack or read the run through the W&B API instead",
         )
+    records: list[bytes] = []
     pos, pending = 7, bytearray()
     while pos + _CHUNK_HEADER.size <= len(data):
         room = _BLOCK - pos % _BLOCK
@@ -88,25 +118,28 @@ def iter_record_bytes(path: Path):
             pos += room
             continue
         if length > room - _CHUNK_HEADER.size:  # chunks never cross a block boundary
-            raise InputError(f"{path} is corrupt: chunk at byte {pos} overruns its block")
+            raise RunFileProblem(CORRUPT, f"chunk at byte {pos} overruns its block")
         start = pos + _CHUNK_HEADER.size
         chunk = data[start : start + length]
-        if len(chunk) < length:  # a run still being written: its last record is incomplete
-            return
+        if len(chunk) < length:
+            return records, True
         if zlib.crc32(chunk, zlib.crc32(bytes([kind]))) != crc:
-            raise InputError(f"{path} is corrupt: checksum mismatch at byte {pos}")
+            raise RunFileProblem(CORRUPT, f"checksum mismatch at byte {pos}")
         pos = start + length
         if kind == _FULL:
-            yield bytes(chunk)
+            records.append(bytes(chunk))
         elif kind == _FIRST:
             pending = bytearray(chunk)
         elif kind in (_MIDDLE, _LAST):
             pending += chunk
             if kind == _LAST:
-                yield bytes(pending)
+                records.append(bytes(pending))
                 pending = bytearray()
         else:
-            raise InputError(f"{path} is corrupt: unknown chunk type {kind} at byte {pos}")
+            raise RunFileProblem(CORRUPT, f"unknown chunk type {kind} at byte {pos}")
+    tail = data[pos:]
+    padded_to_block_end = len(data) % _BLOCK == 0 and not any(tail)
+    return records, bool(pending) or (bool(tail) and not padded_to_block_end)
 
 
 def _item_path(item: Any) -> list[str]:
@@ -149,41 +182,70 @@ def _apply_updates(target: dict[str, Any], record: Any) -> None:
         _remove_path(target, _item_path(item))
 
 
-def _check_header(path: Path, header: Any) -> None:
+def _check_header(header: Any) -> None:
     needed = header.version_info.min_consumer
     if needed and _version_tuple(needed) > _MAX_MIN_CONSUMER:
-        raise InputError(
-            f"{path} needs a reader of version {needed} (written by wandb {header.version_info.producer}); "
-            "boontrack reads files written by wandb 0.31; read the run through the W&B API instead"
+        raise RunFileProblem(
+            UNSUPPORTED,
+            f"needs a reader of version {needed} (written by wandb {header.version_info.producer}); "
+            "boontrack reads files written by wandb 0.31; read the run through the W&B API instead",
         )
 
 
+def run_id_of(path: Path) -> str:
+    """The run id in a run file's name (``run-<id>.wandb``): the id of a file too damaged to say it itself."""
+    return path.stem.removeprefix("run-")
+
+
 def read_offline_run(path: Path, *, with_history: bool = False) -> OfflineRun:
-    """Decode one ``run-<id>.wandb`` file. ``with_history`` keeps every history row (memory grows with it)."""
+    """Decode one ``run-<id>.wandb`` file. ``with_history`` keeps every history row (memory grows with it).
+
+    Never raises for the file's contents: a file that cannot be read whole comes back with ``problem`` set (and
+    the run id of its name when it has no run record), so that one damaged file never stops a read.
+    """
+    run = OfflineRun(path=path)
+    try:
+        _decode(run, path.read_bytes(), with_history)
+    except RunFileProblem as problem:
+        run.problem, run.detail = problem.kind, str(problem)
+    if run.problem is None and not run.run_id:
+        run.problem, run.detail = INCOMPLETE, "no run record"
+    run.run_id = run.run_id or run_id_of(path)
+    return run
+
+
+def _decode(run: OfflineRun, data: bytes, with_history: bool) -> None:
+    from google.protobuf.message import DecodeError
     from wandb.proto import wandb_internal_pb2 as pb
 
-    run = OfflineRun(path=path)
+    raws, cut_short = split_records(data)
     record = pb.Record()
-    for raw in iter_record_bytes(path):
-        record.ParseFromString(raw)
-        kind = record.WhichOneof("record_type")
-        if kind == "header":
-            _check_header(path, record.header)
-        elif kind == "run":
-            _read_run_record(run, record.run)
-        elif kind == "config":
-            _apply_updates(run.config, record.config)
-        elif kind == "summary":
-            _apply_updates(run.summary, record.summary)
-        elif kind == "history":
-            _read_history_record(run, record.history, with_history)
-        elif kind == "exit":
-            run.exit_code = record.exit.exit_code
-            if record.exit.runtime:  # whole seconds; the history's _runtime is finer when the exit says 0
-                run.runtime_s = float(record.exit.runtime)
-    if not run.run_id:
-        raise InputError(f"{path} has no run record: not a complete wandb run file")
-    return run
+    for raw in raws:
+        try:
+            record.ParseFromString(raw)
+            _read_record(run, record, with_history)
+        except (DecodeError, ValueError):  # ValueError: a value that is not JSON
+            raise RunFileProblem(CORRUPT, "a record that does not decode") from None
+    if cut_short and run.exit_code is None:
+        raise RunFileProblem(INCOMPLETE, "ends inside a record")
+
+
+def _read_record(run: OfflineRun, record: Any, with_history: bool) -> None:
+    kind = record.WhichOneof("record_type")
+    if kind == "header":
+        _check_header(record.header)
+    elif kind == "run":
+        _read_run_record(run, record.run)
+    elif kind == "config":
+        _apply_updates(run.config, record.config)
+    elif kind == "summary":
+        _apply_updates(run.summary, record.summary)
+    elif kind == "history":
+        _read_history_record(run, record.history, with_history)
+    elif kind == "exit":
+        run.exit_code = record.exit.exit_code
+        if record.exit.runtime:  # whole seconds; the history's _runtime is finer when the exit says 0
+            run.runtime_s = float(record.exit.runtime)
 
 
 def _read_history_record(run: OfflineRun, history: Any, keep: bool) -> None:

@@ -47,13 +47,47 @@ def default_http_settings(monkeypatch):
             monkeypatch.delenv(name, raising=False)
 
 
-def test_dead_server_fails_fast_without_credentials(dead_uri, default_http_settings):
-    started = time.monotonic()
+def test_dead_server_fails_without_credentials(dead_uri, default_http_settings):
     with pytest.raises(BackendError) as info:
         MlflowSource("sweeps", tracking_uri=dead_uri).read(MetricRequest("val_acc"))
-    assert time.monotonic() - started < 20  # MLflow's defaults take about four minutes
     host = dead_uri.rsplit("@", 1)[1]
     assert str(info.value) == f"cannot reach the MLflow server at http://***@{host} (is it running?)"
+
+
+@pytest.fixture
+def dropping_uri():
+    """A server that accepts each connection and closes it at once, counting them: (URI, the count so far)."""
+    accepted = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.1)
+        stop = threading.Event()
+
+        def serve() -> None:
+            while not stop.is_set():
+                try:
+                    connection, _ = listener.accept()
+                except TimeoutError:
+                    continue
+                accepted.append(1)
+                connection.close()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}", lambda: len(accepted)
+        finally:
+            stop.set()
+            thread.join(10)
+
+
+def test_a_server_that_drops_connections_is_tried_a_bounded_number_of_times(dropping_uri, default_http_settings):
+    uri, attempts = dropping_uri
+    with pytest.raises(BackendError, match="cannot reach the MLflow server"):
+        MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
+    # MLflow's defaults retry 7 times with back-off (about four minutes); boontrack's retries once, twice at most
+    assert 1 <= attempts() <= int(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) + 1
 
 
 def test_dead_server_cli_exit_code_1_one_line(dead_uri, default_http_settings):

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
+from offline_files import finish_offline_runs  # noqa: E402
 from wandb_double import FakeRun, WandbDouble  # noqa: E402
 from wandb_sweep import BIG_TEXT, ENTITY, EPOCHS, MODELS, PROJECT, SEEDS, SWEEP  # noqa: E402
 
@@ -61,6 +62,7 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
     directory = wandb_env / "offline"
     directory.mkdir()
     logged: dict[str, LoggedRun] = {}
+    files: list[Path] = []
 
     def write(
         config: dict[str, Any],
@@ -88,6 +90,7 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
             run.log(row)
         run.summary.update(extra or {})
         run.finish(exit_code=exit_code)
+        files.append(Path(run.settings.sync_file))
         logged[run.id] = LoggedRun(run.id, config, history, dict(extra or {}), group, job_type, tags, SWEEP, exit_code)
 
     for model in MODELS:
@@ -108,6 +111,7 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
     )
     write({"model": "mlp", "seed": 98, "note": BIG_TEXT}, _history("mlp", 1), group="mlp-sweep")
     write({"boontrack.role": "summary"}, [{"boon/n": 1.0}], job_type="boontrack")
+    finish_offline_runs(files)
     return directory, logged
 
 
@@ -155,3 +159,4 @@ def fresh_log(double: WandbDouble) -> WandbDouble:
     double.faults.clear()
     double.delay_s = 0.0
     double.refused.clear()
+    double.release_held()  # to a client that gave up on them, before the next test's faults are set

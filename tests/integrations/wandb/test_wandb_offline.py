@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import struct
+import subprocess
+import sys
+import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -12,7 +19,9 @@ import pytest
 
 from boontrack.backends import MetricRequest, open_source
 from boontrack.exceptions import InputError
+from boontrack_wandb._offline import WAIT_VARIABLE
 
+from offline_files import record_starts
 from wandb_sweep import BIG_TEXT, SWEEP
 
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
@@ -127,15 +136,202 @@ def test_a_run_without_exit_record_is_running(tmp_path):
     assert _read(tmp_path).loc["abc", "status"] == "running"
 
 
-def test_a_run_cut_off_mid_record_is_read_up_to_the_cut(offline_runs, tmp_path):
-    # a training run (the directory also holds boontrack's aggregate run, which readers leave out)
-    run_id = next(run_id for run_id, run in offline_runs[1].items() if run.job_type == "train")
-    source_file = next(offline_runs[0].glob(f"wandb/offline-run-*/run-{run_id}.wandb"))
-    target = tmp_path / "offline-run-x" / source_file.name
+def _copy_training_runs(offline_runs, target: Path) -> list[Path]:
+    """The complete files of the sweep's training runs copied into ``target``, modified long ago (so that no
+    read waits for them)."""
+    directory, logged = offline_runs
+    copies = []
+    for run_id, run in logged.items():
+        if run.job_type == "train":
+            source = next(directory.glob(f"wandb/offline-run-*/run-{run_id}.wandb"))
+            copy = target / source.parent.name / source.name
+            copy.parent.mkdir(parents=True)
+            copy.write_bytes(source.read_bytes())
+            copies.append(copy)
+    _age(*copies)
+    return copies
+
+
+def _age(*paths: Path) -> None:
+    for path in paths:
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+
+
+def _statuses(directory: Path) -> dict[str, str]:
+    return _read(directory)["status"].to_dict()
+
+
+def _run_record_end(data: bytes) -> int:
+    """Where the run record ends, by wandb's own protobuf (the records are whole chunks in a small file)."""
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    starts = record_starts(data) + [len(data)]
+    for start, end in zip(starts, starts[1:]):
+        if pb.Record.FromString(data[start + 7 : end]).WhichOneof("record_type") == "run":
+            return end
+    raise AssertionError("no run record")
+
+
+@pytest.fixture(autouse=True)
+def no_wait(monkeypatch):
+    """Reads here never wait for files still being written (the tests of the wait set it themselves)."""
+    monkeypatch.setenv(WAIT_VARIABLE, "0")
+
+
+def test_a_file_cut_at_any_byte_is_dropped_with_its_reason_and_the_others_are_read(offline_runs, tmp_path):
+    copies = _copy_training_runs(offline_runs, tmp_path)
+    victim, data = copies[0], copies[0].read_bytes()
+    run_id = victim.stem.removeprefix("run-")
+    expected = dict.fromkeys(_statuses(tmp_path), "finished") | {
+        rid: "failed" for rid, r in offline_runs[1].items() if r.exit_code
+    }
+    starts, run_end, exit_start = set(record_starts(data)), _run_record_end(data), record_starts(data)[-1]
+    for cut in sorted({*range(0, 40), *range(40, len(data), 23), *starts, len(data) - 1, len(data)}):
+        victim.write_bytes(data[:cut])
+        _age(victim)
+        if cut == len(data):
+            status = "finished"
+        elif cut in starts and run_end <= cut <= exit_start:
+            status = "running"  # ends between two records, before its exit record: as a live run's file does
+        else:
+            status = "incomplete"
+        assert _statuses(tmp_path) == expected | {run_id: status}, f"cut at byte {cut} of {len(data)}"
+
+
+def test_a_zero_byte_file_and_a_flipped_byte_are_dropped_with_their_reasons(offline_runs, tmp_path):
+    copies = _copy_training_runs(offline_runs, tmp_path)
+    victim, data = copies[0], copies[0].read_bytes()
+    run_id = victim.stem.removeprefix("run-")
+    victim.write_bytes(b"")
+    _age(victim)
+    assert _statuses(tmp_path)[run_id] == "incomplete"
+    unreadable = {"corrupt", "incomplete", "unsupported"}
+    for position in sorted({*range(0, 24), *range(24, len(data), 29)}):
+        flipped = bytearray(data)
+        flipped[position] ^= 0xFF
+        victim.write_bytes(bytes(flipped))
+        _age(victim)
+        statuses = _statuses(tmp_path)
+        assert statuses.pop(run_id, "corrupt") in unreadable, f"byte {position} flipped"
+        assert set(statuses.values()) <= {"finished", "failed"}, f"byte {position} flipped"
+    flipped = bytearray(data)
+    flipped[record_starts(data)[1] + 7] ^= 0xFF  # inside the data of the record after the header
+    victim.write_bytes(bytes(flipped))
+    _age(victim)
+    assert _statuses(tmp_path)[run_id] == "corrupt"
+
+
+def test_the_summary_of_ten_good_files_and_a_cut_one_lists_the_cut_one_as_dropped(offline_runs, tmp_path):
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+
+    copies = _copy_training_runs(offline_runs, tmp_path)
+    victim = copies[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    _age(victim)
+    result = CliRunner().invoke(
+        main, ["summarize", f"wandb-offline:{tmp_path}", "--val", "val_acc", "--n", "1", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    dropped = {d["run_id"]: d["reason"] for d in summary["dropped"]}
+    assert dropped[victim.stem.removeprefix("run-")] == "incomplete run file"
+    assert summary["runs"] == len(copies) - 2  # the failed run is dropped too
+
+
+def test_a_file_still_being_written_is_waited_for(offline_runs, tmp_path, monkeypatch):
+    monkeypatch.setenv(WAIT_VARIABLE, "120")  # far more than the writer below needs, on any machine
+    copies = _copy_training_runs(offline_runs, tmp_path)
+    victim, data = copies[0], copies[0].read_bytes()
+    victim.write_bytes(data[: len(data) // 2])  # just modified: a writer is at work
+    writer = threading.Timer(0.5, lambda: victim.write_bytes(data))
+    writer.start()
+    try:
+        statuses = _statuses(tmp_path)
+    finally:
+        writer.join()
+    assert statuses[victim.stem.removeprefix("run-")] == "finished"
+
+
+def test_the_wait_ends_at_its_bound_and_skips_files_that_stopped_changing(offline_runs, tmp_path, monkeypatch):
+    copies = _copy_training_runs(offline_runs, tmp_path)
+    victim = copies[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    monkeypatch.setenv(WAIT_VARIABLE, "0.3")
+    assert _statuses(tmp_path)[victim.stem.removeprefix("run-")] == "incomplete"  # just written: waited for, then
+    _age(victim)
+    monkeypatch.setenv(WAIT_VARIABLE, "3600")
+
+    def no_sleep(seconds):
+        raise AssertionError("a file unchanged for longer than the bound was waited for")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(time, "sleep", no_sleep)
+        assert _statuses(tmp_path)[victim.stem.removeprefix("run-")] == "incomplete"
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "nan"])
+def test_a_bad_wait_is_refused_naming_the_variable(offline_runs, tmp_path, monkeypatch, value):
+    _copy_training_runs(offline_runs, tmp_path)
+    monkeypatch.setenv(WAIT_VARIABLE, value)
+    with pytest.raises(InputError, match=WAIT_VARIABLE):
+        _read(tmp_path)
+
+
+def test_a_run_killed_right_after_init_is_dropped_as_incomplete(offline_runs, tmp_path):
+    """A real process killed with SIGKILL (wandb's service, in its process group, with it) right after
+    ``wandb.init``: its file holds the header alone."""
+    code = (
+        "import sys, wandb\n"
+        "run = wandb.init(project='p', mode='offline', dir=sys.argv[1],"
+        " settings=wandb.Settings(console='off', x_disable_stats=True))\n"
+        "print(run.settings.sync_file, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, str(killed)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        path = Path(process.stdout.readline().strip())
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(60)
+    _wait_for_group_to_end(process.pid)
+    copies = _copy_training_runs(offline_runs, tmp_path / "runs")
+    target = tmp_path / "runs" / path.parent.name / path.name
     target.parent.mkdir()
-    target.write_bytes(source_file.read_bytes()[:-5])  # the exit record is incomplete, as in a live run
-    frame = _read(tmp_path)
-    assert list(frame["status"]) == ["running"]
+    target.write_bytes(path.read_bytes())
+    _age(target)
+    statuses = _statuses(tmp_path / "runs")
+    assert statuses.pop(path.stem.removeprefix("run-")) == "incomplete"
+    assert len(statuses) == len(copies) and set(statuses.values()) <= {"finished", "failed"}
+
+
+def _wait_for_group_to_end(group: int, bound_s: float = 60.0) -> None:
+    """Until no process of ``group`` is left (wandb's service writes the file): killed processes end at once,
+    but their parent may reap them later."""
+    deadline = time.monotonic() + bound_s
+    while True:
+        alive = subprocess.run(["pgrep", "-g", str(group)], capture_output=True, text=True).stdout.split()
+        zombies = [pid for pid in alive if _is_zombie(pid)]
+        if len(alive) == len(zombies):
+            return
+        assert time.monotonic() < deadline, f"processes {alive} of group {group} still alive"
+        time.sleep(0.1)
+
+
+def _is_zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True
 
 
 @pytest.mark.parametrize(

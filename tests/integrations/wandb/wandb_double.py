@@ -14,7 +14,8 @@ what the client sent (request counts, summary metrics, history rows, uploaded fi
 It reproduces what the client needs, not the server's semantics: no permissions, no summary merge rules, no
 artifact deduplication; creating a chart preset whose name the entity already has is answered with an error
 (an assumption: the server's answer to a duplicate is not documented). Fault injection: :meth:`WandbDouble.inject` makes the next requests fail with a status
-(and headers such as ``Retry-After``), :attr:`WandbDouble.delay_s` slows every GraphQL answer, and
+(and headers such as ``Retry-After``), :attr:`WandbDouble.delay_s` slows every GraphQL answer,
+:attr:`WandbDouble.hold` holds every answer back until released, and
 :attr:`WandbDouble.refused` answers chosen operations with a GraphQL error (a server without that feature).
 Operations it does not know are answered with an error and listed in :attr:`WandbDouble.unknown`; with
 ``WANDB_DOUBLE_DEBUG=1`` their query and variables are printed, which is how a new wandb version's needs show.
@@ -152,6 +153,12 @@ class WandbDouble:
         self.unknown: list[str] = []
         self.faults: list[Fault] = []
         self.delay_s = 0.0
+        #: When set, every GraphQL answer waits until the event is set (at most two minutes); ``held`` counts
+        #: the answers waiting now.
+        self.hold: threading.Event | None = None
+        self.held = 0
+        #: ``time.monotonic()`` of each GraphQL request, in the order of :attr:`log`'s GraphQL entries.
+        self.arrivals: list[float] = []
         self.refused: set[str] = set()  # operations answered with a GraphQL error, like a server without them
         self.charts: dict[str, dict[str, Any]] = {}  # custom chart presets by "entity/name"
         self.lock = threading.RLock()
@@ -185,9 +192,20 @@ class WandbDouble:
     def operations(self) -> list[str]:
         return [name for name, _ in self.log]
 
+    def release_held(self, bound_s: float = 60.0) -> None:
+        """Let held answers go out, and wait (at most ``bound_s``) until none is left in the server."""
+        if self.hold is None:
+            return
+        self.hold.set()
+        deadline = time.monotonic() + bound_s
+        while self.held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.hold = None
+
     def reset_log(self) -> None:
         with self.lock:
             self.log.clear()
+            self.arrivals.clear()
 
     def start(self) -> WandbDouble:
         double = self
@@ -623,6 +641,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _wait_for_release(self, hold: threading.Event) -> None:
+        state = self.server_state
+        with state.lock:
+            state.held += 1
+        hold.wait(120)
+        with state.lock:
+            state.held -= 1
+
     def _fault(self) -> Fault | None:
         state = self.server_state
         with state.lock:
@@ -647,9 +673,12 @@ class _Handler(BaseHTTPRequestHandler):
             variables = request.get("variables") or {}
             with state.lock:
                 state.log.append((op, variables))
+                state.arrivals.append(time.monotonic())
+            fault = self._fault()  # taken on arrival: an answer slowed or held never takes a later test's fault
             if state.delay_s:
                 time.sleep(state.delay_s)
-            fault = self._fault()
+            if state.hold is not None:
+                self._wait_for_release(state.hold)
             if fault is not None:
                 return self._send(fault.status, {"errors": [{"message": f"injected {fault.status}"}]}, fault.headers)
             with state.lock:
