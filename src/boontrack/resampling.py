@@ -54,7 +54,10 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
+from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._validation import (
+    as_bounds,
     as_budget,
     as_budgets,
     as_choice,
@@ -81,7 +84,7 @@ __all__ = [
     "mean_ci",
 ]
 
-Method = Literal["studentized", "percentile", "bca", "smoothed"]
+Method = Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
@@ -99,24 +102,49 @@ class ConfidenceInterval:
 
 @dataclass(frozen=True)
 class StudentizedErrors:
-    """The standard errors behind a studentized interval, kept so that independent results can be differenced.
+    """What a studentized interval is made of, kept so that independent results can be differenced.
+
+    The interval is ``centre +- q standard_error`` (on the scale of ``bounds``), q the quantile of
+    ``|resample_centres - reference| / resample_standard_errors``. Floats in a :class:`BootstrapResult`, one
+    value per budget in a :class:`CurveBand`.
 
     Attributes
     ----------
-    standard_error
-        The delta-method standard error on the data (a float in a :class:`BootstrapResult`, one per budget in a
-        :class:`CurveBand`).
-    resample_standard_errors
-        The delta-method standard error of each of the first resamples (all of them, unless the work bound of
-        the studentized method cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
+    centre, standard_error
+        The interval's centre on the data (the estimate for ``"studentized"``, the unbiased U for
+        ``"studentized-u"``) and its delta-method standard error.
+    reference
+        What the resamples' centres are compared with: the estimate for ``"studentized"``, V (Boo_n of the runs
+        themselves) for ``"studentized-u"``.
+    resample_centres, resample_standard_errors
+        The centre and its standard error on each of the first resamples (all of them, unless the work bound of
+        the studentized methods cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
     plausible_range
         Where the statistic can plausibly lie (the interval is cut to it): from the worst observed test score
-        to the best one plus the whole range.
+        to the best one plus the whole range, inside the bounds.
+    bounds
+        The scores' bounds, infinite where there is none.
     """
 
+    centre: Any
     standard_error: Any
+    reference: Any
+    resample_centres: np.ndarray
     resample_standard_errors: np.ndarray
     plausible_range: tuple[float, float]
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
+
+    def at(self, k: int) -> StudentizedErrors:
+        """The errors of budget column ``k`` of a band's, as a single result carries them."""
+        return StudentizedErrors(
+            float(self.centre[k]),
+            float(self.standard_error[k]),
+            float(self.reference[k]),
+            self.resample_centres[:, k],
+            self.resample_standard_errors[:, k],
+            self.plausible_range,
+            self.bounds,
+        )
 
 
 @dataclass(frozen=True)
@@ -136,8 +164,11 @@ class BootstrapResult:
     method, confidence_level, n_resamples
         As requested.
     studentized_errors
-        With ``method="studentized"``: the standard errors behind the interval (see :class:`StudentizedErrors`),
-        which :func:`boontrack.compare.independent_difference` needs; else None.
+        With a studentized method: what the interval is made of (see :class:`StudentizedErrors`), which
+        :func:`boontrack.compare.independent_difference` needs; else None.
+    bounds
+        The scores' bounds the interval respects (declared, or [0, 1] when every test score lies in it);
+        infinite where there is none.
     """
 
     estimate: float
@@ -148,6 +179,7 @@ class BootstrapResult:
     confidence_level: float
     n_resamples: int
     studentized_errors: StudentizedErrors | None = None
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
 
 
 @dataclass(frozen=True)
@@ -189,8 +221,10 @@ class CurveBand:
     bootstrap_distribution
         The curve of each resample, shape ``(n_resamples, len(n))``.
     studentized_errors
-        With ``method="studentized"``: the standard errors behind the intervals, one column per budget (see
+        With a studentized method: what the intervals are made of, one column per budget (see
         :class:`StudentizedErrors`); else None.
+    bounds
+        The scores' bounds the bands respect, as in :class:`BootstrapResult`.
     """
 
     n: np.ndarray
@@ -206,6 +240,7 @@ class CurveBand:
     simultaneous_high: np.ndarray
     trustworthy: np.ndarray
     studentized_errors: StudentizedErrors | None = None
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
 
     def at(self, n: int) -> BootstrapResult:
         """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples."""
@@ -222,19 +257,26 @@ class CurveBand:
             method=self.method,
             confidence_level=self.confidence_level,
             n_resamples=self.n_resamples,
-            studentized_errors=None
-            if errors is None
-            else StudentizedErrors(
-                float(errors.standard_error[k]), errors.resample_standard_errors[:, k], errors.plausible_range
-            ),
+            studentized_errors=None if errors is None else errors.at(k),
+            bounds=self.bounds,
         )
 
 
 def _studentized_errors(resampled: Resampled) -> StudentizedErrors | None:
     """What a studentized result keeps of its resamples; None for other methods."""
-    if resampled.resample_standard_error is None:
+    pivot = resampled.pivot
+    if pivot is None:
         return None
-    return StudentizedErrors(resampled.standard_error, resampled.resample_standard_error, resampled.plausible)
+    scale = resampled.scale
+    return StudentizedErrors(
+        pivot.centre,
+        pivot.standard_error,
+        pivot.reference,
+        pivot.resample_centre,
+        pivot.resample_standard_error,
+        resampled.plausible,
+        (scale.low, scale.high),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -286,15 +328,12 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
         method=method,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
-        studentized_errors=None
-        if errors is None
-        else StudentizedErrors(
-            float(errors.standard_error[0]), errors.resample_standard_errors[:, 0], errors.plausible_range
-        ),
+        studentized_errors=None if errors is None else errors.at(0),
+        bounds=(resampled.scale.low, resampled.scale.high),
     )
 
 
-def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
+def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds):
     v, t = as_val_test(val, test)
     budgets, scalar = as_budgets(n)
     if not scalar:
@@ -305,7 +344,7 @@ def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resample
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
     _warn_data(v, t, stacklevel=3, budgets=budgets, maximize=maximize)
-    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng
+    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
 def boo_n_ci(
@@ -317,8 +356,9 @@ def boo_n_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:
     r"""Boo_n with a bootstrap confidence interval over runs.
 
@@ -382,10 +422,12 @@ def boo_n_ci(
     >>> res.confidence_interval.low <= res.estimate <= res.confidence_interval.high
     True
     """
-    v, t, budgets, estimator, maximize, level, n_resamples, method, rng = _boo_n_ci_iv(
-        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng
+    v, t, budgets, estimator, maximize, level, n_resamples, method, rng, bounds = _boo_n_ci_iv(
+        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds
     )
-    resampled = curve_distribution(v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng)
+    resampled = curve_distribution(
+        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds
+    )
     return _bootstrap_result(resampled, level, method, n_resamples)
 
 
@@ -393,7 +435,7 @@ def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, str, 
     return as_budget(m, "m"), as_choice(estimator, "estimator", ESTIMATORS), as_choice(method, "method", CI_METHODS)
 
 
-def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized") -> np.ndarray:
+def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized-u") -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
     For the studentized method, whose per-resample standard errors cost ``m`` per budget and resample, the
@@ -405,7 +447,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
     """
     m, estimator, method = _default_budgets_iv(m, estimator, method)
     count = _MAX_DEFAULT_BUDGETS
-    if method == "studentized":
+    if method in STUDENTIZED_METHODS:
         count = min(count, max(_MIN_STUDENTIZED_BUDGETS, STUDENTIZED_WORK // m))
     if estimator == "U" and method == "bca" and m > 1:
         m -= 1
@@ -419,7 +461,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
         points += count - budgets.size
 
 
-def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
+def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds):
     v, t = as_val_test(val, test)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
@@ -431,7 +473,7 @@ def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_re
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
     _warn_data(v, t, stacklevel=3, maximize=maximize)  # budgets above m / 2: the band flags them
-    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng
+    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
 def boo_n_curve_ci(
@@ -443,8 +485,9 @@ def boo_n_curve_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> CurveBand:
     """Pointwise and simultaneous bootstrap bands for the curve n -> Boo_n (the expected-validation curve with
     ``test=None``).
@@ -476,10 +519,12 @@ def boo_n_curve_ci(
     ValueError
         As :func:`boo_n_ci`.
     """
-    v, t, budgets, estimator, maximize, level, n_resamples, method, rng = _boo_n_curve_ci_iv(
-        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng
+    v, t, budgets, estimator, maximize, level, n_resamples, method, rng, bounds = _boo_n_curve_ci_iv(
+        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds
     )
-    resampled = curve_distribution(v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng)
+    resampled = curve_distribution(
+        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds
+    )
     low, high = interval_ends(resampled, level, method)
     trustworthy = trusted_budgets(budgets, v.size)
     simultaneous_low, simultaneous_high = simultaneous_band(resampled, level, method, trustworthy)
@@ -497,15 +542,16 @@ def boo_n_curve_ci(
         simultaneous_high=simultaneous_high,
         trustworthy=trustworthy,
         studentized_errors=_studentized_errors(resampled),
+        bounds=bounds,
     )
 
 
-def _mean_ci_iv(scores, confidence_level, n_resamples, method, rng):
+def _mean_ci_iv(scores, confidence_level, n_resamples, method, rng, bounds):
     s = as_scores(scores, "scores")
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     _bca_budget_iv(method, s.size, np.array([1]), "V")
     _warn_data(s, s, stacklevel=3, budgets=np.array([1]))
-    return s, level, n_resamples, method, rng
+    return s, level, n_resamples, method, rng, as_bounds(bounds, s)
 
 
 def mean_ci(
@@ -513,8 +559,9 @@ def mean_ci(
     *,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:
     """Bootstrap confidence interval of the mean score.
 
@@ -532,6 +579,6 @@ def mean_ci(
     -------
     BootstrapResult
     """
-    s, level, n_resamples, method, rng = _mean_ci_iv(scores, confidence_level, n_resamples, method, rng)
-    resampled = curve_distribution(s, s, False, np.array([1]), "V", True, n_resamples, method, rng)
+    s, level, n_resamples, method, rng, bounds = _mean_ci_iv(scores, confidence_level, n_resamples, method, rng, bounds)
+    resampled = curve_distribution(s, s, False, np.array([1]), "V", True, n_resamples, method, rng, bounds)
     return _bootstrap_result(resampled, level, method, n_resamples)
