@@ -31,9 +31,9 @@ Resamples are processed in batches of about 2^22 draws (16 MB), counted in cache
 stays bounded and ``n_resamples`` is limited only by time. The batches are drawn in order in the calling
 thread and evaluated on every CPU the process may use (threads: the kernels are numpy operations that release
 the GIL; :func:`boontrack.analysis.analyze` and ``boontrack summarize --threads`` set how many). The kernels
-run BLAS with one thread. The machinery
-lives in :mod:`boontrack._bootstrap`, shared with the comparisons. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and
-never touches the global random state.
+run BLAS with one thread. The machinery lives in :mod:`boontrack._bootstrap`, shared with the comparisons.
+Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never touches the global random
+state.
 """
 
 from __future__ import annotations
@@ -193,16 +193,17 @@ class CurveBand:
     (Montiel Olea & Plagborg-Møller 2019): one critical value c, the ``confidence_level`` quantile over the
     resamples of ``max_n |est*_n - est_n| / s_n`` (s the per-resample standard error for the studentized
     method, else the bootstrap standard error), taken over the trustworthy budgets, gives ``est_n +- c s_n``,
-    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores, m = 20 and 50, 333 sweeps
-    each; ``tests/benchmarks/bench_coverage.py``), the studentized simultaneous band held the whole curve in
-    92-94 % of sweeps at 1.5-1.6x the pointwise width, its pointwise band in 82-89 %; percentile bands held it
-    in 78-87 % (simultaneous) and 56-78 % (pointwise).
+    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores and published tables,
+    m = 20 and 50, 333 sweeps each; ``tests/benchmarks/bench_coverage.py``), the default method's
+    simultaneous band held the whole curve in 93.9-96.1 % of sweeps at 1.9-2.4x the pointwise width
+    (88.7-92.7 % on the CIFAR-100 table, whose pointwise intervals miss too); percentile bands held the
+    validation curve in 77-81 %.
 
-    ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on normal scores (300 sweeps per cell),
-    the validation curve's percentile band covered 43-67 % (n = m/2 .. m, m = 10-50) and the studentized
-    band, though it covered 89-94 %, was 2.6-7.7x as wide as the percentile band; beyond m (extrapolation)
-    it is wider still. For n <= m/2 the studentized intervals covered 92-96 % on normal and beta-binomial
-    scores at m = 10-100 (see :mod:`boontrack.simulate`). Draw and report the band there as doubtful.
+    ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on the validation curve of normal scores
+    (333 sweeps per cell, n = m/2 + 1 .. m, m = 10-50), percentile intervals covered 42-65 % and the default
+    ones, though they covered 96-100 %, were 3.6-11.9x as wide; beyond m (extrapolation) they are wider
+    still. For n <= m/2 the default intervals covered 93-97 % on normal scores at m = 10-100 (see
+    :mod:`boontrack.simulate` and the README's coverage table). Draw and report the band there as doubtful.
 
     Attributes
     ----------
@@ -378,18 +379,22 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized", "percentile", "bca", "smoothed"}
-        ``"studentized"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12),
-        ``est +- q se`` with q the quantile of ``|est* - est| / se*`` over the resamples and se, se* the
-        delta-method standard errors of the L-statistic on the data and on each resample (its empirical
-        influence function, one reverse cumulative sum per resample: no inner bootstrap, no jackknife). Its
-        coverage, measured on populations with a known Boo_n (:mod:`boontrack.simulate`;
-        ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell), is 92-96 % for nominal 95 % on
-        normal and beta-binomial scores at m = 10-100 and n <= m/2, where the percentile interval covers
-        83-95 %, at 1.0-2.6x the percentile width (median). No method covers on a long right tail
-        (log-normal scores, n = 5-10: 81-87 % studentized, 66-82 % percentile at m = 20-50): the sample has
-        not seen the tail. ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
-        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife. ``"smoothed"``: percentile interval of a
+    method : {"studentized-u", "studentized", "percentile", "bca", "smoothed"}
+        ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
+        around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
+        resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
+        se* U's delta-method standard errors on the data and on each resample (its empirical influence
+        function, one reverse cumulative sum per resample: no inner bootstrap, no jackknife); widened to hold
+        the reported estimate if it must. ``"studentized"``: the same pivot centred on the reported estimator.
+        With bounds, both are computed on the logit scale of the bounds and mapped back. Coverage measured on
+        populations with a known Boo_n (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``,
+        1,000 sweeps per cell; the README's table): the default covers 93-97 % on normal scores at
+        m = 10-100 and n <= m/2, where the percentile interval covers 64-95 %, at 1.0-3.5x its width. No
+        method covers on a long right tail (log-normal scores, n = 5-10: 84-88 % default, 64-80 % percentile
+        at m = 20-50) or where a rare failure mode is missing from the sweep: the sample has not seen it.
+        ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
+        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
+        ``"smoothed"``: percentile interval of a
         Gaussian-kernel smoothed bootstrap (Scott's bandwidth per column), as the paper uses for
         best-single-model figures (footnote 11); the estimate stays the plain one.
     rng : int or numpy.random.Generator, optional

@@ -39,28 +39,30 @@ def few_runs_messages(
 ) -> list[str]:
     """Why intervals on these runs may under-cover, from measured coverage (:mod:`boontrack.simulate`).
 
-    Three keys, each with what was measured for nominal 95 % (studentized / percentile, normal scores unless
-    said): fewer than 8 runs (83-92 % / 76-83 % at m = 4-6; 93-96 % / 83-88 % at m = 8); a budget above m / 2
-    (the trust rule of :class:`CurveBand`); test scores skewed towards the better end (sample skewness above
-    1, for m <= 100: log-normal scores gave 81-87 % / 66-82 % at m = 20-50 and n = 5-10, and no resampling
-    method sees a tail the runs have not sampled).
+    Three keys, each with what was measured for nominal 95 % (default method / percentile, 1,000 sweeps per
+    cell; ``tests/benchmarks/bench_coverage.py --doubts-only`` and its log-normal rows): fewer than 8 runs
+    (92-97 % / 75-88 % at m = 4-8, normal and 200-example accuracies); a budget above m / 2 (the trust rule of
+    :class:`CurveBand`: 96-100 % at 3.6-11.9x the percentile width / 42-65 % on the validation curve, m = 10-50);
+    test scores skewed towards the better end (sample skewness above 1, for m <= 100: log-normal scores gave
+    84-88 % / 64-80 % at m = 20-50 and n = 5-10, and no resampling method sees a tail the runs have not
+    sampled).
     """
     reasons = []
     if m < FEW_RUNS_INTERVAL:
         reasons.append(
-            f"only {m} run{'' if m == 1 else 's'}: 95 % intervals covered 83-92 % at 4-6 runs and 93-96 % at 8 "
-            "(studentized; percentile 76-88 %)"
+            f"only {m} run{'' if m == 1 else 's'}: 95 % intervals covered 92-97 % at 4-8 runs "
+            "(default method; percentile 75-88 %)"
         )
     if budgets is not None and budgets.max() > TRUSTED_SHARE * m and m > 1:
         reasons.append(
-            f"n = {int(budgets.max())} is above m / 2 = {m / 2:g}: intervals there are wide (studentized, 2.6-7.7x "
-            "the percentile width) or under-cover (percentile bands 43-67 %)"
+            f"n = {int(budgets.max())} is above m / 2 = {m / 2:g}: intervals there are wide (the default, 3.6-11.9x "
+            "the percentile width) or under-cover (percentile 42-65 %)"
         )
     skew = _better_side_skewness(test, maximize) if test is not None and 2 < m <= TAIL_RUNS else 0.0
     if skew > LONG_TAIL_SKEWNESS:
         reasons.append(
             f"test scores skewed towards better scores (skewness {skew:.1f}): on such long tails 95 % intervals "
-            "covered 81-87 % (studentized; percentile 66-82 %)"
+            "covered 84-88 % at n = 5-10 (default method; percentile 64-80 %)"
         )
     return reasons
 
