@@ -176,6 +176,7 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
     "--resamples", type=int, default=_SPEC_DEFAULTS["resamples"], show_default=True, help="Bootstrap resamples."
 )
 @click.option("--ci-method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
+@click.option("--bounds", type=(float, float), metavar="LOW HIGH", help="Bounds of the scores (inf: open side).")
 @click.option("--seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
 @click.option(
     "--pick",

@@ -5,6 +5,7 @@ This module imports nothing heavy, so the command line builds its option choices
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
@@ -12,12 +13,23 @@ from typing import Any, Literal
 
 from boontrack.exceptions import InputError
 
-__all__ = ["CI_METHODS", "COMPARE_MODES", "CORRECTIONS", "DEFAULT_BUDGETS", "ESTIMATORS", "PICKS", "Spec"]
+__all__ = [
+    "CI_METHODS",
+    "COMPARE_MODES",
+    "DEFAULT_CI_METHOD",
+    "CORRECTIONS",
+    "DEFAULT_BUDGETS",
+    "ESTIMATORS",
+    "PICKS",
+    "Spec",
+]
 
 ESTIMATORS = ("V", "U", "W")
 COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
-CI_METHODS = ("studentized", "percentile", "bca", "smoothed")
+CI_METHODS = ("studentized-u", "studentized", "percentile", "bca", "smoothed")
+#: The interval method of every summary and function unless another is asked for.
+DEFAULT_CI_METHOD = CI_METHODS[0]
 PICKS = ("last", "best_val_step")
 #: The budgets reported when none are asked for, each where a group has enough runs for it.
 DEFAULT_BUDGETS = (1, 5, 10)
@@ -51,14 +63,20 @@ class Spec:
     correction: Literal["holm", "bh"] = "holm"
     confidence_level: float = 0.95
     n_resamples: int = 9999
-    #: ``"studentized"`` (symmetric bootstrap-t): the method whose measured coverage is near nominal at small m.
-    ci_method: Literal["studentized", "percentile", "bca", "smoothed"] = "studentized"
+    #: ``"studentized-u"`` (symmetric bootstrap-t around the unbiased U): the method chosen by its measured
+    #: coverage (:mod:`boontrack.resampling`); ``"studentized"`` is the same around the estimate (the default of
+    #: 0.2.0).
+    ci_method: Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"] = DEFAULT_CI_METHOD
     #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
     seed: int = 0
     #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
     pick: Literal["last", "best_val_step"] = "last"
     #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
     duration: str | None = None
+    #: The bounds of the scores, ``(low, high)`` with None for an open side, which every interval respects (it is
+    #: computed on a scale where they lie at infinity); None: [0, 1] for a group whose test scores all lie in it,
+    #: else none. ``(None, None)`` declares the scores unbounded.
+    bounds: tuple[float | None, float | None] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
@@ -138,6 +156,17 @@ def _budgets(value: Any) -> str | None:
     return "repeats a budget" if len(set(value)) < len(value) else None
 
 
+def _bounds(value: Any) -> str | None:
+    if value is None:
+        return None
+    ends = list(value) if isinstance(value, (tuple, list)) else []
+    numbers_or_none = all(end is None or (isinstance(end, numbers.Real) and not isinstance(end, bool)) for end in ends)
+    if len(ends) != 2 or not numbers_or_none or any(end != end for end in ends if end is not None):
+        return "must be a pair (low, high) of numbers, None for an open side"
+    low, high = (-math.inf if ends[0] is None else ends[0]), (math.inf if ends[1] is None else ends[1])
+    return None if low < high else "must have low < high"
+
+
 def _group_by(value: Any) -> str | None:
     if value is None or (isinstance(value, tuple) and value and all(isinstance(k, str) and k for k in value)):
         return None
@@ -166,6 +195,7 @@ _PROBLEMS = {
     "seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
     "pick": _choice(PICKS),
     "duration": _optional_text,
+    "bounds": _bounds,
 }
 
 
@@ -188,9 +218,10 @@ def make_spec(
     correction: str = "holm",
     confidence: float = 0.95,
     resamples: int = 9999,
-    ci_method: str = "studentized",
+    ci_method: str = DEFAULT_CI_METHOD,
     seed: int = 0,
     pick: str = "last",
+    bounds: Sequence[float | None] | None = None,
 ) -> Spec:
     """A :class:`~boontrack.spec.Spec` from the option names of the command line and the config file.
 
@@ -217,8 +248,17 @@ def make_spec(
         ci_method=ci_method,
         seed=seed,
         pick=PICK_SPELLINGS.get(pick, pick),
+        bounds=_open_sides(bounds),
     )
     return spec.check(names=OPTION_NAMES)
+
+
+def _open_sides(bounds: Any) -> Any:
+    """Bounds as a tuple, an infinite side (``inf`` on the command line) as None; anything else as it is, for the
+    check to report."""
+    if not isinstance(bounds, (list, tuple)):
+        return bounds
+    return tuple(None if isinstance(end, float) and math.isinf(end) else end for end in bounds)
 
 
 #: Spec fields whose command-line and config name differs (spec field -> option name).
