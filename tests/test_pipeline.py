@@ -11,19 +11,18 @@ import pytest
 
 from boontrack.backends import Sink, Source, SummaryOutputs
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 from boontrack.pipeline import (
-    _SinkGroup,
     fingerprint,
-    open_sink,
+    open_sinks,
     run_job,
     source_options,
     summary_key,
 )
 from boontrack.runtable import RunTable
-from boontrack.spec import make_spec
+from boontrack.spec import Spec
 
-SPEC = make_spec(val="val", test="test", n=[1, 3], group_by=["model"], resamples=50)
+SPEC = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=50).resolve_direction()
 
 
 def _frame(**changes) -> pd.DataFrame:
@@ -119,7 +118,7 @@ def test_fingerprint_changes_with_any_input_value(change):
 
 def test_fingerprint_covers_spec_prefix_and_source():
     frame = _frame()
-    other_spec = make_spec(val="val", test="test", n=[1, 3], group_by=["model"], resamples=51)
+    other_spec = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=51).resolve_direction()
     base = _fp(frame)
     assert _fp(frame, other_spec) != base
     assert _fp(frame, prefix="sweep/") != base
@@ -139,7 +138,7 @@ def test_summary_key_names_source_and_spec_not_the_runs():
     assert len(key) == 32 and int(key, 16) >= 0
     assert summary_key("mlflow:exp/parent", SPEC) == key
     assert summary_key("mlflow:exp/other", SPEC) != key
-    assert summary_key("mlflow:exp/parent", make_spec(val="val", n=[1, 3], group_by=["model"])) != key
+    assert summary_key("mlflow:exp/parent", Spec(val="val", n=[1, 3], group_by=["model"]).resolve_direction()) != key
 
 
 # --- source options ----------------------------------------------------------------------------------------
@@ -148,7 +147,7 @@ def test_summary_key_names_source_and_spec_not_the_runs():
 def test_source_options_pass_only_what_was_given():
     assert source_options() == {}
     assert source_options(parent="p", options={"api-key-file": "k"}) == {"parent": "p", "api_key_file": "k"}
-    with pytest.raises(InputError, match="'parent' is given twice"):
+    with pytest.raises(InputError, match="^source option `parent` is given twice$"):
         source_options(parent="p", options={"parent": "q"})
 
 
@@ -245,12 +244,12 @@ def test_a_directory_gives_no_summary_back_for_another_fingerprint(tmp_path):
 
 def test_several_destinations_give_back_the_first_stored_summary(tmp_path, monkeypatch):
     source, out = FrameSource(_frame()), tmp_path / "out"
-    first = run_job(source, SPEC, sink=open_sink(source, SPEC, out=out))
+    first = run_job(source, SPEC, sink=open_sinks(source, SPEC, out=out))
     tracker = MemorySink()
     tracker.stored = first.fingerprint
     _no_analysis(monkeypatch)
     for sinks in ([tracker, DirectorySink(out)], [DirectorySink(out), tracker]):
-        again = run_job(source, SPEC, sink=_SinkGroup(sinks), summarize_unchanged=True)
+        again = run_job(source, SPEC, sink=sinks, summarize_unchanged=True)
         assert again.status == "unchanged" and again.stored_summary["runs"] == 7
 
 
@@ -281,14 +280,15 @@ def test_a_failed_write_raises_when_asked():
 def test_bad_input_raises_before_anything_is_written(tmp_path):
     sink = MemorySink()
     with pytest.raises(InputError, match="no column 'nope'"):
-        run_job(FrameSource(_frame()), make_spec(val="nope"), sink=sink)
+        run_job(FrameSource(_frame()), Spec(val="nope"), sink=sink)
     assert sink.calls == []
 
 
-def test_open_sink_combines_destinations(tmp_path):
+def test_open_sinks_combines_destinations(tmp_path):
     source = FrameSource(_frame())
-    assert open_sink(source, SPEC) is None
-    assert isinstance(open_sink(source, SPEC, out=tmp_path / "out"), DirectorySink)
+    assert open_sinks(source, SPEC) == []
+    (directory,) = open_sinks(source, SPEC, out=tmp_path / "out")
+    assert isinstance(directory, DirectorySink)
 
     class WritableSource(FrameSource):
         def sink(self, key):
@@ -296,12 +296,12 @@ def test_open_sink_combines_destinations(tmp_path):
             return MemorySink()
 
     writable = WritableSource(_frame())
-    both = open_sink(writable, SPEC, out=tmp_path / "out", write_back=True)
+    both = open_sinks(writable, SPEC, out=tmp_path / "out", write_back=True)
     assert writable.key == summary_key("memory:runs", SPEC)
     result = run_job(writable, SPEC, sink=both)
     assert result.status == "updated"
     assert DirectorySink(tmp_path / "out").read_fingerprint() == result.fingerprint
-    assert both.sinks[1].stored == result.fingerprint
+    assert both[1].stored == result.fingerprint
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert run_job(writable, SPEC, sink=both).status == "unchanged"

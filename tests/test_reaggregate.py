@@ -20,7 +20,7 @@ import boontrack
 from boontrack import cli
 from boontrack.backends import Source
 from boontrack.exceptions import WriteBackWarning
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 from boontrack.pipeline import change_token, fingerprint, run_job
 from boontrack.reaggregate import Job, load_config, run_jobs
 from boontrack.runtable import RunTable
@@ -382,7 +382,7 @@ def test_a_pending_token_file_of_a_dead_writer_is_removed(workdir):
     out = workdir / "out"
     out.mkdir()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    from boontrack.files import _HOST_ID
+    from boontrack.directory import _HOST_ID
 
     pending = workdir / f".out.token-{dead.stdout.strip()}-{_HOST_ID}-{'a' * 12}"
     pending.write_text("{}")

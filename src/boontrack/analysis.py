@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from boontrack import vocabulary
 from boontrack._progress import progress_bar
 from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
 from boontrack.spec import Spec
@@ -254,6 +255,7 @@ def analyze(
     from boontrack._bootstrap import using_threads
 
     _analyze_iv(table, spec, threads)
+    spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
     with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
         results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
         summaries = tuple(summary for summary, _ in results)
@@ -288,7 +290,6 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
         raise InputError(f"spec must be a boontrack Spec, got {type(spec).__name__}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InputError(f"threads must be a whole number >= 1 or None (every CPU), got {threads!r}")
-    spec.check()
     _check_same_spec(table, spec)
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
@@ -307,7 +308,8 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
         raise InputError(
             f"too few runs for n = {needed}: group {listed}{more} runs; {why}"
             + (" (BCa with U needs n + 1 runs)" if _bca_with_u(spec) else "")
-            + f". Give a smaller `n` (or leave it out: the default budgets adapt to each group) or add runs{keys}"
+            + f". Give a smaller {vocabulary.name('n')} (or leave it out: the default budgets adapt to each group) or "
+            f"add runs{keys}"
         )
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boontrack.backends import CurveSeries, SummaryOutputs
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 
 KEY = "0123456789abcdef0123456789abcdef"
 

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
+from boontrack.integration import redact
 from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
 from boontrack_mlflow._client import (
     RetryBudget,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from boontrack.backends import MetricRequest, available_backends, open_source
 from boontrack.cli import main
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 from boontrack.pipeline import run_job
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec

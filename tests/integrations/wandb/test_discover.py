@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 from boontrack.pipeline import run_job, summary_key
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
 
