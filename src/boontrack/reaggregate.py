@@ -389,7 +389,8 @@ def run_job_line(
     job's share of the CPUs (None: all of them, for jobs run one at a time).
     """
     try:
-        return _run_locked(job, force=force, lock_timeout=lock_timeout, threads=threads), None
+        with vocabulary.speaking(vocabulary.CONFIG):  # messages name the job's keys as the config file writes them
+            return _run_locked(job, force=force, lock_timeout=lock_timeout, threads=threads), None
     except Exception as exc:
         return f"failed: {_one_line(exc)}", traceback.format_exc()
 

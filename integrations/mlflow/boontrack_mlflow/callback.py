@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from boontrack.integration import JobResult, after_sweep, callback_options, summarize_source
-from boontrack_mlflow._client import import_mlflow
+from boontrack_mlflow._client import import_mlflow, resolve_tracking_uri
 from boontrack_mlflow._source import MlflowSource
 
 
@@ -57,10 +57,12 @@ def summarize_sweep(
         best validation step).
     maximize
         True: higher is better; False: lower. None (default): higher, except that a metric named like a loss or
-        an error (``val_loss``) is refused: MLflow does not record a metric's direction.
+        an error (``val_loss``) raises :class:`~boontrack.exceptions.InputError` at once: MLflow does not record
+        a metric's direction.
     tracking_uri
         The MLflow store of the sweep, where the summary run is written. Default: ``MLFLOW_TRACKING_URI`` (or
-        :func:`mlflow.set_tracking_uri`); required without either.
+        :func:`mlflow.set_tracking_uri`); without any, or with a ``sqlite:`` URI whose file does not exist, the
+        call raises :class:`~boontrack.exceptions.InputError` (a read never creates a store).
     out
         Also write the summary into this directory.
     plots
@@ -106,11 +108,15 @@ def summarize_sweep(
         raise_on_error=raise_on_error,
     )
     options = callback_options(summarize_sweep, keywords, spec_options)
+    # Mistakes in the call, found before anything is read, raise: no store to read, and a loss without a
+    # direction (MLflow records none, so nothing else can tell it).
+    tracking = resolve_tracking_uri(options.tracking_uri)
+    spec = options.spec.resolve_direction()
 
     def job() -> JobResult:
-        source = MlflowSource(experiment, parent=parent_run_id, tracking_uri=options.tracking_uri)
+        source = MlflowSource(experiment, parent=parent_run_id, tracking_uri=tracking)
         return summarize_source(
-            source, options.spec, out=options.out, plots=options.plots, raise_on_write_error=options.raise_on_error
+            source, spec, out=options.out, plots=options.plots, raise_on_write_error=options.raise_on_error
         )
 
     return after_sweep(f"summarizing the MLflow sweep {parent_run_id}", job, raise_on_error=options.raise_on_error)

@@ -29,7 +29,7 @@ tracking_uri = "{uri}"
 val = "val_acc"
 test = "test_acc"
 n = [1, 3]
-resamples = 200
+n_resamples = 200
 plots = false
 {extra}
 """

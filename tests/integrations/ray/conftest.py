@@ -45,7 +45,7 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
                 **spec,
                 out=root / "mlflow-dir",
                 mlflow_experiment=mlflow_info["experiment"],
-                mlflow_tracking_uri=mlflow_info["uri"],
+                tracking_uri=mlflow_info["uri"],
             )
             logger = MLflowLoggerCallback(tracking_uri=mlflow_info["uri"], experiment_name=mlflow_info["experiment"])
             tune_callbacks = [logger, *callbacks.values()]

@@ -21,7 +21,7 @@ source = "{name}.csv"
 val = "acc"
 test = "test_acc"
 n = [1, 3]
-resamples = 99
+n_resamples = 99
 plots = false
 out = "summaries/{name}"
 """

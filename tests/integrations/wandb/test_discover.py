@@ -23,7 +23,7 @@ source = "wandb:{path}"
 val = "val_acc"
 test = "test_acc"
 n = [1, 2]
-resamples = 99
+n_resamples = 99
 plots = false
 out = "summaries"
 {extra}

@@ -374,7 +374,7 @@ val = "val_acc"
 test = "test_acc"
 n = [1, 2]
 group_by = ["model"]
-resamples = 99
+n_resamples = 99
 seed = 11
 write_back = true
 
@@ -383,7 +383,7 @@ name = "offline"
 source = "wandb-offline:{offline_runs[0]}"
 val = "val_acc"
 n = [1, 2]
-resamples = 99
+n_resamples = 99
 out = "{tmp_path / "offline-summary"}"
 """)
     first = _cli("reaggregate", "--config", str(config), env=dict(os.environ))
