@@ -20,6 +20,7 @@ from boontrack.integration import (
     after_sweep,
     callback_options,
     option_name,
+    resolve_direction,
     summarize_source,
 )
 from boontrack_optuna._source import OptunaSource, objective_names
@@ -96,7 +97,8 @@ def summarize_study(
     Raises
     ------
     InputError
-        Invalid options (a mistake in the call).
+        Invalid options (a mistake in the call), also what the study makes of them: a study with several
+        objectives and no ``val``, a direction that contradicts the study's, a loss without a direction.
     """
     keywords = dict(
         val=val or _OBJECTIVE,
@@ -115,7 +117,20 @@ def summarize_study(
         raise_on_error=raise_on_error,
     )
     options = callback_options(summarize_study, keywords, spec_options)
-    return _summarize(study, options, val=val, mlflow_experiment=mlflow_experiment)
+    # The study is given: what it makes of the options (its objective, its direction) is checked now.
+    spec = dataclasses.replace(options.spec, val=val if val is not None else _one_objective(study))
+    source = _source(study, options, mlflow_experiment)
+    options = dataclasses.replace(options, spec=resolve_direction(source, spec))
+    return _summarize(study, options, val=options.spec.val, mlflow_experiment=mlflow_experiment)
+
+
+def _source(study: Any, options: CallbackOptions, mlflow_experiment: str | None) -> OptunaSource:
+    return OptunaSource(
+        study,
+        sampler=type(study.sampler).__name__,
+        mlflow_experiment=mlflow_experiment,
+        tracking_uri=options.tracking_uri,
+    )
 
 
 def _summarize(study: Any, options: CallbackOptions, *, val: str | None, mlflow_experiment: str | None) -> JobResult:
@@ -123,12 +138,7 @@ def _summarize(study: Any, options: CallbackOptions, *, val: str | None, mlflow_
 
     def job() -> JobResult:
         spec = dataclasses.replace(options.spec, val=val if val is not None else _one_objective(study))
-        source = OptunaSource(
-            study,
-            sampler=type(study.sampler).__name__,
-            mlflow_experiment=mlflow_experiment,
-            tracking_uri=options.tracking_uri,
-        )
+        source = _source(study, options, mlflow_experiment)
         return summarize_source(
             source,
             spec,
