@@ -417,5 +417,5 @@ def test_option_errors_name_the_python_parameters(offline_runs):
 
     with pytest.raises(InputError, match="^wandb: `filters` must be a JSON object"):
         open_source("wandb:team/proj", filters="{state")
-    with pytest.raises(InputError, match="^sweep_path must be"):
+    with pytest.raises(InputError, match="^`sweep_path` must be"):
         summarize_sweep("only/two", val="val_acc")
