@@ -117,6 +117,7 @@ __all__ = [
     "import_optional",
     "is_summary_run",
     "lazy_exports",
+    "mlflow_destination",
     "open_sinks",
     "option_name",
     "option_setting",
@@ -168,6 +169,22 @@ class CallbackOptions:
     out: Path | None
     plots: bool
     raise_on_error: bool
+
+
+def mlflow_destination(experiment: str | None, tracking_uri: str | None = None) -> dict[str, dict[str, Any]]:
+    """The ``also`` of :func:`summarize_source` that writes a summary run into the MLflow ``experiment`` (at
+    ``tracking_uri``, else the process's), through the MLflow backend by its scheme; empty without an experiment.
+
+    A ``tracking_uri`` without an experiment is a mistake in the call (:class:`InputError`): it says where an
+    experiment is.
+    """
+    if experiment is None:
+        if tracking_uri is not None:
+            raise InputError(
+                f"{option_name('tracking_uri')} says where {option_name('mlflow_experiment')} is: give both"
+            )
+        return {}
+    return {f"mlflow:{experiment}": {} if tracking_uri is None else {"tracking_uri": tracking_uri}}
 
 
 def callback_options(

@@ -16,6 +16,7 @@ This module imports nothing heavy at import time (the command line imports it on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -225,23 +226,57 @@ def open_sinks(
     out: str | Path | None = None,
     write_back: bool = False,
     also: Mapping[str, Mapping[str, Any]] | None = None,
+    each_on_its_own: bool = False,
 ) -> list[Sink]:
     """The destinations of a job: a :class:`~boontrack.directory.DirectorySink` for ``out``, the source's own
     sink (``write_back``), and a sink of another tracker for each ``"scheme:LOCATION"`` of ``also`` (with its
     options, through that scheme's backend: :func:`~boontrack.backends.sink_at`). The summary key names each
-    tracker's sink, from the spec with its direction resolved."""
+    tracker's sink, from the spec with its direction resolved.
+
+    A destination that cannot be opened raises, unless ``each_on_its_own``: it then stands in the list as a
+    sink whose every use raises that error, so that :func:`run_job` reports it as that destination's failure
+    and writes the others (a callback's destinations, after the sweep).
+    """
     from boontrack.backends import sink_at
     from boontrack.directory import DirectorySink
 
-    sinks: list[Sink] = []
+    openers: list[tuple[str, Callable[[], Sink]]] = []
     if out is not None:
-        sinks.append(DirectorySink(out))
+        openers.append((str(out), lambda: DirectorySink(out)))
     if write_back or also:
         key = summary_key(source.identity(), resolve_direction(source, spec))
         if write_back:
-            sinks.append(source.sink(key))
-        sinks.extend(sink_at(destination, key, **options) for destination, options in (also or {}).items())
+            openers.append((f"{source.describe()} (written back)", lambda: source.sink(key)))
+        for destination, options in (also or {}).items():
+            openers.append((destination, functools.partial(sink_at, destination, key, **options)))
+    sinks: list[Sink] = []
+    for location, opener in openers:
+        try:
+            sinks.append(opener())
+        except Exception as exc:
+            if not each_on_its_own:
+                raise
+            sinks.append(_Unopened(redact(location), exc))
     return sinks
+
+
+class _Unopened(Sink):
+    """A destination that could not be opened: every use raises why, so that it fails on its own."""
+
+    def __init__(self, location: str, error: Exception) -> None:
+        self._location, self._error = location, error
+
+    def location(self) -> str:
+        return self._location
+
+    def read_fingerprint(self) -> str | None:
+        raise self._error
+
+    def write(self, outputs: SummaryOutputs) -> None:
+        raise self._error
+
+    def write_fingerprint(self, fingerprint: str) -> None:
+        raise self._error
 
 
 def run_job(
@@ -401,7 +436,7 @@ def summarize_source(
     the runs are read once and analyzed once. Raises what goes wrong; callbacks call it under
     :func:`after_sweep`."""
     resolved = resolve_direction(source, spec)
-    sinks = open_sinks(source, resolved, out=out, write_back=write_back, also=also)  # may look the sweep up
+    sinks = open_sinks(source, resolved, out=out, write_back=write_back, also=also, each_on_its_own=True)
     return run_job(
         source,
         resolved,

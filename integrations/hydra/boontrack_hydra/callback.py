@@ -22,6 +22,7 @@ from boontrack.integration import (
     callback_options,
     describe_error,
     import_optional,
+    mlflow_destination,
     option_name,
     option_setting,
     summarize_source,
@@ -229,7 +230,7 @@ class BoonCallback(_callback.Callback):
         """
         sweep_dir = Path(sweep_dir).absolute()
         experiment = self.mlflow_experiment or self._job_name
-        source = HydraSweepSource(sweep_dir, tracking_uri=self.options.tracking_uri, experiment=experiment)
+        source = HydraSweepSource(sweep_dir)
 
         def job() -> JobResult:
             spec = replace(self.spec, **self._grouping(source.records))
@@ -237,7 +238,8 @@ class BoonCallback(_callback.Callback):
                 source,
                 spec,
                 out=sweep_dir / self.out,
-                write_back=self.options.tracking_uri is not None,
+                write_back=False,
+                also=mlflow_destination(experiment if self.options.tracking_uri else None, self.options.tracking_uri),
                 plots=self.options.plots,
                 summarize_unchanged=True,
                 raise_on_write_error=self.options.raise_on_error,

@@ -19,6 +19,7 @@ from boontrack.integration import (
     JobResult,
     after_sweep,
     callback_options,
+    mlflow_destination,
     option_name,
     resolve_direction,
     summarize_source,
@@ -117,33 +118,28 @@ def summarize_study(
         raise_on_error=raise_on_error,
     )
     options = callback_options(summarize_study, keywords, spec_options)
+    also = mlflow_destination(mlflow_experiment, options.tracking_uri)
     # The study is given: what it makes of the options (its objective, its direction) is checked now.
     spec = dataclasses.replace(options.spec, val=val if val is not None else _one_objective(study))
-    source = _source(study, options, mlflow_experiment)
-    options = dataclasses.replace(options, spec=resolve_direction(source, spec))
-    return _summarize(study, options, val=options.spec.val, mlflow_experiment=mlflow_experiment)
+    options = dataclasses.replace(options, spec=resolve_direction(_source(study), spec))
+    return _summarize(study, options, val=options.spec.val, also=also)
 
 
-def _source(study: Any, options: CallbackOptions, mlflow_experiment: str | None) -> OptunaSource:
-    return OptunaSource(
-        study,
-        sampler=type(study.sampler).__name__,
-        mlflow_experiment=mlflow_experiment,
-        tracking_uri=options.tracking_uri,
-    )
+def _source(study: Any) -> OptunaSource:
+    return OptunaSource(study, sampler=type(study.sampler).__name__)
 
 
-def _summarize(study: Any, options: CallbackOptions, *, val: str | None, mlflow_experiment: str | None) -> JobResult:
+def _summarize(study: Any, options: CallbackOptions, *, val: str | None, also: dict[str, dict[str, Any]]) -> JobResult:
     """The summary of ``study`` under the one failure rule (:func:`~boontrack.integration.after_sweep`)."""
 
     def job() -> JobResult:
         spec = dataclasses.replace(options.spec, val=val if val is not None else _one_objective(study))
-        source = _source(study, options, mlflow_experiment)
         return summarize_source(
-            source,
+            _source(study),
             spec,
             out=options.out,
-            write_back=mlflow_experiment is not None,
+            write_back=False,
+            also=also,
             plots=options.plots,
             raise_on_write_error=options.raise_on_error,
         )
@@ -221,7 +217,7 @@ class BoonCallback:
         # Mistakes in the options are found here, before the study runs (the objective's name may be unknown).
         self._options = callback_options(type(self).__init__, keywords, spec_options)
         self._val = val
-        self._mlflow_experiment = mlflow_experiment
+        self._also = mlflow_destination(mlflow_experiment, self._options.tracking_uri)
         self.every = every
         self._finished = 0
         self._count_lock = threading.Lock()
@@ -244,7 +240,7 @@ class BoonCallback:
         (status ``"unchanged"``) carries that summary.
         """
         with self._summary_lock:
-            result = _summarize(study, self._options, val=self._val, mlflow_experiment=self._mlflow_experiment)
+            result = _summarize(study, self._options, val=self._val, also=self._also)
             previous = self.result
             if result.status == "unchanged" and previous is not None and previous.fingerprint == result.fingerprint:
                 result = dataclasses.replace(result, summary=previous.summary)  # the summary it already made

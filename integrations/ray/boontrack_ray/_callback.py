@@ -9,17 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from boontrack.integration import (
     Direction,
-    InputError,
     JobResult,
     MetricRequest,
-    Sink,
     Source,
     Spec,
     after_sweep,
     callback_options,
     import_optional,
-    option_name,
-    sink_at,
+    mlflow_destination,
     summarize_source,
 )
 from boontrack_ray._source import experiment_direction
@@ -127,11 +124,7 @@ class BoonCallback(_tune.Callback):
             raise_on_error=raise_on_error,
         )
         self.options = callback_options(type(self).__init__, keywords, spec_options)
-        if self.options.tracking_uri is not None and mlflow_experiment is None:
-            raise InputError(
-                f"{option_name('tracking_uri')} says where {option_name('mlflow_experiment')} is: give both"
-            )
-        self.mlflow_experiment = mlflow_experiment
+        self._also = mlflow_destination(mlflow_experiment, self.options.tracking_uri)
         self.result: JobResult | None = None
         self._histories: dict[str, list[dict[str, Any]]] = {}
 
@@ -146,7 +139,9 @@ class BoonCallback(_tune.Callback):
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         summarize = lambda: self._summarize(trials)  # noqa: E731 - one line, under the one failure rule
-        self.result = after_sweep("summarizing the Tune experiment", summarize, raise_on_error=self.options.raise_on_error)
+        self.result = after_sweep(
+            "summarizing the Tune experiment", summarize, raise_on_error=self.options.raise_on_error
+        )
 
     def _summarize(self, trials: list) -> JobResult:
         local, location = _experiment_location(trials)
@@ -156,12 +151,13 @@ class BoonCallback(_tune.Callback):
         out = self.options.out
         if out is None and local:
             out = Path(location) / DEFAULT_SUBDIRECTORY
-        source = _TrialsSource(trials, self._histories, location, self.mlflow_experiment, self.options.tracking_uri)
+        source = _TrialsSource(trials, self._histories, location)
         return summarize_source(
             source,
             spec,
             out=out,
-            write_back=self.mlflow_experiment is not None,
+            write_back=False,
+            also=self._also,
             plots=self.options.plots,
             raise_on_write_error=self.options.raise_on_error,
         )
@@ -185,21 +181,12 @@ def _experiment_location(trials: Sequence[Any]) -> tuple[bool, str]:
 
 class _TrialsSource(Source):
     """The trials of a running experiment as a source: the same frame as ``ray-tune:PATH`` reads afterwards, with
-    the same identity (so the fingerprints agree), written back to MLflow when asked."""
+    the same identity (so the fingerprints agree)."""
 
-    def __init__(
-        self,
-        trials: Sequence[Any],
-        histories: Mapping[str, list[dict[str, Any]]],
-        location: str,
-        mlflow_experiment: str | None,
-        mlflow_tracking_uri: str | None,
-    ) -> None:
+    def __init__(self, trials: Sequence[Any], histories: Mapping[str, list[dict[str, Any]]], location: str) -> None:
         self.trials = list(trials)
         self.histories = histories
         self.location = location
-        self.mlflow_experiment = mlflow_experiment
-        self.mlflow_tracking_uri = mlflow_tracking_uri
 
     def describe(self) -> str:
         return f"Ray Tune experiment {self.location}"
@@ -216,8 +203,3 @@ class _TrialsSource(Source):
         return build_frame(
             self.trials, request, lambda: {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}
         )
-
-    def sink(self, key: str) -> Sink:
-        """The summary run in :attr:`mlflow_experiment`, through the MLflow backend (by its scheme)."""
-        options = {} if self.mlflow_tracking_uri is None else {"tracking_uri": self.mlflow_tracking_uri}
-        return sink_at(f"mlflow:{self.mlflow_experiment}", key, **options)

@@ -158,8 +158,9 @@ def test_a_summary_that_cannot_be_written_warns_and_the_multirun_succeeds(run_sw
     (taken / "notes.txt").write_text("mine")
     sweep = run_sweep(scores(), "model=a,b", "seed=0,1")
     assert sweep.returncode == 0, sweep.stderr
-    assert "WriteBackWarning: boontrack could not summarize the Hydra sweep" in sweep.stderr
+    assert f"WriteBackWarning: writing the summary to {taken} failed: InputError: {taken} holds files" in sweep.stderr
     assert "holds files boontrack did not write (notes.txt)" in sweep.stderr
+    assert f"boontrack: 4 jobs summarized in {taken} (write-failed)" in sweep.stdout  # and its table, computed
     assert sorted(p.name for p in (sweep.dir / ".boontrack" / "jobs").iterdir()) == [
         "0.json",
         "1.json",
@@ -179,7 +180,7 @@ def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
         scores(),
         "model=a,b",
         "seed=0,1,2,3,4",
-        f"+hydra.callbacks.boontrack.mlflow_tracking_uri={uri}",
+        f"+hydra.callbacks.boontrack.tracking_uri={uri}",
         "+hydra.callbacks.boontrack.mlflow_experiment=sweeps",
     )
     assert sweep.returncode == 0, sweep.stderr
@@ -198,9 +199,9 @@ def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
 def test_an_mlflow_failure_leaves_the_directory_summary(run_sweep, tmp_path):
     pytest.importorskip("mlflow")
     missing = f"sqlite:///{tmp_path / 'none' / 'mlflow.db'}"
-    sweep = run_sweep(scores(), "model=a,b", "seed=0,1", f"+hydra.callbacks.boontrack.mlflow_tracking_uri={missing}")
+    sweep = run_sweep(scores(), "model=a,b", "seed=0,1", f"+hydra.callbacks.boontrack.tracking_uri={missing}")
     assert sweep.returncode == 0, sweep.stderr
-    assert "boontrack could not write the summary to MLflow: InputError: no MLflow store at" in sweep.stderr
+    assert "writing the summary to mlflow:app failed: InputError: no MLflow store at" in sweep.stderr
     assert sweep.summary()["runs"] == 4 and not (tmp_path / "none").exists()
 
 
@@ -218,7 +219,7 @@ def test_a_new_multirun_into_the_same_directory_forgets_the_old_jobs(run_sweep):
 def test_bad_options_stop_hydra_before_any_job(run_sweep):
     sweep = run_sweep(scores(), "model=a,b", "seed=0,1", "+hydra.callbacks.boontrack.estimator=Z")
     assert sweep.returncode == 1
-    assert "estimator must be one of V, U, W, got 'Z'" in sweep.stderr
+    assert "`estimator` must be one of V, U, W, got 'Z'" in sweep.stderr
     assert not sweep.dir.exists()
 
 
@@ -233,18 +234,20 @@ def test_a_single_run_records_nothing(run_sweep, tmp_path):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"val": ""}, "val must be a non-empty name, got ''"),
-        ({"estimator": "Z"}, "estimator must be one of V, U, W, got 'Z'"),
-        ({"n": 0}, "n must be a list of integers >= 1, got (0,)"),
-        ({"n": [5, 5]}, "n repeats a budget"),
-        ({"confidence": 2}, "confidence must be a number between 0 and 1, got 2"),
-        ({"minimize": "yes"}, "minimize must be true or false, got 'yes'"),
-        ({"group_by": [""]}, "group_by must be a list of column names"),
-        ({"seed_key": ""}, "seed_key must be a non-empty name, got ''"),
-        ({"out": None}, "out must be a non-empty name, got None"),
-        ({"plots": "no"}, "plots must be true or false, got 'no'"),
-        ({"mlflow_tracking_uri": "not a uri"}, "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
-        ({"mlflow_experiment": ""}, "mlflow_experiment must be a non-empty name, got ''"),
+        ({"val": ""}, "`val` must be a non-empty name, got ''"),
+        ({"estimator": "Z"}, "`estimator` must be one of V, U, W, got 'Z'"),
+        ({"n": 0}, "`n` must be a list of integers >= 1, got 0"),
+        ({"n": [5, 5]}, "`n` repeats a budget"),
+        ({"confidence_level": 2}, "`confidence_level` must be a number between 0 and 1, got 2"),
+        ({"maximize": "yes"}, "`maximize` must be true or false, got 'yes'"),
+        ({"group_by": [""]}, "`group_by` must be a list of column names"),
+        ({"seed_column": ""}, "`seed_column` must be a non-empty name, got ''"),
+        ({"out": ""}, "`out` must be a directory, got ''"),
+        ({"plots": "no"}, "`plots` must be true or false, got 'no'"),
+        ({"tracking_uri": "not a uri"}, "`tracking_uri` 'not a uri' is neither a URI nor an existing directory"),
+        ({"mlflow_experiment": ""}, "`mlflow_experiment` must be a non-empty name, got ''"),
+        ({"pick": "best_val_step"}, "a Hydra job returns one value per metric: there is no per-step history"),
+        ({"estimatr": "U"}, "unknown option `estimatr` (known: `val`, `test`"),
     ],
 )
 def test_bad_options_are_one_clear_error(options, message):
@@ -254,12 +257,34 @@ def test_bad_options_are_one_clear_error(options, message):
         BoonCallback(**{"val": "val_acc", **options})
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"confidence": 2}, "`confidence` must be a number between 0 and 1, got 2"),
+        ({"minimize": "yes"}, "`minimize` must be true or false, got 'yes'"),
+        ({"resamples": 0}, "`resamples` must be an integer >= 1, got 0"),
+        ({"bootstrap_seed": -1}, "`bootstrap_seed` must be an integer >= 0, got -1"),
+        ({"seed_key": ""}, "`seed_key` must be a non-empty name, got ''"),
+        ({"mlflow_tracking_uri": "not a uri"}, "`mlflow_tracking_uri` 'not a uri' is neither a URI"),
+    ],
+)
+def test_the_spellings_of_0_2_0_warn_and_errors_name_them_as_typed(options, message):
+    from boontrack.hydra import BoonCallback
+
+    (old,) = options
+    with pytest.warns(DeprecationWarning, match=f"^`{old}` is now `"), pytest.raises(InputError) as info:
+        BoonCallback(**{"val": "val_acc", **options})
+    assert str(info.value).startswith(message)
+
+
 def test_options_as_hydra_passes_them():
     from boontrack.hydra import BoonCallback
 
     config = OmegaConf.create({"n": [1, 3], "group_by": ["model", "lr"]})
-    callback = BoonCallback(val="val_acc", n=config.n, group_by=config.group_by, minimize=True)
+    callback = BoonCallback(val="val_acc", n=config.n, group_by=config.group_by, maximize=False)
     assert callback.spec.n == (1, 3) and callback.spec.group_by == ("model", "lr") and not callback.spec.maximize
+    with pytest.warns(DeprecationWarning, match="`minimize` is now `maximize`"):
+        assert BoonCallback(val="v", minimize=True).spec.maximize is False
     assert BoonCallback(val="v", n=5, group_by="model").spec.group_by == ("model",)
 
 
@@ -283,7 +308,7 @@ def test_an_unreadable_record_is_left_out_with_a_warning(tmp_path):
     for job, (val, test) in enumerate(zip(VAL["a"], TEST["a"])):
         write_record(jobs, {"job": job, "status": "completed", "metrics": {"v": val, "t": test}})
     (jobs / "5.json").write_text("{not json")
-    callback = BoonCallback(val="v", test="t", plots=False, print_table=False, resamples=99)
+    callback = BoonCallback(val="v", test="t", plots=False, print_table=False, n_resamples=99)
     with pytest.warns(WriteBackWarning, match=r"5\.json is left out"):
         result = callback.summarize(tmp_path)
     assert result.status == "updated" and result.summary.runs == 5

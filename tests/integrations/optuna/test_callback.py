@@ -124,10 +124,11 @@ def test_the_callback_never_raises_into_optimize(tmp_path, destination):
         out.mkdir()
         (out / "notes.txt").write_text("the user's own file")
     boon = boontrack.optuna.BoonCallback(test="test_acc", n=2, every=2, out=out, **FAST)
-    with pytest.warns(WriteBackWarning, match=f"summarizing .*{STUDY}.* failed"):
+    with pytest.warns(WriteBackWarning, match=f"writing the summary to {out} failed: InputError"):
         study, _ = run_study(None, 4, callbacks=[boon])
     assert len(study.trials) == 4  # optimize ran to the end
-    assert boon.result.status == "failed" and not boon.result.ok and STUDY in boon.result.error
+    assert boon.result.status == "write-failed" and not boon.result.ok and str(out) in boon.result.error
+    assert boon.result.summary is not None and boon.result.destinations[0].status == "write-failed"
     assert (
         (out.read_text() == "not a directory")
         if destination == "a file"
