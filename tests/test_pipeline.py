@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from boontrack.backends import Sink, Source, SummaryOutputs
-from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.directory import DirectorySink
+from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
     fingerprint,
     open_sinks,

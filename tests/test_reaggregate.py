@@ -19,8 +19,8 @@ from click.testing import CliRunner
 import boontrack
 from boontrack import cli
 from boontrack.backends import Source
-from boontrack.exceptions import WriteBackWarning
 from boontrack.directory import DirectorySink
+from boontrack.exceptions import WriteBackWarning
 from boontrack.pipeline import change_token, fingerprint, run_job
 from boontrack.reaggregate import Job, load_config, run_jobs
 from boontrack.runtable import RunTable

@@ -24,6 +24,8 @@ from boontrack_hydra._records import returned_metrics, write_record
 
 from oracles import exact_boo_n
 
+pytestmark = pytest.mark.hydra
+
 #: Validation and test scores by model and seed (hand-written, distinct within a model).
 VAL = {"a": [0.71, 0.74, 0.69, 0.77, 0.72], "b": [0.80, 0.78, 0.83, 0.79, 0.81]}
 TEST = {"a": [0.70, 0.75, 0.68, 0.73, 0.71], "b": [0.79, 0.77, 0.80, 0.78, 0.82]}

@@ -21,6 +21,8 @@ from boontrack_mlflow._source import MlflowSource
 
 from mlflow_helpers import new_sweep, summary_runs
 
+pytestmark = pytest.mark.mlflow
+
 TEMPLATE = """
 [[jobs]]
 name = "org"

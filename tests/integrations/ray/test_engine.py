@@ -14,6 +14,8 @@ from click.testing import CliRunner
 from boontrack import cli
 from boontrack.reaggregate import load_config, run_job_line, run_jobs
 
+pytestmark = pytest.mark.ray
+
 JOBS = """
 [[jobs]]
 name = "{name}"

@@ -15,6 +15,8 @@ from boontrack.reaggregate import discover_jobs, load_config, run_jobs
 from wandb_double import FakeRun
 from wandb_sweep import ENTITY
 
+pytestmark = pytest.mark.wandb
+
 PROJECT = "proj-discover"
 TEMPLATE = """
 [[jobs]]

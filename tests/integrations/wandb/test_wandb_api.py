@@ -22,6 +22,8 @@ from boontrack.spec import Spec
 from wandb_double import API_KEY, FakeRun
 from wandb_sweep import ENTITY, PROJECT, SWEEP
 
+pytestmark = pytest.mark.wandb
+
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
 

@@ -24,6 +24,8 @@ from boontrack_wandb._offline import WAIT_VARIABLE
 from offline_files import record_starts
 from wandb_sweep import BIG_TEXT, SWEEP
 
+pytestmark = pytest.mark.wandb
+
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
 
