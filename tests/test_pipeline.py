@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -9,12 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.backends import Sink, Source, SummaryOutputs
+from boontrack.backends import Direction, Sink, Source, SummaryOutputs
 from boontrack.directory import DirectorySink
-from boontrack.exceptions import InputError, WriteBackWarning
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.pipeline import (
+    after_sweep,
     fingerprint,
     open_sinks,
+    resolve_direction,
     run_job,
     source_options,
     summary_key,
@@ -305,3 +308,87 @@ def test_open_sinks_combines_destinations(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert run_job(writable, SPEC, sink=both).status == "unchanged"
+
+
+# --- several destinations, the direction, the failure rule of callbacks ---------------------------------------
+
+
+def test_several_destinations_are_written_from_one_read_and_one_analysis(monkeypatch):
+    import boontrack.analysis
+
+    analyses = []
+    analyze = boontrack.analysis.analyze
+    monkeypatch.setattr(boontrack.analysis, "analyze", lambda *a, **k: analyses.append(1) or analyze(*a, **k))
+    source, first, second = FrameSource(_frame()), MemorySink("memory://first"), MemorySink("memory://second")
+    result = run_job(source, SPEC, sink=[first, second])
+    assert (source.reads, len(analyses)) == (1, 1)
+    assert result.status == "updated" and first.stored == second.stored == result.fingerprint
+    assert [(d.location, d.status) for d in result.destinations] == [
+        ("memory://first", "updated"),
+        ("memory://second", "updated"),
+    ]
+    second.stored = None  # one destination lost its summary: only it is written again
+    again = run_job(source, SPEC, sink=[first, second])
+    assert [d.status for d in again.destinations] == ["unchanged", "updated"] and first.calls.count("write") == 1
+
+
+def test_a_destination_that_fails_is_reported_on_its_own_and_the_others_are_written():
+    failing, working = MemorySink("memory://failing", fail="write"), MemorySink("memory://working")
+    with pytest.warns(WriteBackWarning) as record:
+        result = run_job(FrameSource(_frame()), SPEC, sink=[failing, working])
+    assert [str(w.message) for w in record] == [
+        "writing the summary to memory://failing failed: ConnectionError: server at memory://failing said no"
+    ]
+    assert result.status == "write-failed" and result.error == str(record[0].message)
+    assert [(d.status, d.error is None) for d in result.destinations] == [("write-failed", False), ("updated", True)]
+    assert (failing.stored, working.stored) == (None, result.fingerprint)
+
+
+def test_a_destination_that_cannot_be_opened_fails_on_its_own_when_asked(tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    source = FrameSource(_frame())
+    with pytest.raises(InputError, match="holds files boontrack did not write"):
+        open_sinks(source, SPEC, out=taken)  # the command line: bad input, before any work
+    sinks = open_sinks(source, SPEC, out=taken, also={"file:x": {}}, each_on_its_own=True)
+    with pytest.warns(WriteBackWarning):
+        result = run_job(source, SPEC, sink=sinks)
+    assert [d.status for d in result.destinations] == ["write-failed", "write-failed"]
+    assert "holds files boontrack did not write" in result.destinations[0].error
+    assert "cannot hold summaries of runs kept elsewhere" in result.destinations[1].error
+
+
+class DirectedSource(FrameSource):
+    """A source that knows the direction of ``val``, as an Optuna study or a W&B sweep does."""
+
+    def direction(self, metric):
+        return Direction(maximize=False, said_by="the test's study") if metric == "val" else None
+
+
+def test_the_direction_is_the_sources_resolved_before_the_runs_are_read():
+    source = DirectedSource(_frame())
+    unresolved = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=50)
+    result = run_job(source, unresolved)
+    assert (result.summary.spec.maximize, result.summary.spec.direction_from) == (False, "the test's study")
+    with pytest.raises(InputError, match="^the test's study minimizes 'val', but `maximize=True` says the opposite"):
+        run_job(source, dataclasses.replace(unresolved, maximize=True))
+    assert source.reads == 1  # the refusal came before the read
+    assert resolve_direction(FrameSource(_frame()), unresolved).direction_from == "default"
+
+
+def test_after_sweep_warns_once_and_returns_a_failed_result_unless_asked_to_raise():
+    def broken():
+        raise BackendError("tracker at https://alice:pw@host said no")
+
+    with pytest.warns(WriteBackWarning) as record:
+        result = after_sweep("summarizing the sweep", broken)
+    assert [str(w.message) for w in record] == ["summarizing the sweep failed: tracker at https://***@host said no"]
+    assert (result.status, result.error) == ("failed", str(record[0].message))
+    with pytest.raises(BackendError):
+        after_sweep("summarizing the sweep", broken, raise_on_error=True)
+    with pytest.warns(WriteBackWarning, match="^recording failed: KeyError: 'x'$"):
+        assert (
+            after_sweep("recording", lambda: {}["x"], failed=lambda message: message)
+            == "recording failed: KeyError: 'x'"
+        )

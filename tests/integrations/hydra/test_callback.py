@@ -363,3 +363,43 @@ def test_without_hydra_the_error_says_what_to_install():
     assert done.stderr.strip().splitlines()[-1] == (
         'boontrack.exceptions.MissingExtraError: boontrack.hydra.BoonCallback needs hydra: pip install "boontrack[hydra]"'
     )
+
+
+def test_a_sweep_written_to_a_directory_and_to_mlflow_is_read_once_and_analyzed_once(tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    import boontrack.analysis
+    from boontrack.hydra import BoonCallback
+    from boontrack_hydra._records import HydraSweepSource
+
+    monkeypatch.chdir(tmp_path)  # the experiment the callback creates keeps its artifacts in ./mlruns
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    mlflow.MlflowClient(uri).search_experiments()  # creates the store
+    jobs = tmp_path / "sweep" / ".boontrack" / "jobs"
+    for job, (model, seed) in enumerate((model, seed) for model in VAL for seed in range(5)):
+        metrics = {"val_acc": VAL[model][seed], "test_acc": TEST[model][seed]}
+        write_record(
+            jobs, {"job": job, "status": "completed", "params": {"model": model, "seed": seed}, "metrics": metrics}
+        )
+    calls = {"read": 0, "analyze": 0}
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(HydraSweepSource, "read", counted("read", HydraSweepSource.read))
+    monkeypatch.setattr(boontrack.analysis, "analyze", counted("analyze", boontrack.analysis.analyze))
+    callback = BoonCallback(
+        val="val_acc", test="test_acc", tracking_uri=uri, mlflow_experiment="sweeps", plots=False, print_table=False
+    )
+    result = callback.summarize(tmp_path / "sweep")
+    assert calls == {"read": 1, "analyze": 1}
+    assert [(d.status, d.error) for d in result.destinations] == [("updated", None), ("updated", None)]
+    assert json.loads((tmp_path / "sweep" / "boontrack" / "summary.json").read_text())["runs"] == 10
+    client = mlflow.MlflowClient(uri)
+    experiment = client.get_experiment_by_name("sweeps")
+    (run,) = client.search_runs([experiment.experiment_id], filter_string="tags.`boontrack.role` = 'summary'")
+    assert run.data.tags["boontrack.fingerprint"] == result.fingerprint
+    assert run.data.metrics["boon/test_acc/a/boo_5"] == pytest.approx(exact(VAL["a"], TEST["a"], 5), abs=1e-12)
