@@ -110,8 +110,10 @@ def as_probability(x: Any, name: str) -> float:
 
 def as_rng(rng: Any) -> np.random.Generator:
     """A Generator from ``None``, an int seed or a Generator; never the global RNG."""
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+    if rng is None or isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
     if isinstance(rng, np.random.Generator):
         return rng
     raise ValueError(f"`rng` must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")

@@ -29,7 +29,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -81,10 +81,11 @@ class _BoontrackGroup(click.Group):
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """Click's entry point, with its usage errors on one line (click prints usage, hint and error on four)."""
+        run: Callable[..., Any] = super().main  # click's overloads do not cover a forwarded call
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return run(*args, standalone_mode=False, **kwargs)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = run(*args, standalone_mode=False, **kwargs)
         except click.exceptions.ClickException as exc:
             click.echo(f"Error: {_usage_line(exc)}", err=True)
             sys.exit(exc.exit_code)
@@ -373,7 +374,7 @@ def reaggregate(
 
 
 #: ``--population`` spellings of :data:`boontrack.simulate.POPULATIONS`.
-_POPULATION_SPELLINGS = {
+_POPULATION_SPELLINGS: dict[str, Literal["normal", "lognormal", "left_skewed", "beta_binomial"]] = {
     "normal": "normal",
     "lognormal": "lognormal",
     "left-skewed": "left_skewed",

@@ -172,11 +172,12 @@ class DirectorySink(Sink):
             if exc.errno not in _NO_EXCHANGE:
                 raise
             previous = self._sibling("previous")
+            moved: Path | None = previous
             try:
                 os.rename(self.path, previous)
             except FileNotFoundError:
-                previous = None
-            self._rename_into_place(staging, previous)
+                moved = None
+            self._rename_into_place(staging, moved)
         else:
             self._remove_written(staging)  # it holds the replaced content now
         _fsync_directory(self.path.parent)

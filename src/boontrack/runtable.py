@@ -283,7 +283,7 @@ def _numeric_column(
             f"column {column!r} must hold numbers; run {run_ids[i]!r} has {cells.iloc[i]!r}"
             + (f" ({bad.size} such cells)" if bad.size > 1 else "")
         )
-    texts = np.where(not_numbers, cells.to_numpy(dtype=object), None).astype(object) if bad.size else no_text
+    texts = np.asarray(np.where(not_numbers, cells.to_numpy(dtype=object), None), dtype=object) if bad.size else no_text
     return numbers.to_numpy(dtype=np.float64, na_value=np.nan), texts
 
 

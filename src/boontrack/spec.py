@@ -245,7 +245,7 @@ _PROBLEMS = {
     "correction": _choice(CORRECTIONS),
     "confidence_level": lambda v: (
         None
-        if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < float(v) < 1
         else "must be a number between 0 and 1"
     ),
     "n_resamples": lambda v: None if _is_int(v) and v >= 1 else "must be an integer >= 1",

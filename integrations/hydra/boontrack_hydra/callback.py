@@ -45,10 +45,13 @@ _LISTED_FAILURES = 10
 #: Where the summary goes without ``out``: this directory of the sweep directory.
 DEFAULT_OUT = "boontrack"
 
-_callback = import_optional("hydra.experimental.callback", extra="hydra", needed_for="boontrack.hydra.BoonCallback")
+#: Hydra's callback class, the base of ours (imported here: the error names the extra to install).
+_HydraCallback: Any = import_optional(
+    "hydra.experimental.callback", extra="hydra", needed_for="boontrack.hydra.BoonCallback"
+).Callback
 
 
-class BoonCallback(_callback.Callback):
+class BoonCallback(_HydraCallback):
     """Summarize a Hydra multirun with boontrack: Boo_n, expected-validation curves, intervals, comparisons.
 
     Configure it under ``hydra.callbacks``::

@@ -211,6 +211,7 @@ class MlflowSource(Source):
                 raise InputError(f"the parent run {self._parent} is deleted (restore it in MLflow first)")
             parent_experiment = parent_run.info.experiment_id
         if not self._experiment_ref:
+            assert parent_experiment is not None  # a source has an experiment or a parent run
             return parent_experiment
         experiment = self._experiment = self._find_experiment(self._experiment_ref)
         if experiment is None:

@@ -25,13 +25,14 @@ from boontrack_ray._trials import build_frame, flatten, history_row
 if TYPE_CHECKING:
     import pandas as pd
 
-_tune = import_optional("ray.tune", extra="ray", needed_for="boontrack.ray.BoonCallback")
+#: Tune's callback class, the base of ours (imported here: the error names the extra to install).
+_TuneCallback: Any = import_optional("ray.tune", extra="ray", needed_for="boontrack.ray.BoonCallback").Callback
 
 #: Where the summary goes in a local experiment directory when no ``out`` is given.
 DEFAULT_SUBDIRECTORY = "boontrack"
 
 
-class BoonCallback(_tune.Callback):
+class BoonCallback(_TuneCallback):
     """Summarize a Tune experiment when it ends: Boo_n, expected-validation curves, intervals, comparisons.
 
     ``tune.RunConfig(callbacks=[BoonCallback(val="val_acc", test="test_acc")])``. In ``on_experiment_end`` the

@@ -70,7 +70,7 @@ def aggregate_run_id(key: str) -> str:
 
 def curve_chart_spec() -> str:
     """The Vega-Lite spec of the curve chart preset, as shipped in the package."""
-    return resources.files(__package__).joinpath("assets", CHART_SPEC_FILE).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("assets").joinpath(CHART_SPEC_FILE).read_text(encoding="utf-8")
 
 
 def chart_preset_name(spec: str) -> str:
