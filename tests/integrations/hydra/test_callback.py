@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from omegaconf import OmegaConf
 
 from boontrack import cli
+from boontrack.backends import Direction
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack_hydra._records import returned_metrics, write_record
 
@@ -403,3 +404,34 @@ def test_a_sweep_written_to_a_directory_and_to_mlflow_is_read_once_and_analyzed_
     (run,) = client.search_runs([experiment.experiment_id], filter_string="tags.`boontrack.role` = 'summary'")
     assert run.data.tags["boontrack.fingerprint"] == result.fingerprint
     assert run.data.metrics["boon/test_acc/a/boo_5"] == pytest.approx(exact(VAL["a"], TEST["a"], 5), abs=1e-12)
+
+
+def test_the_optuna_sweepers_direction_is_the_direction_of_the_number_each_job_returns(tmp_path):
+    import atexit
+
+    from boontrack.hydra import BoonCallback
+    from boontrack_hydra._records import HydraSweepSource
+
+    def config(sweeper: dict) -> OmegaConf:
+        hydra = {
+            "runtime": {"cwd": str(tmp_path)},
+            "sweep": {"dir": "sweep"},
+            "job": {"name": "app"},
+            "sweeper": sweeper,
+        }
+        return OmegaConf.create({"hydra": hydra})
+
+    callback = BoonCallback(val="val_loss", plots=False, print_table=False)
+    optuna = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
+    try:
+        callback.on_multirun_start(config({"_target_": optuna, "direction": "minimize"}))
+        direction = HydraSweepSource(tmp_path / "sweep").direction("val_loss")
+        assert direction == Direction(maximize=False, said_by="the direction of Hydra's Optuna sweeper")
+        assert HydraSweepSource(tmp_path / "sweep").direction("test_loss") is None
+        callback.on_multirun_start(config({"_target_": optuna, "direction": ["minimize", "maximize"]}))
+        assert HydraSweepSource(tmp_path / "sweep").direction("val_loss") is None  # two objectives
+        basic = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+        callback.on_multirun_start(config({"_target_": basic}))
+        assert HydraSweepSource(tmp_path / "sweep").direction("val_loss") is None
+    finally:
+        atexit.unregister(callback._summarize_at_exit)
