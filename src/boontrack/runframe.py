@@ -474,7 +474,7 @@ def apply_best_val_step(
     picked_here = ids.isin(picked.index).to_numpy()
     _replace(out, val_column, picked_here, ids.map(picked["val"]))
     if test_column is not None:
-        with_test = picked_here & ids.map(picked["test_logged"]).fillna(False).to_numpy(dtype=bool)
+        with_test = ids.isin(picked.index[picked["test_logged"].to_numpy(dtype=bool)]).to_numpy()
         _replace(out, test_column, with_test, ids.map(picked["test"]))
     return out
 
