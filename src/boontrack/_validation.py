@@ -1,7 +1,9 @@
 """Input validation shared by the public functions of the estimator core.
 
 Every public function validates its arguments in one helper (``_<name>_iv``) built from these pieces, and
-raises :class:`ValueError` naming the parameter and the offending value or position.
+raises :class:`ValueError` naming the parameter and the offending value or position. A parameter is named as the
+caller writes it (:func:`boontrack.vocabulary.name`: ```n_resamples``` in Python, ``--resamples`` on the command
+line).
 """
 
 from __future__ import annotations
@@ -12,21 +14,23 @@ from typing import Any
 
 import numpy as np
 
+from boontrack.vocabulary import name as _named
+
 
 def as_scores(x: Any, name: str) -> np.ndarray:
     """A 1-D float64 array of finite scores, or ValueError naming ``name`` and the first bad position."""
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"`{name}` must be a 1-D sequence of numbers: {exc}") from None
+        raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers: {exc}") from None
     if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D, got an array of shape {arr.shape}")
+        raise ValueError(f"{_named(name)} must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"`{name}` is empty: at least one run is needed")
+        raise ValueError(f"{_named(name)} is empty: at least one run is needed")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(
-            f"`{name}` must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
+            f"{_named(name)} must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
             + (f" ({bad.size} non-finite values in all)" if bad.size > 1 else "")
         )
     return arr
@@ -39,7 +43,7 @@ def as_val_test(val: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
         return v, v
     t = as_scores(test, "test")
     if t.shape != v.shape:
-        raise ValueError(f"`val` and `test` must have the same length, got {v.size} and {t.size}")
+        raise ValueError(f"{_named('val')} and {_named('test')} must have the same length, got {v.size} and {t.size}")
     return v, t
 
 
@@ -49,14 +53,14 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 def as_budget(n: Any, name: str = "n") -> int:
     """One budget: an integer >= 1 (bools are refused, integral floats like 5.0 accepted)."""
     if isinstance(n, bool) or not isinstance(n, (numbers.Integral, float, np.floating)):
-        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if isinstance(n, (float, np.floating)):
         if not float(n).is_integer():
-            raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+            raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if int(n) < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if int(n) > _INT64_MAX:
-        raise ValueError(f"`{name}` must be at most 2**63 - 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be at most 2**63 - 1, got {n!r}")
     return int(n)
 
 
@@ -66,7 +70,7 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
         return np.array([as_budget(n, name)], dtype=np.int64), True
     items = np.asarray(n) if isinstance(n, np.ndarray) else np.asarray(list(n), dtype=object)
     if items.size == 0:
-        raise ValueError(f"`{name}` is empty: give at least one budget")
+        raise ValueError(f"{_named(name)} is empty: give at least one budget")
     if items.dtype.kind in "iu":  # whole curves: checked at once, not budget by budget
         bad = np.flatnonzero((items < 1) | (items > _INT64_MAX))
         if bad.size:
@@ -78,14 +82,14 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
 def as_count(value: Any, name: str) -> int:
     """A count such as a number of resamples: an int (not a float, not a bool) >= 1."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or value < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {value!r}")
     return int(value)
 
 
 def as_flag(value: Any, name: str) -> bool:
     """A real boolean (not a truthy string or number), as a Python bool."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"`{name}` must be True or False, got {value!r}")
+        raise ValueError(f"{_named(name)} must be True or False, got {value!r}")
     return bool(value)
 
 
@@ -93,7 +97,7 @@ def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
     """``value`` if it is one of ``choices``, else ValueError listing them."""
     choices = tuple(choices)
     if value not in choices:
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ValueError(f"{_named(name)} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
@@ -102,9 +106,9 @@ def as_probability(x: Any, name: str) -> float:
     try:
         p = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number in (0, 1), got {x!r}") from None
+        raise ValueError(f"{_named(name)} must be a number in (0, 1), got {x!r}") from None
     if not 0.0 < p < 1.0:
-        raise ValueError(f"`{name}` must be in (0, 1), got {x!r}")
+        raise ValueError(f"{_named(name)} must be in (0, 1), got {x!r}")
     return p
 
 
@@ -116,4 +120,4 @@ def as_rng(rng: Any) -> np.random.Generator:
         return np.random.default_rng(int(rng))
     if isinstance(rng, np.random.Generator):
         return rng
-    raise ValueError(f"`rng` must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+    raise ValueError(f"{_named('rng')} must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")

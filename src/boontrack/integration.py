@@ -189,18 +189,20 @@ def mlflow_destination(experiment: str | None, tracking_uri: str | None = None) 
 
 def callback_options(
     function: Callable[..., Any],
-    keywords: Mapping[str, Any],
-    spec_options: Mapping[str, Any],
+    arguments: Mapping[str, Any],
     *,
     spoken: vocabulary.Vocabulary = vocabulary.PYTHON,
 ) -> CallbackOptions:
-    """The checked options of a call of ``function`` (a callback's ``__init__`` or a ``summarize_*`` function):
-    its keywords of :data:`CALLBACK_KEYWORDS` (``keywords``) and its ``**spec_options``.
+    """The checked options of a call of ``function`` (a callback's ``__init__`` or a ``summarize_*`` function),
+    from its arguments (``locals()`` at the top of the function): the keywords of :data:`CALLBACK_KEYWORDS` and
+    ``**spec_options``.
 
     Earlier spellings in ``spec_options`` (``minimize``, ``resamples``, ``confidence``, ``bootstrap_seed``,
     ``seed_key``, ``mlflow_tracking_uri``) are accepted for one release with a :class:`DeprecationWarning`. A bad
     value or an unknown option raises :class:`InputError` naming it as the caller (``spoken``) typed it.
     """
+    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS}
+    spec_options = arguments.get("spec_options", {})
     defaults = {
         name: parameter.default
         for name, parameter in inspect.signature(function).parameters.items()

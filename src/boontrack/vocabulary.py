@@ -117,13 +117,15 @@ class Vocabulary:
 
     style: str
     typed: Mapping[str, str] = field(default_factory=dict)
+    #: A command's flags (style ``"flags"``): the options of ``boontrack summarize`` unless a command says others.
+    flags: Mapping[str, str] = field(default_factory=lambda: FLAGS)
 
     def name(self, option: str) -> str:
         """``option`` as this caller writes it."""
         if option in self.typed:
             return self._word(self.typed[option])
-        if self.style == "flags" and option in FLAGS:
-            return FLAGS[option]
+        if self.style == "flags" and option in self.flags:
+            return self.flags[option]
         return self._word(option)
 
     def setting(self, option: str, value: Any) -> str:
@@ -132,12 +134,12 @@ class Vocabulary:
         if typed is not None and typed in DEPRECATED:
             value = DEPRECATED[typed].convert(value)  # the old option's own value (minimize: the opposite)
         if self.style == "flags":
-            if option not in FLAGS:
+            if option not in self.flags:
                 return f"{self._word(option)}={value}"
-            on, _, off = FLAGS[option].partition("/")
+            on, _, off = self.flags[option].partition("/")
             if off and isinstance(value, bool):
                 return on if value else off
-            return f"{FLAGS[option]} {value}"
+            return f"{self.flags[option]} {value}"
         key = typed or option
         if self.style == "python":
             return f"`{key}={value!r}`"
@@ -146,7 +148,7 @@ class Vocabulary:
 
     def knowing(self, typed: Mapping[str, str]) -> Vocabulary:
         """This vocabulary, naming the options in ``typed`` (current name -> spelling used) as typed."""
-        return Vocabulary(self.style, {**self.typed, **typed})
+        return Vocabulary(self.style, {**self.typed, **typed}, self.flags)
 
     def _word(self, option: str) -> str:
         # On the command line, an option without a flag of its own is a backend's: ``--option KEY=VALUE``.

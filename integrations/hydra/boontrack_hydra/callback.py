@@ -138,23 +138,8 @@ class BoonCallback(_HydraCallback):
         print_table: bool = True,
         **spec_options: Any,
     ) -> None:
-        keywords = dict(
-            val=val,
-            test=test,
-            n=n,
-            group_by=_names(group_by),
-            seed_column=seed_column,
-            pick=pick,
-            maximize=maximize,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            seed=seed,
-            tracking_uri=tracking_uri,
-            out=out,
-            plots=plots,
-            raise_on_error=raise_on_error,
-        )
-        self.options = callback_options(type(self).__init__, keywords, spec_options, spoken=HYDRA)
+        arguments = {**locals(), "group_by": _names(group_by)}  # a YAML list arrives as a ListConfig
+        self.options = callback_options(type(self).__init__, arguments, spoken=HYDRA)
         with speaking(HYDRA):
             if self.options.spec.pick != "last":
                 raise InputError(

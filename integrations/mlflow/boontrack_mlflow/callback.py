@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from boontrack.integration import JobResult, after_sweep, callback_options, summarize_source
+from boontrack.integration import CALLBACK_KEYWORDS, JobResult, after_sweep, callback_options, summarize_source
 from boontrack_mlflow._client import import_mlflow, resolve_tracking_uri
 from boontrack_mlflow._source import MlflowSource
 
@@ -91,23 +91,7 @@ def summarize_sweep(
     BackendError
         With ``raise_on_error=True``: the runs could not be read or the summary not written.
     """
-    keywords = dict(
-        val=val,
-        test=test,
-        n=n,
-        group_by=group_by,
-        seed_column=seed_column,
-        pick=pick,
-        maximize=maximize,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        tracking_uri=tracking_uri,
-        out=out,
-        plots=plots,
-        raise_on_error=raise_on_error,
-    )
-    options = callback_options(summarize_sweep, keywords, spec_options)
+    options = callback_options(summarize_sweep, locals())
     # Mistakes in the call, found before anything is read, raise: no store to read, and a loss without a
     # direction (MLflow records none, so nothing else can tell it).
     tracking = resolve_tracking_uri(options.tracking_uri)
@@ -169,23 +153,8 @@ def sweep(
     ...             mlflow.log_params({"seed": seed}); mlflow.log_metrics(train(seed))
     >>> handle.result.location  # doctest: +SKIP
     """
-    keywords = dict(
-        val=val,
-        test=test,
-        n=n,
-        group_by=group_by,
-        seed_column=seed_column,
-        pick=pick,
-        maximize=maximize,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        tracking_uri=tracking_uri,
-        out=out,
-        plots=plots,
-        raise_on_error=raise_on_error,
-    )
-    callback_options(sweep, keywords, spec_options)  # a mistake in the call is found before the sweep runs
+    arguments = dict(locals())
+    callback_options(sweep, arguments)  # a mistake in the call is found before the sweep runs
     mlflow = import_mlflow()
     if tracking_uri:
         mlflow.set_tracking_uri(tracking_uri)
@@ -199,6 +168,7 @@ def sweep(
         mlflow.end_run("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
         raise
     mlflow.end_run("FINISHED")
+    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS}
     handle.result = summarize_sweep(
         handle.parent_run_id,
         **{**keywords, "tracking_uri": mlflow.get_tracking_uri()},

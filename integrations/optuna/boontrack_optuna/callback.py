@@ -101,23 +101,7 @@ def summarize_study(
         Invalid options (a mistake in the call), also what the study makes of them: a study with several
         objectives and no ``val``, a direction that contradicts the study's, a loss without a direction.
     """
-    keywords = dict(
-        val=val or _OBJECTIVE,
-        test=test,
-        n=n,
-        group_by=group_by,
-        seed_column=seed_column,
-        pick=pick,
-        maximize=maximize,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        tracking_uri=tracking_uri,
-        out=out,
-        plots=plots,
-        raise_on_error=raise_on_error,
-    )
-    options = callback_options(summarize_study, keywords, spec_options)
+    options = callback_options(summarize_study, {**locals(), "val": val or _OBJECTIVE})
     also = mlflow_destination(mlflow_experiment, options.tracking_uri)
     # The study is given: what it makes of the options (its objective, its direction) is checked now.
     spec = dataclasses.replace(options.spec, val=val if val is not None else _one_objective(study))
@@ -198,24 +182,8 @@ class BoonCallback:
     ) -> None:
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
             raise InputError(f"{option_name('every')} must be an integer >= 1, got {every!r}")
-        keywords = dict(
-            val=val or _OBJECTIVE,
-            test=test,
-            n=n,
-            group_by=group_by,
-            seed_column=seed_column,
-            pick=pick,
-            maximize=maximize,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            seed=seed,
-            tracking_uri=tracking_uri,
-            out=out,
-            plots=plots,
-            raise_on_error=raise_on_error,
-        )
         # Mistakes in the options are found here, before the study runs (the objective's name may be unknown).
-        self._options = callback_options(type(self).__init__, keywords, spec_options)
+        self._options = callback_options(type(self).__init__, {**locals(), "val": val or _OBJECTIVE})
         self._val = val
         self._also = mlflow_destination(mlflow_experiment, self._options.tracking_uri)
         self.every = every

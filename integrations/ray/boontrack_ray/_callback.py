@@ -108,23 +108,7 @@ class BoonCallback(_TuneCallback):
         mlflow_experiment: str | None = None,
         **spec_options: Any,
     ) -> None:
-        keywords = dict(
-            val=val,
-            test=test,
-            n=n,
-            group_by=group_by,
-            seed_column=seed_column,
-            pick=pick,
-            maximize=maximize,
-            n_resamples=n_resamples,
-            confidence_level=confidence_level,
-            seed=seed,
-            tracking_uri=tracking_uri,
-            out=out,
-            plots=plots,
-            raise_on_error=raise_on_error,
-        )
-        self.options = callback_options(type(self).__init__, keywords, spec_options)
+        self.options = callback_options(type(self).__init__, locals())
         self._also = mlflow_destination(mlflow_experiment, self.options.tracking_uri)
         self.result: JobResult | None = None
         self._histories: dict[str, list[dict[str, Any]]] = {}

@@ -92,23 +92,7 @@ def summarize_sweep(
     JobResult
         Status, the summary, the fingerprint, the aggregate run's URL, and the error if any.
     """
-    keywords = dict(
-        val=val,
-        test=test,
-        n=n,
-        group_by=group_by,
-        seed_column=seed_column,
-        pick=pick,
-        maximize=maximize,
-        n_resamples=n_resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        tracking_uri=tracking_uri,
-        out=out,
-        plots=plots,
-        raise_on_error=raise_on_error,
-    )
-    options = callback_options(summarize_sweep, keywords, spec_options)
+    options = callback_options(summarize_sweep, locals())
     entity, project, sweep = parse_sweep_path(sweep_path)
     also = {}
     if options.tracking_uri is not None or mlflow_experiment is not None:
