@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -251,8 +252,13 @@ def test_the_spellings_of_0_2_0_are_accepted_with_a_warning_naming_the_new_ones(
         "`resamples` is now `n_resamples`",
     ]
     config.write_text(JOB.replace("n_resamples = 200", "resamples = 0"))
-    result = reaggregate(config)
-    assert result.exit_code == 2 and result.stderr.endswith("job 'small': `resamples` must be an integer >= 1, got 0\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", DeprecationWarning)  # as outside the tests: shown, not raised
+        result = reaggregate(config)
+    assert result.exit_code == 2 and result.stderr.splitlines() == [
+        "Warning: `resamples` is now `n_resamples`; the old name is accepted until boontrack 0.4.0",
+        "Error: job 'small': `resamples` must be an integer >= 1, got 0",
+    ]
 
 
 def test_a_file_job_refuses_the_best_validation_step(workdir):

@@ -416,13 +416,13 @@ class ProcessEngine:
     def submit(self, job: Job, *, force: bool, lock_timeout: float) -> Any:
         from concurrent.futures.process import BrokenProcessPool
 
-        run = functools.partial(run_job_line, job, force=force, lock_timeout=lock_timeout, threads=self._threads)
+        options: dict[str, Any] = {"force": force, "lock_timeout": lock_timeout, "threads": self._threads}
         try:
-            return self._pool.submit(run)
+            return self._pool.submit(run_job_line, job, **options)
         except BrokenProcessPool:  # a worker died: the jobs it took failed; the others get a new pool
             self._pool.shutdown(wait=False)
             self._pool = self._new_pool()
-            return self._pool.submit(run)
+            return self._pool.submit(run_job_line, job, **options)
 
     def wait(self, handles: Sequence[Any]) -> list[tuple[Any, tuple[str, str | None]]]:
         from concurrent.futures import FIRST_COMPLETED, wait
