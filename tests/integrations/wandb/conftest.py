@@ -159,6 +159,4 @@ def fresh_log(double: WandbDouble) -> WandbDouble:
     double.faults.clear()
     double.delay_s = 0.0
     double.refused.clear()
-    if double.hold is not None:
-        double.hold.set()  # answers still held go out, to a client that gave up on them
-        double.hold = None
+    double.release_held()  # to a client that gave up on them, before the next test's faults are set

@@ -193,6 +193,16 @@ class WandbDouble:
     def operations(self) -> list[str]:
         return [name for name, _ in self.log]
 
+    def release_held(self, bound_s: float = 60.0) -> None:
+        """Let held answers go out, and wait (at most ``bound_s``) until none is left in the server."""
+        if self.hold is None:
+            return
+        self.hold.set()
+        deadline = time.monotonic() + bound_s
+        while self.held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.hold = None
+
     def reset_log(self) -> None:
         with self.lock:
             self.log.clear()
@@ -665,11 +675,11 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 state.log.append((op, variables))
                 state.arrivals.append(time.monotonic())
+            fault = self._fault()  # taken on arrival: an answer slowed or held never takes a later test's fault
             if state.delay_s:
                 time.sleep(state.delay_s)
             if state.hold is not None:
                 self._wait_for_release(state.hold)
-            fault = self._fault()
             if fault is not None:
                 return self._send(fault.status, {"errors": [{"message": f"injected {fault.status}"}]}, fault.headers)
             with state.lock:
