@@ -367,18 +367,15 @@ def test_a_loss_with_its_direction_is_summarized_lower_is_better(tmp_path):
     assert boo_2 == pytest.approx(float(exact_boo_n(loss, test, 2, "V", maximize=False)), abs=1e-12)
 
 
-def test_the_summary_says_which_direction_it_used_and_why(small_csv):
-    shown = json.loads(
-        invoke("summarize", str(small_csv), "--val", "acc", "--resamples", RESAMPLES, "--format", "json").stdout
-    )
+def test_the_summary_says_which_direction_it_used_and_why(small_csv, tmp_path):
+    base = ("summarize", str(small_csv), "--val", "acc", "--resamples", RESAMPLES)
+    shown = json.loads(invoke(*base, "--format", "json").stdout)
     assert (shown["spec"]["maximize"], shown["spec"]["direction_from"]) == (True, "default")
-    asked = invoke(
-        "summarize", str(small_csv), "--val", "acc", "--minimize", "--resamples", RESAMPLES, "--format", "json"
-    )
-    assert (json.loads(asked.stdout)["spec"]["maximize"], json.loads(asked.stdout)["spec"]["direction_from"]) == (
-        False,
-        "caller",
-    )
+    asked = invoke(*base, "--minimize", "--out", str(tmp_path / "out"))
+    assert asked.stdout.splitlines()[0].endswith("12 runs, 0 dropped; lower is better, as asked")
+    assert "Validation metric acc (lower is better, as asked)" in (tmp_path / "out" / "report.md").read_text()
+    stored = json.loads((tmp_path / "out" / "summary.json").read_text())["spec"]
+    assert (stored["maximize"], stored["direction_from"]) == (False, "caller")
 
 
 # --- bad input -----------------------------------------------------------------------------------------------

@@ -107,14 +107,14 @@ def test_the_direction_comes_from_the_source_else_the_caller_else_the_default():
     study = Direction(maximize=False, said_by="the Optuna study 'cnn'")
     from_source = Spec(val="val_loss").resolve_direction(study)
     assert (from_source.maximize, from_source.direction_from) == (False, "the Optuna study 'cnn'")
-    assert from_source.direction == "lower is better (said by the Optuna study 'cnn')"
+    assert from_source.direction == "lower is better, said by the Optuna study 'cnn'"
     agreed = Spec(val="value", maximize=False).resolve_direction(study)
     assert agreed.direction_from == "the Optuna study 'cnn'"  # the source's word, whoever else said it
     asked = Spec(val="val_loss", maximize=False).resolve_direction()
-    assert (asked.maximize, asked.direction) == (False, "lower is better (as asked)")
+    assert (asked.maximize, asked.direction) == (False, "lower is better, as asked")
     default = Spec(val="terrain_acc").resolve_direction()
     assert (default.maximize, default.direction_from) == (True, "default")
-    assert default.direction.startswith("higher is better (by default: nothing said which way")
+    assert default.direction.startswith("higher is better by default: nothing said which way")
     assert default.resolve_direction(study) is default  # resolved once, before any work
 
 

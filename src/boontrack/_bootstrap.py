@@ -96,7 +96,7 @@ class _OneBlasThread:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._users = 0
-        self._limiter = None
+        self._limiter: Any = None
 
     def __enter__(self) -> None:
         with self._lock:
@@ -171,7 +171,8 @@ def evaluate_batches(kernel: Callable[[Any], Any], batches: Iterable[Any]) -> li
     head = list(itertools.islice(batches, 2))
     if threads == 1 or len(head) < 2:
         return [kernel(batch) for batch in itertools.chain(head, batches)]
-    results, pending = [], collections.deque()
+    results: list[Any] = []
+    pending: collections.deque[Any] = collections.deque()
     with _ONE_BLAS_THREAD, ThreadPoolExecutor(threads, thread_name_prefix="boontrack") as pool:
         for batch in itertools.chain(head, batches):
             pending.append(pool.submit(kernel, batch))
@@ -440,7 +441,7 @@ def smoothed_boo_n(
     for size in batch_sizes(n_resamples, 2 * m, CACHE_ELEMENTS):  # sorted per batch: keep it in cache
         idx = draw_indices(rng, m, size)
         v = val[idx] + h_val * rng.standard_normal((size, m))
-        t = v if test is None else test[idx] + h_test * rng.standard_normal((size, m))
+        t = v if test is None or h_test is None else test[idx] + h_test * rng.standard_normal((size, m))
         key = v if maximize else -v
         order = np.argsort(key, axis=1)
         key = np.take_along_axis(key, order, axis=1)
@@ -510,11 +511,13 @@ def studentized_interval(resampled: Resampled, confidence_level: float) -> tuple
     ``1 - confidence_level`` of the resamples are degenerate (se* = 0: every draw had the same test score)
     q is unbounded and the interval is that range.
     """
+    assert resampled.studentized is not None  # kept by the studentized resampling
     return symmetric_bounds(resampled, np.quantile(np.abs(resampled.studentized), confidence_level, axis=0))
 
 
 def symmetric_bounds(resampled: Resampled, quantile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``est +- quantile * se`` per budget, cut to the plausible range (an unbounded quantile gives it)."""
+    assert resampled.standard_error is not None  # kept by the studentized resampling, which this serves
     half = np.minimum(quantile, UNBOUNDED) * resampled.standard_error
     low, high = resampled.plausible
     return np.maximum(resampled.estimate - half, low), np.minimum(resampled.estimate + half, high)
@@ -526,11 +529,11 @@ def interval_ends(resampled: Resampled, confidence_level: float, method: str) ->
         return studentized_interval(resampled, confidence_level)
     dist = resampled.dist
     low, high = np.empty(dist.shape[1]), np.empty(dist.shape[1])
+    jackknife = resampled.jackknife
     for k in range(dist.shape[1]):
         if method == "bca":
-            low[k], high[k] = bca_interval(
-                dist[:, k], float(resampled.estimate[k]), resampled.jackknife[:, k], confidence_level
-            )
+            assert jackknife is not None  # kept by the resampling for BCa
+            low[k], high[k] = bca_interval(dist[:, k], float(resampled.estimate[k]), jackknife[:, k], confidence_level)
         else:
             low[k], high[k] = percentile_interval(dist[:, k], confidence_level)
     return low, high
@@ -552,6 +555,7 @@ def simultaneous_band(
     """
     over = trustworthy if trustworthy.any() else np.ones_like(trustworthy)
     if method == "studentized":
+        assert resampled.studentized is not None  # kept by the studentized resampling
         statistic = np.abs(resampled.studentized[:, over])
         quantile = np.quantile(statistic.max(axis=1), confidence_level)
         return symmetric_bounds(resampled, np.full(resampled.estimate.size, quantile))

@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -316,7 +316,10 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
 def _check_same_spec(table: RunTable, spec: Spec) -> None:
     """InputError unless ``table`` was built with ``spec``'s columns (else one metric is reported as another)."""
     metric, param = ("metrics.", "tags."), ("params.", "tags.")  # RunTable reads metrics from tags too
-    pairs = [("val", table.val_column, spec.val, metric), ("test", table.test_column, spec.test, metric)]
+    pairs: list[tuple[str, str | None, str | None, tuple[str, ...]]] = [
+        ("val", table.val_column, spec.val, metric),
+        ("test", table.test_column, spec.test, metric),
+    ]
     pairs.append(("seed_column", table.seed_column, spec.seed_column, param))
     if spec.group_by is not None:
         pairs += [("group_by", resolved, name, param) for resolved, name in zip(table.group_by, spec.group_by)]
@@ -376,9 +379,9 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
     budgets, left_out = spec.budgets_for(val.size)
-    common = dict(
+    common: dict[str, Any] = dict(
         estimator=spec.estimator,
-        maximize=spec.maximize,
+        maximize=spec.higher_is_better,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
         method=spec.ci_method,
@@ -391,7 +394,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         band = boo_n_curve_ci(val, test, n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
         boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in budgets}
         mean = IntervalEstimate.from_bootstrap(band.at(1))
-        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.maximize))
+        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.higher_is_better))
         diagnostics = diagnose(val, test, n=max(budgets))
         for message in few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
             warnings.warn(message, FewRunsWarning, stacklevel=1)
@@ -401,7 +404,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
             test,
             n=sorted({1, *budgets}),
             estimator=spec.estimator,
-            maximize=spec.maximize,
+            maximize=spec.higher_is_better,
             confidence_level=spec.confidence_level,
             method=spec.ci_method,
             rng=_rng(spec, _COVERAGE, index),
@@ -558,7 +561,7 @@ def _compare_groups(table: RunTable, spec: Spec, bands: Mapping[str, CurveBand])
     return tuple(out)
 
 
-def _adjusted(family: Mapping[int, tuple[str, Any]], correction: str) -> dict[int, float]:
+def _adjusted(family: Mapping[int, tuple[str, Any]], correction: Literal["holm", "bh"]) -> dict[int, float]:
     """Adjusted p-values of one family of tests (comparison position -> (name, result)), by position.
 
     A test is undefined (NaN p-value) when both groups have constant scores (or, paired, every difference is
@@ -594,7 +597,7 @@ def _compare_pair(
             comparison, differences = _paired_comparison(spec, aligned, has_test, a, b, budgets)
     left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
     if left_out:
-        smaller = min(runs, key=runs.get)
+        smaller = min(runs, key=lambda label: runs[label])
         messages.append(
             f"{', '.join(f'ΔBoo_{k}' for k in left_out)} left out: group {smaller!r} has {runs[smaller]} runs, "
             "too few for it"
@@ -630,7 +633,7 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         a_test = b_test = None
     options = dict(
         estimator=spec.estimator,
-        maximize=spec.maximize,
+        maximize=spec.higher_is_better,
         paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
         method="studentized" if spec.ci_method == "studentized" else "percentile",

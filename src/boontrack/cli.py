@@ -19,15 +19,13 @@ when the command runs or its help is shown. Engines of ``reaggregate --engine`` 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import importlib
-import re
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
@@ -443,7 +441,7 @@ def simulate(
         pop, runs = named_population(_POPULATION_SPELLINGS[population]), 20
     else:
         pop, runs = _fitted_population(source, val, test, maximize, group_by, fit_group)
-    with _simulate_vocabulary():
+    with vocabulary.speaking(SIMULATE):
         result = _study(pop, runs if m is None else m, n, methods, options)
     click.echo(format_study(result))
     if out is not None:
@@ -469,19 +467,21 @@ def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...]
     )
 
 
-_QUOTED_NAME = re.compile(r"`(\w+)`")
-#: ``study`` parameters whose option has another name; any other quoted parameter is its option (`m` -> --m).
-_SIMULATE_OPTIONS = {"n_resamples": "--resamples", "rng": "--seed", "methods": "--ci-method"}
-
-
-@contextlib.contextmanager
-def _simulate_vocabulary() -> Iterator[None]:
-    """Bad input found by the simulation, one line naming the option as ``simulate`` spells it."""
-    try:
-        yield
-    except ValueError as exc:
-        text = _QUOTED_NAME.sub(lambda m: _SIMULATE_OPTIONS.get(m.group(1), f"--{m.group(1)}"), str(exc))
-        raise InputError(text) from exc
+#: How ``simulate`` names the parameters of :func:`boontrack.simulate.study` in messages: its own flags.
+SIMULATE = vocabulary.Vocabulary(
+    "flags",
+    flags={
+        "m": "--m",
+        "n": "--n",
+        "methods": "--ci-method",
+        "width": "--width",
+        "shift": "--shift",
+        "power": "--power",
+        "replications": "--replications",
+        "n_resamples": "--resamples",
+        "rng": "--seed",
+    },
+)
 
 
 def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tuple[Any, int]:
@@ -494,7 +494,7 @@ def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tupl
     with vocabulary.speaking(vocabulary.CLI):
         runs = open_source(source)
         spec = resolve_direction(runs, Spec(val=val, test=test, maximize=maximize, group_by=group_by or None))
-        request = MetricRequest(val=spec.val, test=spec.test, maximize=bool(spec.maximize), pick=spec.pick)
+        request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
         table = RunTable.from_frame(runs.read(request), spec)
     if fit_group is None and len(table.groups) > 1:
         raise InputError(
@@ -504,4 +504,4 @@ def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tupl
     if label not in table.groups:
         raise InputError(f"--fit-group {label!r} is not a group of the runs; groups: {', '.join(table.groups)}")
     val_scores, test_scores = table.arrays(label)
-    return kernel_fit(val_scores, test_scores, maximize=bool(spec.maximize)), val_scores.size
+    return kernel_fit(val_scores, test_scores, maximize=spec.higher_is_better), val_scores.size

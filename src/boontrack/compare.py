@@ -51,10 +51,10 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
+from boontrack.choices import CORRECTIONS, ESTIMATORS
 from boontrack.estimators import Estimator, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
-from boontrack.spec import CORRECTIONS, ESTIMATORS
 
 __all__ = [
     "Comparison",
@@ -322,6 +322,7 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     estimate = a.estimate - b.estimate
     if a.method == b.method == "studentized":
         errors_a, errors_b = a.studentized_errors, b.studentized_errors
+        assert errors_a is not None and errors_b is not None  # studentized results keep their standard errors
         first = min(errors_a.resample_standard_errors.size, errors_b.resample_standard_errors.size)
         interval = studentized_difference(
             estimate,

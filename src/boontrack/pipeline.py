@@ -349,7 +349,7 @@ def run_job(
     from boontrack.reports import group_names
     from boontrack.runtable import RunTable
 
-    request = MetricRequest(val=spec.val, test=spec.test, maximize=bool(spec.maximize), pick=spec.pick)
+    request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
     table = RunTable.from_frame(source.read(request), spec)
     group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix)

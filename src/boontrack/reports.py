@@ -326,7 +326,7 @@ def _overview(summary: Summary) -> str:
     # The keys as the user named them (``model``, not the resolved ``params.model`` of a W&B config key).
     keys = spec.group_by or [short_name(column) for column in summary.group_by]
     grouping = f", grouped by {', '.join(map(markdown_literal, keys))}" if keys else ""
-    direction = "higher is better" if spec.maximize else "lower is better"
+    direction = spec.direction or ("higher is better" if spec.maximize is not False else "lower is better")
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
@@ -506,7 +506,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     ]
     lines = [
         f"{_printable(data['metric'])}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{data['runs']} runs, {len(data['dropped'])} dropped",
+        f"{data['runs']} runs, {len(data['dropped'])} dropped" + (f"; {spec.direction}" if spec.direction else ""),
         *_aligned([header, *rows]),
     ]
     if data["comparisons"]:
@@ -555,7 +555,7 @@ def _summary_data(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _spec(data: Mapping[str, Any]) -> Spec:
     """The :class:`Spec` of its JSON data (:meth:`Spec.to_dict`: tuples became lists)."""
-    return Spec(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+    return Spec.from_dict(data)
 
 
 def _intervals(data: Mapping[str, Mapping[str, Any]]) -> dict[int, IntervalEstimate]:

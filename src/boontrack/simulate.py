@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from scipy import integrate, special, stats
 
 from boontrack._validation import as_budgets, as_choice, as_count, as_probability, as_rng, as_val_test
-from boontrack.estimators import expected_max_of
-from boontrack.spec import CI_METHODS, ESTIMATORS
+from boontrack.choices import CI_METHODS, ESTIMATORS
+from boontrack.estimators import Estimator, expected_max_of
+from boontrack.vocabulary import name as named
 
 __all__ = [
     "BandCoverage",
@@ -90,6 +91,7 @@ class Population:
             trials = int(p["trials"])
             return rng.binomial(trials, chance) / trials, rng.binomial(trials, chance) / trials
         if self.name == "kernel":
+            assert self._runs is not None  # a fit keeps its runs
             val, test = self._runs
             pick = rng.integers(0, val.size, size=(replications, m))
             noise = rng.standard_normal((2, replications, m))
@@ -118,7 +120,8 @@ class Population:
             return sign * math.exp(sigma * sigma * (1.0 - rho * rho) / 2.0) * _normal_best_mgf(sign * sigma * rho, n)
         if self.name == "beta_binomial":
             return _beta_binomial_boo_n(p["a"], p["b"], int(p["trials"]), n)
-        return _kernel_boo_n(*self._runs, p["h_val"], p["h_test"], n)
+        assert self._runs is not None  # a fit keeps its runs
+        return _kernel_boo_n(self._runs[0], self._runs[1], p["h_val"], p["h_test"], n)
 
 
 def population(name: PopulationName, **parameters: float) -> Population:
@@ -139,7 +142,7 @@ def population(name: PopulationName, **parameters: float) -> Population:
     >>> round(population("normal").boo_n(5), 6)  # 0.5 * E[max of 5 N(0, 1)]
     0.581482
     """
-    name = as_choice(name, "name", POPULATIONS)
+    name = cast(PopulationName, as_choice(name, "name", POPULATIONS))
     defaults = _DEFAULTS[name]
     unknown = set(parameters) - set(defaults)
     if unknown:
@@ -248,7 +251,7 @@ def _coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, 
     budgets = np.unique(as_budgets(n)[0])
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     if estimator == "U" and budgets.max() > m:
-        raise ValueError(f"`n` = {int(budgets.max())} exceeds `m` = {m}: U is undefined there")
+        raise ValueError(f"{named('n')} = {int(budgets.max())} exceeds {named('m')} = {m}: U is undefined there")
     methods = tuple(as_choice(x, "methods", CI_METHODS) for x in ((methods,) if isinstance(methods, str) else methods))
     if not methods:
         raise ValueError("`methods` is empty")
@@ -292,7 +295,7 @@ def coverage(
     n : int or sequence of int
         Budgets.
     methods : str or sequence of str
-        Interval methods (:data:`boontrack.spec.CI_METHODS`).
+        Interval methods (:data:`boontrack.choices.CI_METHODS`).
     estimator : {"V", "U", "W"}
     confidence_level : float
     replications : int
@@ -646,7 +649,7 @@ def _comparison_rates_iv(pop, m, n, paired, shift, seed_share, confidence_level,
     m = as_count(m, "m")
     budget = as_count(n, "n")
     if budget > m:
-        raise ValueError(f"`n` = {budget} exceeds `m` = {m}")
+        raise ValueError(f"{named('n')} = {budget} exceeds {named('m')} = {m}")
     if not isinstance(paired, bool):
         raise ValueError(f"`paired` must be True or False, got {paired!r}")
     if not (isinstance(shift, (int, float)) and math.isfinite(shift)):
@@ -775,7 +778,7 @@ def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimato
     start = np.maximum.accumulate(np.where(np.hstack([np.ones((rows, 1), bool), step]), rank, 0), axis=1)
     ends = np.where(np.hstack([step, np.ones((rows, 1), bool)]), rank + 1, m)
     end = np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
-    cdf = best_of_n_cdf(m, budgets, estimator)  # (budgets, m + 1)
+    cdf = best_of_n_cdf(m, budgets, cast(Estimator, estimator))  # (budgets, m + 1); one of ESTIMATORS
     weights = (cdf[:, end] - cdf[:, start]) / (end - start)  # (budgets, rows, m)
     return np.einsum("brm,rm->rb", weights, t)
 
@@ -954,7 +957,7 @@ def _study_iv(pop, m, n, methods, width, shift, power, plan_runs, replications, 
     )
     for name, value in (("width", width), ("shift", shift)):
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"`{name}` must be a number > 0, got {value!r}")
+            raise ValueError(f"{named(name)} must be a number > 0, got {value!r}")
     power = as_probability(power, "power")
     plan = sorted({as_count(k, "plan_runs") for k in plan_runs})
     if (width is not None or shift is not None) and budgets.max() > min(plan):
@@ -996,7 +999,7 @@ def study(
     n : int or sequence of int
         Budgets.
     methods : sequence of str
-        Interval methods (:data:`boontrack.spec.CI_METHODS`).
+        Interval methods (:data:`boontrack.choices.CI_METHODS`).
     width, shift : float, optional
         Targets of "how many runs do I need".
     power : float
@@ -1017,7 +1020,10 @@ def study(
     common = dict(replications=replications, n_resamples=n_resamples, rng=rng)
     steps = [("errors", None), *(("coverage", x) for x in methods)]
     steps += [("width", k) for k in plan if width is not None] + [("power", k) for k in plan if shift is not None]
-    errors, cells, widths, powers = (), [], {}, {}
+    errors: tuple[EstimatorError, ...] = ()
+    cells: list[CoverageCell] = []
+    widths: dict[int, float] = {}
+    powers: dict[int, float] = {}
     with progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
         for kind, arg in bar:
             if kind == "errors":

@@ -121,6 +121,23 @@ class Spec:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
+        """The spec of :meth:`to_dict`'s data (a stored ``summary.json``), its direction as it was resolved; fields
+        a summary of an earlier version did not store take their defaults."""
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {
+            key: tuple(v) if isinstance(v, list) else v for key, v in data.items() if key in known
+        }
+        return cls(**values)
+
+    @property
+    def higher_is_better(self) -> bool:
+        """``maximize`` once decided (:meth:`resolve_direction`); ValueError before, where no work may start."""
+        if self.maximize is None:
+            raise ValueError("the spec's direction is not decided yet: resolve_direction() first")
+        return self.maximize
+
     def resolve_direction(self, known: Direction | None = None) -> Spec:
         """This spec with its direction decided, before any work: ``known`` (the source's own direction of
         ``val``) where there is one, else the caller's ``maximize``, else higher is better, except for a metric
@@ -153,16 +170,16 @@ class Spec:
 
     @property
     def direction(self) -> str:
-        """Which way is better and who said so, as the summary states it (``"lower is better (said by the
-        Optuna study 'cnn')"``); ``""`` before :meth:`resolve_direction`."""
+        """Which way is better and who said so, as the summary states it (``"lower is better, said by the
+        Optuna study 'cnn'"``); ``""`` before :meth:`resolve_direction`."""
         if self.direction_from is None:
             return ""
         better = "higher is better" if self.maximize else "lower is better"
         if self.direction_from == "caller":
-            return f"{better} (as asked)"
+            return f"{better}, as asked"
         if self.direction_from == "default":
-            return f"{better} (by default: nothing said which way, and {self.val!r} does not name a loss or an error)"
-        return f"{better} (said by {self.direction_from})"
+            return f"{better} by default: nothing said which way, and {self.val!r} does not name a loss or an error"
+        return f"{better}, said by {self.direction_from}"
 
     @property
     def budgets(self) -> tuple[int, ...]:

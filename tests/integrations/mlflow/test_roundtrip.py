@@ -230,7 +230,7 @@ def test_a_loss_is_summarized_lower_is_better_when_said_so(sqlite_uri):
         sweep_.parent_id, val="val_loss", test="test_loss", maximize=False, n=(2,), tracking_uri=sqlite_uri, **FAST
     )
     assert result.status == "updated", result.error
-    assert result.summary.spec.direction == "lower is better (as asked)"
+    assert result.summary.spec.direction == "lower is better, as asked"
     expected = boo_n_v(np.array(list(losses.values())), np.array(list(tests.values())), 2, maximize=False)
     assert result.summary.groups[0].boo_n[2].estimate == pytest.approx(expected, abs=1e-12)
 
