@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import warnings
 
 import numpy as np
@@ -263,6 +264,30 @@ def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capf
 
 
 # --- errors ----------------------------------------------------------------------------------------------------
+
+
+def test_analyses_in_several_threads_each_keep_their_own_warnings():
+    # Each analysis collects its warnings by swapping the process's warning filters; analyses running at once in
+    # several threads must each keep theirs, none escaping (as an error under this suite's filter) or lost.
+    frame = pd.DataFrame({"acc": [0.1, 0.5, 0.3, 0.4, 0.2, 0.35]})
+    spec = Spec(val="acc", n=(1, 4), n_resamples=2000)
+    table = RunTable.from_frame(frame, spec)
+    results, errors = [], []
+
+    def summarize() -> None:
+        try:
+            results.append(analyze(table, spec))
+        except Exception as exc:  # noqa: BLE001 - the assertion below shows it
+            errors.append(exc)
+
+    threads = [threading.Thread(target=summarize) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    alone = analyze(table, spec).group("all").warnings
+    assert alone and all(r.group("all").warnings == alone for r in results)
 
 
 def test_group_smaller_than_n_names_the_group_and_counts():

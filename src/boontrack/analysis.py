@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -653,11 +654,16 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
     return comparison, differences
 
 
+#: catch_warnings swaps the process's warning filters: analyses in several threads take turns collecting, or one
+#: that ends would restore the filters under another, whose warnings would then escape its summary (or raise).
+_ONE_COLLECTOR = threading.RLock()
+
+
 @contextlib.contextmanager
 def _collected_warnings() -> Iterator[list[str]]:
     """Collect boontrack's warnings (deduplicated, in order) into the yielded list; re-emit any other warning."""
     messages: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
+    with _ONE_COLLECTOR, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield messages
     for w in caught:
