@@ -25,8 +25,10 @@ Backends never drop runs: failed, running and incomplete runs come with their st
 (tagged ``boontrack.role=summary``) are the one exception: they are never read back as input.
 
 What every backend does to build this frame (typing, the best-validation pick, recognising summary runs,
-checking options, writing artifacts safely) is :mod:`boontrack.runframe`; a backend only translates between its
-SDK and that module.
+checking options, writing artifacts safely) is in the public integration layer, :mod:`boontrack.integration`; a
+backend only translates between its SDK and that layer. The layer also states the callback contract that every
+sweep framework's callback and every ``summarize_*`` function keeps: the same keywords with the same meaning,
+one failure rule after the sweep, one read and one analysis for every destination.
 """
 
 from __future__ import annotations
