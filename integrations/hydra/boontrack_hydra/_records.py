@@ -215,12 +215,7 @@ class HydraSweepSource(Source):
             sweep = json.loads((self.sweep_dir / SWEEP_RECORD).read_text(encoding="utf-8"))
         except (OSError, ValueError):  # a sweep recorded before this file existed, or by another sweeper
             return None
-        if not isinstance(sweep, dict) or sweep.get("objective") != metric:
-            return None
-        goal = sweep.get("direction")
-        if goal not in ("maximize", "minimize"):
-            return None
-        return Direction(maximize=goal == "maximize", said_by="the direction of Hydra's Optuna sweeper")
+        return sweeper_direction(sweep, metric)
 
     def sink(self, key: str) -> Sink:
         if self.tracking_uri is None:
@@ -244,3 +239,14 @@ class HydraBackend(Backend):
         if not location:
             raise InputError("a hydra source needs the sweep directory: hydra:SWEEP_DIR")
         return HydraSweepSource(location, **options)
+
+
+def sweeper_direction(sweep: Any, metric: str) -> Direction | None:
+    """The direction of ``metric`` in a sweep record (:func:`write_sweep_record`): that of Hydra's Optuna sweeper,
+    for the number each job returns; None when the record says none."""
+    if not isinstance(sweep, dict) or sweep.get("objective") != metric:
+        return None
+    goal = sweep.get("direction")
+    if goal not in ("maximize", "minimize"):
+        return None
+    return Direction(maximize=goal == "maximize", said_by="the direction of Hydra's Optuna sweeper")

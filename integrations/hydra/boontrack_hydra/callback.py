@@ -36,6 +36,7 @@ from boontrack_hydra._records import (
     jobs_dir,
     override_params,
     returned_metrics,
+    sweeper_direction,
     write_record,
     write_sweep_record,
 )
@@ -75,7 +76,9 @@ class BoonCallback(_HydraCallback):
 
     Nothing raises into Hydra's run once it has started (unless ``raise_on_error``): a failure to record a job
     or to summarize is a :class:`~boontrack.exceptions.WriteBackWarning`. Invalid options raise
-    :class:`~boontrack.exceptions.InputError` when Hydra creates the callback, before any job runs.
+    :class:`~boontrack.exceptions.InputError` when Hydra creates the callback, before any job runs. A metric
+    named like a loss without a direction, or a direction that contradicts the Optuna sweeper's, is warned about
+    when the multirun starts, and the summary refused at its end.
 
     The keys are those of every callback (see :mod:`boontrack.integration`), as in Python. The command line's
     names of 0.2.0 (``minimize``, ``resamples``, ``confidence``, ``bootstrap_seed``, ``seed_key``,
@@ -170,14 +173,22 @@ class BoonCallback(_HydraCallback):
     # -- Hydra's hooks ---------------------------------------------------------------------------------------
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         self._job_name = str(_select(config, "hydra.job.name") or self._job_name)
+        goal = _optuna_sweeper_goal(config, self.spec.val)
 
         def prepare() -> Path:
             sweep_dir = _sweep_dir(config)
             clear_records(jobs_dir(sweep_dir))  # a previous multirun into the same directory
-            write_sweep_record(sweep_dir, _optuna_sweeper_goal(config, self.spec.val))
+            write_sweep_record(sweep_dir, goal)
             return sweep_dir
 
+        def decide_direction() -> None:
+            with speaking(HYDRA):
+                self.spec.resolve_direction(sweeper_direction(goal, self.spec.val))
+
         sweep_dir = self._guarded("preparing the sweep directory", prepare)
+        # Decided now as it will be at the end, so that a summary that will be refused (a metric named like a loss
+        # without a direction, a direction the Optuna sweeper's contradicts) is said before the jobs run.
+        self._guarded("deciding the direction of the metric", decide_direction)
         if sweep_dir is None:
             return
         self._unfinished = sweep_dir
@@ -222,16 +233,19 @@ class BoonCallback(_HydraCallback):
 
         def job() -> JobResult:
             spec = replace(self.spec, **self._grouping(source.records))
-            return summarize_source(
-                source,
-                spec,
-                out=sweep_dir / self.out,
-                write_back=False,
-                also=mlflow_destination(experiment if self.options.tracking_uri else None, self.options.tracking_uri),
-                plots=self.options.plots,
-                summarize_unchanged=True,
-                raise_on_write_error=self.options.raise_on_error,
-            )
+            with speaking(HYDRA):  # a summary refused names the keys to set as the Hydra config writes them
+                return summarize_source(
+                    source,
+                    spec,
+                    out=sweep_dir / self.out,
+                    write_back=False,
+                    also=mlflow_destination(
+                        experiment if self.options.tracking_uri else None, self.options.tracking_uri
+                    ),
+                    plots=self.options.plots,
+                    summarize_unchanged=True,
+                    raise_on_write_error=self.options.raise_on_error,
+                )
 
         result = after_sweep(
             f"summarizing the Hydra sweep in {sweep_dir}", job, raise_on_error=self.options.raise_on_error

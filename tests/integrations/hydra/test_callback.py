@@ -5,6 +5,7 @@ Expected numbers come from the exact oracle of ``tests/oracles.py`` on the value
 
 from __future__ import annotations
 
+import atexit
 import csv
 import json
 import re
@@ -21,7 +22,7 @@ from omegaconf import OmegaConf
 from boontrack import cli
 from boontrack.backends import Direction
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack_hydra._records import returned_metrics, write_record
+from boontrack_hydra._records import jobs_dir, returned_metrics, write_record
 
 from oracles import exact_boo_n
 
@@ -407,8 +408,6 @@ def test_a_sweep_written_to_a_directory_and_to_mlflow_is_read_once_and_analyzed_
 
 
 def test_the_optuna_sweepers_direction_is_the_direction_of_the_number_each_job_returns(tmp_path):
-    import atexit
-
     from boontrack.hydra import BoonCallback
     from boontrack_hydra._records import HydraSweepSource
 
@@ -421,7 +420,7 @@ def test_the_optuna_sweepers_direction_is_the_direction_of_the_number_each_job_r
         }
         return OmegaConf.create({"hydra": hydra})
 
-    callback = BoonCallback(val="val_loss", plots=False, print_table=False)
+    callback = BoonCallback(val="val_loss", maximize=False, plots=False, print_table=False)
     optuna = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
     try:
         callback.on_multirun_start(config({"_target_": optuna, "direction": "minimize"}))
@@ -435,3 +434,32 @@ def test_the_optuna_sweepers_direction_is_the_direction_of_the_number_each_job_r
         assert HydraSweepSource(tmp_path / "sweep").direction("val_loss") is None
     finally:
         atexit.unregister(callback._summarize_at_exit)
+
+
+def test_a_loss_without_a_direction_is_said_when_the_multirun_starts(tmp_path):
+    from boontrack.hydra import BoonCallback
+
+    basic = {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"}
+    optuna = {"_target_": "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper", "direction": "minimize"}
+
+    def start(sweeper: dict, **options) -> None:
+        hydra = {"runtime": {"cwd": str(tmp_path)}, "sweep": {"dir": "sweep"}, "job": {"name": "app"}}
+        callback = BoonCallback(val="val_loss", plots=False, print_table=False, **options)
+        try:
+            callback.on_multirun_start(OmegaConf.create({"hydra": {**hydra, "sweeper": sweeper}}))
+        finally:
+            atexit.unregister(callback._summarize_at_exit)
+
+    loss = r"'val_loss' looks like a loss .* add `maximize: false` \(or `maximize: true`"
+    with pytest.warns(WriteBackWarning, match=f"^boontrack: deciding the direction of the metric failed: {loss}"):
+        start(basic)
+    assert (tmp_path / "sweep" / ".boontrack" / "sweep.json").is_file()  # the sweep prepared all the same
+    with pytest.raises(InputError, match=f"^{loss}"):
+        start(basic, raise_on_error=True)
+    with pytest.raises(InputError, match="^the direction of Hydra's Optuna sweeper minimizes 'val_loss', but "):
+        start(optuna, maximize=True, raise_on_error=True)
+    start(optuna)  # the sweeper's direction
+    start(basic, maximize=False)  # the caller's
+    write_record(jobs_dir(tmp_path / "sweep"), {"job": 0, "status": "completed", "metrics": {"val_loss": 0.3}})
+    with pytest.warns(WriteBackWarning, match=f"^summarizing the Hydra sweep in .* failed: {loss}"):
+        assert BoonCallback(val="val_loss", plots=False, print_table=False).summarize(tmp_path / "sweep") is None
