@@ -399,9 +399,9 @@ def test_u_with_bca_leaves_out_the_budget_its_jackknife_cannot_reach():
 
 def test_the_thread_count_changes_no_number(monkeypatch):
     """The bootstrap's batches are drawn in order in one thread, whatever the count: the same summary."""
-    from boontrack import _bootstrap
+    from boontrack._bootstrap import kernels
 
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 12 * 50)  # 50 resamples per batch: several batches
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 12 * 50)  # 50 resamples per batch: several batches
     frame = seeded_frame({"a": (0.80, None), "b": (0.81, None)})
     spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 3), n_resamples=RESAMPLES)
     table = RunTable.from_frame(frame, spec)

@@ -27,6 +27,9 @@ from boontrack.resampling import boo_n_ci, mean_ci
 
 from oracles import ranked, ranked_pairs
 
+#: The default interval of 0.2.0, on the plain scale: what the hand-written bootstrap-t oracles compute.
+OLD_DEFAULT = dict(method="studentized", bounds=(None, None))
+
 
 def approaches(m_a: int = 30, m_b: int = 25, seed: int = 0):
     rng = np.random.default_rng(seed)
@@ -111,7 +114,7 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
     paired; resample r uses the documented indices."""
     _, _, a, b = approaches(m_a=30, m_b=25)
     a, b = np.sort(a), np.sort(b)  # ranked: the order an unpaired draw indexes
-    res = mean_difference_ci(a, b, n_resamples=300, rng=6)
+    res = mean_difference_ci(a, b, n_resamples=300, rng=6, **OLD_DEFAULT)
     gen = np.random.default_rng(6)
     ia, ib = gen.integers(0, a.size, (300, a.size)), gen.integers(0, b.size, (300, b.size))
     ra, rb = a[ia], b[ib]
@@ -123,7 +126,7 @@ def test_studentized_mean_difference_is_bootstrap_t_written_out():
     assert (res.confidence_interval.low, res.confidence_interval.high) == pytest.approx(expected, abs=1e-12)
 
     a, _, b, _ = ranked_pairs(*paired_with_shift())  # the order paired draws index
-    res = mean_difference_ci(a, b, paired=True, n_resamples=300, rng=8)
+    res = mean_difference_ci(a, b, paired=True, n_resamples=300, rng=8, **OLD_DEFAULT)
     idx = np.random.default_rng(8).integers(0, a.size, (300, a.size))
     d = a - b
     expected = _studentized_oracle(d.mean(), d[idx].mean(1), d[idx].std(1) / np.sqrt(d.size), d.std() / np.sqrt(d.size))
@@ -136,23 +139,27 @@ def test_paired_boo_n_difference_against_a_constant_is_the_single_group_interval
     a_val, a_test = ranked(*approaches(m_a=20, m_b=20)[::2])  # pair i is A's position i in its ranking
     b_val = np.random.default_rng(3).normal(size=20)
     for estimator in ("V", "W"):
-        res = boo_n_difference_ci(
-            a_val, b_val, a_test, np.full(20, 0.5), n=4, estimator=estimator, paired=True, n_resamples=500, rng=11
-        )
-        single = boo_n_ci(a_val, a_test, n=4, estimator=estimator, n_resamples=500, rng=11)
-        assert single.method == "studentized"
-        np.testing.assert_allclose(res.bootstrap_distribution, single.bootstrap_distribution - 0.5, atol=1e-12)
-        ours = (res.confidence_interval.low, res.confidence_interval.high)
-        theirs = (single.confidence_interval.low - 0.5, single.confidence_interval.high - 0.5)
-        assert ours == pytest.approx(theirs, abs=1e-12)
+        for method in ("studentized-u", "studentized"):
+            res = boo_n_difference_ci(
+                *(a_val, b_val, a_test, np.full(20, 0.5)),
+                **dict(n=4, estimator=estimator, paired=True, method=method, n_resamples=500, rng=11),
+                bounds=(None, None),  # the scales of A and of A - 0.5 would differ
+            )
+            options = dict(estimator=estimator, method=method, n_resamples=500, rng=11, bounds=(None, None))
+            single = boo_n_ci(a_val, a_test, n=4, **options)
+            assert single.method == res.method == method
+            np.testing.assert_allclose(res.bootstrap_distribution, single.bootstrap_distribution - 0.5, atol=1e-12)
+            ours = (res.confidence_interval.low, res.confidence_interval.high)
+            theirs = (single.confidence_interval.low - 0.5, single.confidence_interval.high - 0.5)
+            assert ours == pytest.approx(theirs, abs=1e-12)
 
 
 def test_unpaired_studentized_error_is_the_root_sum_of_squares():
     """Unpaired, against a constant B the interval is A's studentized interval shifted (se_B = 0); with B a
     copy of A's runs resampled independently, wider than either alone."""
     a_val, _, a_test, _ = approaches(m_a=20, m_b=20)
-    res = boo_n_difference_ci(a_val, a_val, a_test, np.full(20, 0.5), n=3, n_resamples=400, rng=12)
-    single = boo_n_ci(a_val, a_test, n=3, n_resamples=400, rng=12)
+    res = boo_n_difference_ci(a_val, a_val, a_test, np.full(20, 0.5), n=3, n_resamples=400, rng=12, **OLD_DEFAULT)
+    single = boo_n_ci(a_val, a_test, n=3, n_resamples=400, rng=12, **OLD_DEFAULT)
     # A's indices come first in each batch, then B's: with one batch, A's resamples are boo_n_ci's
     np.testing.assert_allclose(res.bootstrap_distribution, single.bootstrap_distribution - 0.5, atol=1e-12)
     ours = (res.confidence_interval.low, res.confidence_interval.high)
@@ -371,7 +378,9 @@ def test_independent_difference_of_studentized_results_studentizes_the_differenc
     and the interval d +- q sqrt(se_a^2 + se_b^2)."""
     gen = np.random.default_rng(4)
     a_scores, b_scores = np.sort(gen.normal(1.0, 1.0, 30)), np.sort(gen.normal(0.0, 2.0, 25))  # ranked
-    a, b = mean_ci(a_scores, n_resamples=400, rng=1), mean_ci(b_scores, n_resamples=400, rng=2)
+    a, b = (
+        mean_ci(scores, n_resamples=400, rng=seed, **OLD_DEFAULT) for seed, scores in ((1, a_scores), (2, b_scores))
+    )
     resamples_a = a_scores[np.random.default_rng(1).integers(0, 30, size=(400, 30), dtype=np.int32)]
     resamples_b = b_scores[np.random.default_rng(2).integers(0, 25, size=(400, 25), dtype=np.int32)]
     se_a, se_b = a_scores.std() / np.sqrt(30), b_scores.std() / np.sqrt(25)
@@ -429,11 +438,11 @@ def test_independent_difference_refuses_mismatched_results(b_kwargs, message):
 
 def test_paired_standard_errors_in_chunks_are_the_same(monkeypatch):
     """The paired standard errors are computed a few resamples at a time when the pairs are many: no change."""
-    from boontrack import _bootstrap
+    from boontrack._bootstrap import differences
 
     a_val, b_val, a_test, b_test = approaches(m_a=30, m_b=30)
     whole = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=9)
-    monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", 2 * 30)  # two resamples at a time
+    monkeypatch.setattr(differences, "CACHE_ELEMENTS", 2 * 30)  # two resamples at a time
     chunked = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=9)
     assert chunked.confidence_interval == whole.confidence_interval
     np.testing.assert_array_equal(chunked.bootstrap_distribution, whole.bootstrap_distribution)

@@ -67,7 +67,11 @@ def test_independent_difference_is_the_difference_of_estimates(a, b, seed):
 
 @quiet
 @settings(max_examples=30, deadline=None)
-@given(scores, st.sampled_from(["studentized", "percentile", "bca", "smoothed"]), st.randoms(use_true_random=False))
+@given(
+    scores,
+    st.sampled_from(["studentized-u", "studentized", "percentile", "bca", "smoothed"]),
+    st.randoms(use_true_random=False),
+)
 def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
     """Draws index the runs ranked (validation, then test score): any order of the same runs gives the same
     resamples, so the very same numbers."""
@@ -78,6 +82,41 @@ def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
     shuffled = boo_n_curve_ci(val[order], test[order], n=[1, 3, 7], n_resamples=120, method=method, rng=3)
     np.testing.assert_array_equal(shuffled.bootstrap_distribution, given.bootstrap_distribution)
     np.testing.assert_array_equal([shuffled.low, shuffled.high], [given.low, given.high])
+
+
+all_methods = st.sampled_from(["studentized-u", "studentized", "percentile", "bca", "smoothed"])
+
+
+@quiet
+@settings(max_examples=40, deadline=None)
+@given(scores, all_methods, st.floats(-5, 5), st.floats(0.5, 50), st.integers(0, 2**32 - 1))
+def test_no_end_leaves_the_bounds(data, method, shift, stretch, seed):
+    """Scores in [0, 1] get those bounds, declared ones are kept: every end of every interval and band lies
+    inside them, at budgets below and above m / 2, whatever the scale and place of the bounds."""
+    val, test = data
+    band = boo_n_curve_ci(val, test, n=[1, 3, val.size], n_resamples=150, method=method, rng=seed)
+    ends = np.concatenate([band.low, band.high, band.simultaneous_low, band.simultaneous_high])
+    assert band.bounds == (0.0, 1.0) and np.all(ends >= 0.0) and np.all(ends <= 1.0)
+    bounds = (shift, shift + stretch)  # the same runs on another scale, declared bounded there
+    moved = boo_n_curve_ci(
+        shift + stretch * val, shift + stretch * test, n=[1, 3], n_resamples=150, method=method, rng=seed, bounds=bounds
+    )
+    ends = np.concatenate([moved.low, moved.high, moved.simultaneous_low, moved.simultaneous_high])
+    assert np.all(ends >= bounds[0] - 1e-9 * stretch) and np.all(ends <= bounds[1] + 1e-9 * stretch)
+
+
+@quiet
+@settings(max_examples=30, deadline=None)
+@given(scores, st.sampled_from(["studentized-u", "studentized", "percentile"]), st.integers(0, 2**32 - 1))
+def test_intervals_nest_as_the_confidence_level_grows(data, method, seed):
+    """The same resamples at 80 %, 90 % and 99 %: each interval holds the one of the lower level."""
+    val, test = data
+    ends = [
+        boo_n_ci(val, test, n=3, n_resamples=150, method=method, rng=seed, confidence_level=level).confidence_interval
+        for level in (0.8, 0.9, 0.99)
+    ]
+    for inner, outer in zip(ends, ends[1:]):
+        assert outer.low <= inner.low + 1e-12 and inner.high <= outer.high + 1e-12
 
 
 @quiet
@@ -96,7 +135,7 @@ def test_differences_do_not_depend_on_the_order_of_the_runs(data, paired, random
         order_b = order_a
     else:
         random.shuffle(order_b)
-    for method in ("studentized", "percentile"):
+    for method in ("studentized-u", "studentized", "percentile"):
         given = boo_n_difference_ci(
             a_val, b_val, a_test, b_test, n=2, paired=paired, method=method, n_resamples=100, rng=5
         )

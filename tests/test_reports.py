@@ -100,7 +100,7 @@ def test_metric_names_for_one_group(single):
     expected = {"boon/runs", "boon/dropped", "boon/groups", "boon/test_acc/normal"}
     for stem in ("boo_1", "boo_5", "mean"):
         expected |= {f"boon/test_acc/{stem}", f"boon/test_acc/{stem}/ci_low", f"boon/test_acc/{stem}/ci_high"}
-        expected.add(f"boon/test_acc/{stem}/coverage")  # the self-check's estimate (30 runs: simulated)
+        expected.add(f"boon/test_acc/{stem}/trustworthy")
     expected |= {"boon/test_acc/gaussian/boo_1", "boon/test_acc/gaussian/boo_5"}
     expected |= {f"boon/test_acc/{s}" for s in ("sd", "median", "min", "max", "spearman_val_test")}
     metrics = flat_metrics(summary)
@@ -110,10 +110,8 @@ def test_metric_names_for_one_group(single):
     assert metrics["boon/test_acc/boo_5"] == pytest.approx(boo_n(frame["val_acc"], frame["metrics.test_acc"], n=5))
     assert metrics["boon/test_acc/mean"] == pytest.approx(frame["metrics.test_acc"].mean())
     assert metrics["boon/test_acc/max"] == pytest.approx(frame["metrics.test_acc"].max())
-    group = summary.groups[0]
-    assert metrics["boon/test_acc/boo_5/coverage"] == group.coverage[5]
-    assert metrics["boon/test_acc/mean/coverage"] == metrics["boon/test_acc/boo_1/coverage"] == group.coverage[1]
-    assert all(0 <= group.coverage[n] <= 1 for n in (1, 5))
+    # 30 runs, n <= m/2, no long tail: nothing doubtful
+    assert metrics["boon/test_acc/boo_5/trustworthy"] == metrics["boon/test_acc/mean/trustworthy"] == 1.0
     assert all(isinstance(v, float) for v in metrics.values())
 
 
@@ -409,3 +407,63 @@ def test_runs_csv_keeps_the_users_own_seed_column_and_wording_names_validation_s
     report = to_markdown(summary)
     assert "group minus `vs` on the validation scores" in report and "- validation scores: mean" in report
     assert "test scores" not in report
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Doubtful numbers and what the runs cannot show
+
+
+@pytest.fixture(scope="module")
+def small_and_large():
+    """A group of 12 runs (Boo_10 is above m/2: doubtful) and one of 30, accuracies (bounded by [0, 1])."""
+    gen = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "model": ["small"] * 12 + ["large"] * 30,
+            "val_acc": np.r_[gen.normal(0.8, 0.02, 12), gen.normal(0.82, 0.02, 30)],
+        }
+    )
+    frame["test_acc"] = frame["val_acc"] + gen.normal(0, 0.01, 42)
+    spec = Spec(val="val_acc", test="test_acc", group_by=("model",), n_resamples=RESAMPLES)
+    return analyze(RunTable.from_frame(frame, spec), spec)
+
+
+def test_doubtful_numbers_are_marked_wherever_they_are_shown(small_and_large):
+    summary = small_and_large
+    small = summary.group("small")
+    assert small.doubts == {1: (), 5: (), 10: ("n > m/2",)} and not summary.group("large").doubts[10]
+    metrics = flat_metrics(summary)
+    assert metrics["boon/test_acc/small/boo_10/trustworthy"] == 0.0
+    assert metrics["boon/test_acc/small/boo_5/trustworthy"] == metrics["boon/test_acc/large/boo_10/trustworthy"] == 1.0
+    table = format_table(summary)
+    small_row = next(line for line in table.splitlines() if line.startswith("small"))
+    large_row = next(line for line in table.splitlines() if line.startswith("large"))
+    assert small_row.count("]*") == 1 and "]*" not in large_row
+    assert "* doubtful: n > m/2" in table
+    assert format_table(json.loads(to_json(summary))) == table  # a stored summary prints the same marks
+    report = to_markdown(summary)
+    row = next(line for line in report.splitlines() if line.startswith("| small |"))
+    assert row.count("⚠") == 1 and "- doubtful (⚠): Boo_10 (n > m/2)" in report
+    description = render_outputs(summary, plots=False).description
+    assert "⚠ (n > m/2)" in description and description.count("⚠") == 1
+    # a difference is doubtful where either group's number is
+    assert metrics["boon/test_acc/small/vs_large/boo_10/trustworthy"] == 0.0
+    assert metrics["boon/test_acc/small/vs_large/boo_5/trustworthy"] == 1.0
+    comparison_row = next(line for line in table.splitlines() if line.startswith("small  large"))
+    assert comparison_row.count("]*") == 1
+
+
+def test_what_the_runs_cannot_show_is_said_in_numbers(small_and_large):
+    summary = small_and_large
+    small = summary.group("small")
+    # 12 runs: a kind of run at 22 % per run or more shows up in 95 % of such sweeps; failures scoring 0 (the
+    # lower bound of an accuracy) at that rate would pull the mean down by 22 % of it
+    assert small.unseen.rate == pytest.approx(1 - 0.05 ** (1 / 12))
+    assert small.bounds == (0.0, 1.0) and small.unseen.floor == 0.0
+    assert small.unseen.mean_shift == pytest.approx(small.unseen.rate * small.mean.estimate)
+    assert small.unseen.top_runs[10][0] == 1  # Boo_10 of 12 runs: the best run carries over half the weight
+    sentence = "a kind of run rarer than 1 in 5 (22 %) may be absent from these 12 runs"
+    assert sentence in format_table(summary) and sentence in to_markdown(summary)
+    assert sentence in render_outputs(summary, plots=False).description
+    stored = summary.to_dict()["groups"]["small"]["unseen"]
+    assert stored["rate"] == small.unseen.rate and stored["top_runs"]["10"][0] == 1

@@ -9,6 +9,7 @@ draws the same run indices, so distribution and intervals agree to rounding) and
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ import threadpoolctl
 from scipy import special, stats
 
 from boontrack import _bootstrap, resampling
+from boontrack._bootstrap import intervals, kernels
 from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning, ExtrapolationWarning, FewRunsWarning
 from boontrack.resampling import boo_n_ci, boo_n_curve_ci, default_budgets, mean_ci
@@ -82,25 +84,25 @@ def test_distribution_on_paper_data_matches_materialised_resamples(cbt):
 def test_batches_follow_each_other_in_the_stream(monkeypatch):
     val, test = tied_runs()
     whole = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 7 * val.size)
-    monkeypatch.setattr(_bootstrap, "MIN_BATCH", 1)  # batches of 7 resamples
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 7 * val.size)
+    monkeypatch.setattr(kernels, "MIN_BATCH", 1)  # batches of 7 resamples
     batched = boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution
     np.testing.assert_array_equal(whole, batched)
-    monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
+    monkeypatch.setattr(kernels, "CACHE_ELEMENTS", 2 * val.size)  # counted 2 resamples at a time
     np.testing.assert_array_equal(whole, boo_n_ci(val, test, n=3, n_resamples=250, rng=5).bootstrap_distribution)
 
 
 def test_batches_are_bounded_in_memory_at_any_number_of_runs(monkeypatch):
     """A batch holds about BATCH_ELEMENTS draws, down to one resample of m runs: memory does not grow with m."""
     drawn = []
-    draw = _bootstrap.draw_indices
+    draw = kernels.draw_indices
 
     def recording(rng, m, size):
         drawn.append(size * m)
         return draw(rng, m, size)
 
-    monkeypatch.setattr(_bootstrap, "draw_indices", recording)
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 1000)
+    monkeypatch.setattr(kernels, "draw_indices", recording)
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 1000)
     boo_n_ci(np.arange(300.0), n=2, n_resamples=10, method="percentile", rng=0)  # 3 resamples per batch
     boo_n_ci(np.arange(2000.0), n=2, n_resamples=4, method="percentile", rng=0)  # one
     assert drawn == [900, 900, 900, 300, 2000, 2000, 2000, 2000]
@@ -119,7 +121,7 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
         return count(self, *args, **kwargs)
 
     monkeypatch.setattr(_bootstrap.RankedRuns, "block_totals", counting)
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 200 * 5)  # 10 batches: kernels overlap on threads
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 200 * 5)  # 10 batches: kernels overlap on threads
     val, test = np.arange(200.0), np.arange(200.0)[::-1].copy()  # no ties: the matrix-product kernel
     with threadpoolctl.threadpool_limits(2, user_api="blas"):
         for threads in (1, 3):
@@ -134,7 +136,7 @@ def test_kernels_run_with_one_blas_thread(monkeypatch):
 @pytest.mark.parametrize("method", ["studentized", "percentile", "bca"])
 def test_threads_give_the_same_numbers(monkeypatch, method):
     """The batches are drawn in order in the calling thread: any number of threads gives the same resamples."""
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 9)  # 9 resamples per batch: 23 batches
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 40 * 9)  # 9 resamples per batch: 23 batches
     val, test = tied_runs()
     results = []
     for threads in (1, 2, 5):
@@ -205,7 +207,7 @@ def test_bca_from_explicit_leave_one_out_loop(estimator):
     leave_one_out = np.array(
         [boo_n(np.delete(val, i), np.delete(test, i), n=4, estimator=estimator) for i in range(val.size)]
     )
-    jackknife = _bootstrap.curve_distribution(
+    jackknife = intervals.curve_distribution(
         val, test, True, np.array([4]), estimator, True, 1, "bca", np.random.default_rng(0)
     ).jackknife
     np.testing.assert_allclose(jackknife[:, 0], leave_one_out, rtol=0, atol=1e-12)
@@ -313,7 +315,7 @@ def test_smoothed_with_constant_validation_scores_shares_ties():
 
 @pytest.mark.parametrize("gather_share", [1, 10**9], ids=["gathered-weights", "matrix-product"])
 def test_curve_matches_materialised_resamples_at_every_budget(monkeypatch, gather_share):
-    monkeypatch.setattr(_bootstrap, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
+    monkeypatch.setattr(kernels, "GATHER_SHARE", gather_share)  # both ways of weighting the blocks
     val, test = ranked(*tied_runs(m=60))
     budgets = [1, 2, 5, 13, 40, 60]
     band = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=21)
@@ -361,7 +363,8 @@ def test_default_budgets():
     with pytest.raises(ValueError, match="`estimator` must be one of 'V', 'U', 'W'; got 'X'"):
         default_budgets(10, estimator="X")
     with pytest.raises(
-        ValueError, match="`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"
+        ValueError,
+        match="`method` must be one of 'studentized-u', 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
     ):
         default_budgets(10, method="basic")
 
@@ -437,7 +440,7 @@ def test_constant_scores_collapse_without_nan(method):
 
 
 def test_few_runs_warn():
-    with pytest.warns(FewRunsWarning, match=r"^only 5 runs: 95 % intervals covered 83-92 % at 4-6 runs"):
+    with pytest.warns(FewRunsWarning, match=r"^only 5 runs: 95 % intervals covered 92-97 % at 4-8 runs"):
         boo_n_ci([0.1, 0.2, 0.3, 0.4, 0.5], n=2, n_resamples=10, rng=0)
     with pytest.warns(FewRunsWarning):
         mean_ci([0.1, 0.2, 0.3], n_resamples=10, rng=0)
@@ -483,7 +486,10 @@ def test_extrapolation_warns_for_v_and_w():
         ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1, got 0"),
         ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1, got 99.5"),
         ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
-        ({"method": "basic"}, r"`method` must be one of 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'"),
+        (
+            {"method": "basic"},
+            r"`method` must be one of 'studentized-u', 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
+        ),
         ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
         ({"n": 0}, r"`n` must be an integer >= 1, got 0"),
         ({"n": [2, 3]}, r"`n` must be a single budget"),
@@ -575,10 +581,19 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
     """Bootstrap-t from first principles: each resample's Boo_n from boo_n, its standard error from numerical
     derivatives of the weighted statistic, the symmetric interval est +- q se (Hall 1988), the sup-t band."""
     if cache_elements is not None:  # one resample and one budget at a time
-        monkeypatch.setattr(_bootstrap, "CACHE_ELEMENTS", cache_elements)
+        monkeypatch.setattr(kernels, "CACHE_ELEMENTS", cache_elements)
     val, test = ranked(*tied_runs(m=14, seed=3))
     budgets, n_resamples, level = [1, 3, 7], 60, 0.9
-    band = boo_n_curve_ci(val, test, n=budgets, n_resamples=n_resamples, confidence_level=level, rng=5)
+    band = boo_n_curve_ci(
+        val,
+        test,
+        n=budgets,
+        n_resamples=n_resamples,
+        confidence_level=level,
+        method="studentized",
+        rng=5,
+        bounds=(None, None),
+    )
     idx = materialised(5, val.size, n_resamples)
     counts = np.array([np.bincount(i, minlength=val.size) for i in idx])
     estimate = boo_n(val, test, n=budgets)
@@ -602,7 +617,7 @@ def test_studentized_band_from_numerical_influence_functions(monkeypatch, cache_
 def test_studentized_mean_is_bootstrap_t_of_the_mean():
     """n = 1: the influence of run i is t_i - mean, so se* is the resample's plug-in sd / sqrt(m)."""
     scores = np.sort(np.random.default_rng(7).normal(0.8, 0.01, 25))  # ranked: the order draws index
-    res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3)
+    res = mean_ci(scores, n_resamples=400, confidence_level=0.95, rng=3, bounds=(None, None))
     samples = scores[materialised(3, 25, 400)]
     t = np.abs(samples.mean(axis=1) - scores.mean()) / (samples.std(axis=1) / 5)
     half = np.quantile(t, 0.95) * scores.std() / 5
@@ -612,17 +627,17 @@ def test_studentized_mean_is_bootstrap_t_of_the_mean():
 
 def test_studentized_batches_sized_by_their_work_hold_the_same_resamples(monkeypatch):
     """Studentized batches hold fewer resamples (a resample costs budgets x blocks): the same draws all the same."""
-    monkeypatch.setattr(_bootstrap, "BATCH_ELEMENTS", 40 * 10)  # 10 resamples per batch of draws, fewer studentized
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 40 * 10)  # 10 resamples per batch of draws, fewer studentized
     val, test = tied_runs()
     budgets = list(range(1, 21))
     sizes = []
-    sizing = _bootstrap.batch_sizes
+    sizing = kernels.batch_sizes
 
     def recording(n_resamples, runs, elements=None):
         sizes.append(runs)
         return sizing(n_resamples, runs, elements)
 
-    monkeypatch.setattr(_bootstrap, "batch_sizes", recording)
+    monkeypatch.setattr(kernels, "batch_sizes", recording)
     plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, method="percentile", rng=2)
     student = boo_n_curve_ci(val, test, n=budgets, n_resamples=150, rng=2)
     assert sizes[0] == val.size < sizes[-1]  # the studentized batches were sized by work
@@ -640,12 +655,12 @@ def test_studentized_large_work_studentizes_the_first_resamples(monkeypatch):
     """Above the work bound only the first resamples get a standard error; the distribution is unchanged."""
     val, test = tied_runs(m=30)
     budgets, rng = np.array([2, 5]), np.random.default_rng
-    full = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
-    monkeypatch.setattr(_bootstrap, "STUDENTIZED_WORK", 10)
-    monkeypatch.setattr(_bootstrap, "STUDENTIZED_RESAMPLES", 70)
-    cut = _bootstrap.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    full = intervals.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
+    monkeypatch.setattr(intervals, "STUDENTIZED_WORK", 10)
+    monkeypatch.setattr(intervals, "STUDENTIZED_RESAMPLES", 70)
+    cut = intervals.curve_distribution(val, test, True, budgets, "V", True, 300, "studentized", rng(4))
     np.testing.assert_allclose(cut.dist, full.dist, rtol=0, atol=1e-13)
-    np.testing.assert_allclose(cut.studentized, full.studentized[:70], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(cut.pivot.studentized(), full.pivot.studentized()[:70], rtol=0, atol=1e-9)
 
 
 def test_studentized_constant_and_single_run():
@@ -694,7 +709,7 @@ def test_band_trustworthy_up_to_half_of_m_and_simultaneous_contains_pointwise():
 
 def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():
     val, test = tied_runs(m=30)
-    band = boo_n_curve_ci(val, test, n=[1, 5, 15, 30], n_resamples=500, method="percentile", rng=2)
+    band = boo_n_curve_ci(val, test, n=[1, 5, 15, 30], n_resamples=500, method="percentile", rng=2, bounds=(None, None))
     dist, estimate = band.bootstrap_distribution, band.estimate
     sd = dist.std(axis=0, ddof=1)
     c = np.quantile((np.abs(dist - estimate) / sd)[:, :3].max(axis=1), 0.95)  # n = 30 > m / 2 is left out
@@ -707,3 +722,64 @@ def test_studentized_default_budgets_are_thinned_at_large_m():
     budgets = default_budgets(10_000)
     assert budgets.size == 24 and budgets[0] == 1 and budgets[-1] == 10_000
     assert default_budgets(10_000, method="percentile").size == 200
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Bounded scores
+
+
+#: Twelve accuracies near the top: 0.2.0's default interval of Boo_5 reached 1.029 on them.
+NEAR_ONE_VAL = [0.934, 0.926, 0.949, 0.933, 0.914, 0.941, 0.969, 0.958, 0.909, 0.892, 0.911, 0.931]
+NEAR_ONE_TEST = [0.911, 0.924, 0.937, 0.926, 0.909, 0.938, 0.973, 0.968, 0.908, 0.906, 0.904, 0.935]
+
+
+@pytest.mark.parametrize("method", ["studentized-u", "studentized", "percentile", "bca", "smoothed"])
+def test_accuracies_near_one_get_intervals_inside_zero_one(method):
+    val, test = np.array(NEAR_ONE_VAL), np.array(NEAR_ONE_TEST)
+    result = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=0)
+    assert result.bounds == (0.0, 1.0)
+    assert 0.0 <= result.confidence_interval.low <= result.estimate <= result.confidence_interval.high <= 1.0
+    band = boo_n_curve_ci(val, test, n=[1, 5, 12], method=method, n_resamples=999, rng=0)
+    assert np.all(band.simultaneous_high <= 1.0) and np.all(band.high <= 1.0)
+    if method.startswith("studentized"):  # on the plain scale the same interval crosses 1: the data exercise it
+        plain = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=0, bounds=(None, None))
+        assert plain.confidence_interval.high > 1.0
+
+
+def test_declared_bounds_are_kept_and_checked():
+    val, test = 100 * np.array(NEAR_ONE_VAL), 100 * np.array(NEAR_ONE_TEST)  # accuracy in percent
+    assert boo_n_ci(val, test, n=5, n_resamples=999, rng=0).bounds == (-math.inf, math.inf)  # not in [0, 1]
+    kept = boo_n_ci(val, test, n=5, n_resamples=999, rng=0, bounds=(0, 100))
+    assert kept.bounds == (0.0, 100.0) and kept.confidence_interval.high <= 100.0
+    # the interval is the one on [0, 1] scaled: a transformation of the scores moves it along
+    unit = boo_n_ci(val / 100, test / 100, n=5, n_resamples=999, rng=0)
+    assert kept.confidence_interval.high == pytest.approx(100 * unit.confidence_interval.high, rel=1e-10)
+    assert boo_n_ci(val, test, n=5, n_resamples=99, rng=0, bounds=(None, 100)).bounds == (-math.inf, 100.0)
+    for bad, message in [
+        ((0, 90), r"`bounds` \(0, 90\) do not hold score 9\d\.\d+ at position \d+"),
+        ((1, 0), r"`bounds` must have low < high"),
+        ((0,), r"`bounds` must be a pair"),
+        (("a", 1), r"`bounds` must be a pair of numbers or None"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            boo_n_ci(val, test, n=5, n_resamples=9, rng=0, bounds=bad)
+
+
+def test_studentized_u_is_centred_on_u_and_compared_with_v():
+    """The centre is U of the runs, the resamples' centres are U of the resamples and their reference is V of
+    the runs (their population's Boo_n); at n = 1 every one of them is the mean."""
+    val, test = tied_runs(m=24, seed=2)
+    band = boo_n_curve_ci(val, test, n=[1, 4, 9], n_resamples=120, rng=3, bounds=(None, None))
+    errors = band.studentized_errors
+    np.testing.assert_allclose(errors.centre, boo_n(val, test, n=[1, 4, 9], estimator="U"), atol=1e-13)
+    np.testing.assert_allclose(errors.reference, boo_n(val, test, n=[1, 4, 9]), atol=1e-13)
+    ranked_val, ranked_test = ranked(val, test)
+    idx = materialised(3, val.size, 120)
+    expected = [boo_n(ranked_val[i], ranked_test[i], n=[1, 4, 9], estimator="U") for i in idx]
+    np.testing.assert_allclose(errors.resample_centres, expected, atol=1e-12)
+    np.testing.assert_allclose(band.bootstrap_distribution[:, 0], errors.resample_centres[:, 0], atol=1e-12)
+    # the interval: centre +- q se, q the 95 % quantile of |centre* - reference| / se*, widened to hold V
+    t = np.abs(errors.resample_centres - errors.reference) / errors.resample_standard_errors
+    half = np.quantile(t, 0.95, axis=0) * errors.standard_error
+    np.testing.assert_allclose(band.low, np.minimum(errors.centre - half, band.estimate), rtol=1e-10)
+    np.testing.assert_allclose(band.high, np.maximum(errors.centre + half, band.estimate), rtol=1e-10)

@@ -16,8 +16,6 @@ from boontrack import cli
 from boontrack.compare import boo_n_difference_ci, mean_difference_ci
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.simulate import (
-    _boo_n_rows,
-    _gaussian_rows,
     comparison_rates,
     estimator_errors,
     format_study,
@@ -26,6 +24,7 @@ from boontrack.simulate import (
     sample_comparison,
     study,
 )
+from boontrack.simulate.study import _boo_n_rows, _gaussian_rows
 
 #: E[max of 3 N(0, 1)] = 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, §3.2).
 EXPECTED_MAX_OF_3 = 3 / (2 * math.sqrt(math.pi))
@@ -110,10 +109,10 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     def excludes_zero(results):
         return np.mean([not (x.confidence_interval.low <= 0 <= x.confidence_interval.high) for x in results])
 
-    assert rates["boo_3 studentized"].rejection == excludes_zero(boo)
-    assert rates["mean studentized"].rejection == excludes_zero(mean)
+    assert rates["boo_3 studentized-u"].rejection == excludes_zero(boo)
+    assert rates["mean studentized-u"].rejection == excludes_zero(mean)
     widths = [x.confidence_interval.high - x.confidence_interval.low for x in boo]
-    assert rates["boo_3 studentized"].median_width == pytest.approx(np.median(widths), rel=1e-12)
+    assert rates["boo_3 studentized-u"].median_width == pytest.approx(np.median(widths), rel=1e-12)
     if paired:
         expected = {
             "paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,

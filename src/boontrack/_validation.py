@@ -8,6 +8,7 @@ line).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable
 from typing import Any
@@ -121,3 +122,36 @@ def as_rng(rng: Any) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     raise ValueError(f"{_named('rng')} must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+
+
+def as_bounds(bounds: Any, scores: np.ndarray, name: str = "bounds") -> tuple[float, float]:
+    """The bounds of ``scores`` as two floats ``low < high``, infinite where there is none.
+
+    ``bounds`` is a pair (low, high) that holds every score, None (or an infinity) for an open side; or None for
+    [0, 1] when every score lies in it, and no bounds otherwise.
+    """
+    from boontrack._bootstrap.scales import score_range
+
+    if bounds is None:
+        return score_range(scores, None)
+    try:
+        low, high = bounds
+    except (TypeError, ValueError):
+        raise ValueError(f"{_named(name)} must be a pair (low, high), got {bounds!r}") from None
+    ends = []
+    for end, open_side in ((low, -math.inf), (high, math.inf)):
+        if end is None:
+            end = open_side
+        if isinstance(end, bool) or not isinstance(end, (numbers.Real, np.floating)) or math.isnan(end):
+            raise ValueError(f"{_named(name)} must be a pair of numbers or None (low, high), got {bounds!r}")
+        ends.append(float(end))
+    low, high = ends
+    if not low < high:
+        raise ValueError(f"{_named(name)} must have low < high, got {bounds!r}")
+    outside = np.flatnonzero((scores < low) | (scores > high))
+    if outside.size:
+        raise ValueError(
+            f"{_named(name)} ({low:g}, {high:g}) do not hold score {float(scores[outside[0]])!r} at position "
+            f"{outside[0]}" + (f" ({outside.size} scores outside in all)" if outside.size > 1 else "")
+        )
+    return low, high

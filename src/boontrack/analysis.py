@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ComparisonSummary",
     "Curve",
+    "Unseen",
     "GaussianEstimate",
     "GroupSummary",
     "IntervalEstimate",
@@ -63,8 +64,7 @@ class Curve:
 
     ``ci_low``/``ci_high`` are the *pointwise* band (each budget's own interval); ``simultaneous_low``/
     ``simultaneous_high`` the *simultaneous* (sup-t) band, meant to hold the whole curve at once
-    (:class:`boontrack.resampling.CurveBand`). ``trustworthy`` is False at budgets n > m/2, and from the
-    smallest budget whose estimated coverage (:attr:`GroupSummary.coverage`) is below 90 % on.
+    (:class:`boontrack.resampling.CurveBand`). ``trustworthy`` is False at budgets n > m/2.
     """
 
     n: np.ndarray
@@ -98,6 +98,26 @@ class GaussianEstimate:
 
 
 @dataclass(frozen=True)
+class Unseen:
+    """What a group's runs cannot show, in numbers.
+
+    No resampling sees a kind of run the runs do not hold: a failure mode, or a rarer and better top. ``rate``
+    is what m runs rule out: a kind of run at least this common per run shows up in 95 % of sweeps of m runs
+    (``1 - 0.05^(1/m)``, about 3/m); a rarer one may well be absent from these. ``top_runs`` says how few runs
+    Boo_n rests on, so how much hangs on what they happen to be.
+    """
+
+    #: Kinds of run rarer than this per run may be absent from the runs.
+    rate: float
+    #: The worst score the metric can take (its lower bound when higher is better), when the bounds are known.
+    floor: float | None
+    #: How much failures at ``rate`` scoring ``floor`` would move the mean: ``rate * |mean - floor|``.
+    mean_shift: float | None
+    #: Per reported budget n >= 2: (k, share), the best k runs carry ``share`` of Boo_n's weight.
+    top_runs: Mapping[int, tuple[int, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class GroupSummary:
     """Everything computed for one group of runs."""
 
@@ -114,11 +134,17 @@ class GroupSummary:
     warnings: tuple[str, ...]
     #: Default budgets not reported for this group: too few runs (``Spec.n=None`` only; see ``Spec.budgets_for``).
     left_out_budgets: tuple[int, ...] = ()
-    #: Estimated actual coverage of the intervals at n = 1 (the mean) and each ``Spec.n``, simulated from a
-    #: smoothed fit of the runs (:func:`boontrack.simulate.coverage_check`); NaN when not estimated.
-    coverage: Mapping[int, float] = field(default_factory=dict)
-    #: Why the coverage was not estimated (e.g. more than 500 runs), or None.
-    coverage_skipped: str | None = None
+    #: Why each reported number is doubtful, by budget (1 is the mean): fewer than 8 runs, n > m/2, a long
+    #: tail on the better side (the rules of the ``FewRunsWarning``); an empty tuple where it is not.
+    doubts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    #: What these runs cannot show (:class:`Unseen`).
+    unseen: Unseen | None = None
+    #: The test scores' bounds the intervals respect, None for an open side (declared, or [0, 1]).
+    bounds: tuple[float | None, float | None] = (None, None)
+
+    def trustworthy(self, n: int) -> bool:
+        """Whether the number at budget ``n`` (1: the mean) is free of the doubts of :attr:`doubts`."""
+        return not self.doubts.get(n)
 
 
 @dataclass(frozen=True)
@@ -366,16 +392,16 @@ def _rng(spec: Spec, *stream: int) -> np.random.Generator:
 
 
 # Stream ids, so that each computation has its own reproducible random numbers.
-_GROUP, _COMPARE, _COVERAGE = range(3)
+_GROUP, _COMPARE = range(2)
 
 
 def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tuple[GroupSummary, CurveBand]:
     """One group's summary, and its bootstrap band (whose resamples unpaired comparisons reuse)."""
     from boontrack._bootstrap import few_runs_messages
+    from boontrack._bootstrap.doubts import doubts
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
     from boontrack.resampling import boo_n_curve_ci
-    from boontrack.simulate import coverage_check
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
@@ -386,6 +412,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
         method=spec.ci_method,
+        bounds=spec.bounds,
     )
     with _collected_warnings() as caught:
         # One resampling of the group gives every interval: the band over the curve's budgets, Boo_n at each
@@ -399,19 +426,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         diagnostics = diagnose(val, test, n=max(budgets))
         for message in few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
             warnings.warn(message, FewRunsWarning, stacklevel=1)
-        # The actual coverage of these intervals, simulated from a smoothed fit of the runs (its own cost bound).
-        check = coverage_check(
-            val,
-            test,
-            n=sorted({1, *budgets}),
-            estimator=spec.estimator,
-            maximize=spec.higher_is_better,
-            confidence_level=spec.confidence_level,
-            method=spec.ci_method,
-            rng=_rng(spec, _COVERAGE, index),
-        )
     mean_duration, duration_warning = _mean_duration(table, label)
-    doubtful = check.n[check.doubtful]
     curve = Curve(
         n=np.asarray(band.n, dtype=np.int64),
         estimate=np.asarray(band.estimate, dtype=np.float64),
@@ -420,9 +435,9 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         time=None if mean_duration is None else np.asarray(band.n, dtype=np.float64) * mean_duration,
         simultaneous_low=np.asarray(band.simultaneous_low, dtype=np.float64),
         simultaneous_high=np.asarray(band.simultaneous_high, dtype=np.float64),
-        # coverage falls as n grows: from the smallest doubtful budget on, the band is doubtful too
-        trustworthy=band.trustworthy & (band.n < (doubtful.min() if doubtful.size else np.inf)),
+        trustworthy=band.trustworthy,
     )
+    bounds = band.bounds
     gaussian = GaussianEstimate(
         boo_n={int(k): float(v) for k, v in zip(budgets, gaussian_values)},
         normal=bool(diagnostics.normal),
@@ -447,10 +462,32 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
         left_out_budgets=left_out,
-        coverage={int(k): float(c) for k, c in zip(check.n, check.coverage)},
-        coverage_skipped=check.skipped,
+        doubts={int(k): doubts(int(val.size), int(k), scores, spec.higher_is_better) for k in sorted({1, *budgets})},
+        unseen=_unseen(scores, budgets, spec, bounds),
+        bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
     )
     return summary, band
+
+
+def _finite_or_none(end: float) -> float | None:
+    """A bound as :attr:`GroupSummary.bounds` keeps it: None for an open side."""
+    return None if math.isinf(end) else end
+
+
+def _unseen(scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tuple[float, float]) -> Unseen:
+    """What ``scores`` (a group's test scores) cannot show (see :class:`Unseen`)."""
+    from boontrack._bootstrap.doubts import top_runs, unseen_rate
+
+    m = scores.size
+    rate = unseen_rate(m)
+    floor = bounds[0] if spec.higher_is_better else bounds[1]
+    known = math.isfinite(floor)
+    return Unseen(
+        rate=rate,
+        floor=floor if known else None,
+        mean_shift=rate * abs(float(scores.mean()) - floor) if known else None,
+        top_runs={int(k): top_runs(m, int(k), spec.estimator) for k in budgets if k > 1},
+    )
 
 
 def gaussian_doubts(estimates: Mapping[int, float], diagnostics: Diagnostics) -> dict[int, str]:
@@ -637,7 +674,8 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         maximize=spec.higher_is_better,
         paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
-        method="studentized" if spec.ci_method == "studentized" else "percentile",
+        method=spec.ci_method if spec.ci_method in ("studentized-u", "studentized") else "percentile",
+        bounds=spec.bounds,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
     )
@@ -721,8 +759,9 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
             "mean_duration_s": g.mean_duration_s,
             "warnings": g.warnings,
             "left_out_budgets": g.left_out_budgets,
-            "coverage": {str(k): v for k, v in g.coverage.items()},
-            "coverage_skipped": g.coverage_skipped,
+            "doubts": {str(k): reasons for k, reasons in g.doubts.items()},
+            "unseen": g.unseen,
+            "bounds": g.bounds,
         }
     )
 

@@ -2,16 +2,19 @@
 
 The estimator core (:mod:`boontrack.estimators`, :mod:`boontrack.resampling`, :mod:`boontrack.compare`) and the
 layers above it (:class:`boontrack.spec.Spec`, the command line) read them here, so that the core takes nothing
-from the layers above. This module imports nothing.
+from the layers above. This module imports only :mod:`typing`.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 __all__ = [
     "CI_METHODS",
     "COMPARE_MODES",
     "CORRECTIONS",
     "DEFAULT_BUDGETS",
+    "DEFAULT_CI_METHOD",
     "ESTIMATORS",
     "PICKS",
     "PICK_SPELLINGS",
@@ -20,7 +23,9 @@ __all__ = [
 ESTIMATORS = ("V", "U", "W")
 COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
-CI_METHODS = ("studentized", "percentile", "bca", "smoothed")
+#: The interval method of every summary and function unless another is asked for.
+DEFAULT_CI_METHOD: Final = "studentized-u"
+CI_METHODS = (DEFAULT_CI_METHOD, "studentized", "percentile", "bca", "smoothed")
 PICKS = ("last", "best_val_step")
 #: Spellings of a pick -> the pick: the command line's ``best-val-step`` and Python's ``best_val_step``.
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}

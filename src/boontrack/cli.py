@@ -197,6 +197,7 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
 @_option("confidence_level", type=float, default=_SPEC_DEFAULTS["confidence_level"], show_default=True)
 @_option("n_resamples", type=int, default=_SPEC_DEFAULTS["n_resamples"], show_default=True, help="Bootstrap resamples.")
 @_option("ci_method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
+@_option("bounds", type=(float, float), metavar="LOW HIGH", help="Bounds of the scores (inf: open side).")
 @_option("seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
 @_option(
     "pick",

@@ -41,7 +41,10 @@ from boontrack._bootstrap import (
     percentile_interval,
     studentized_difference,
 )
+from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+from boontrack._bootstrap.scales import difference_scale
 from boontrack._validation import (
+    as_bounds,
     as_budget,
     as_choice,
     as_count,
@@ -240,8 +243,8 @@ def wilcoxon_signed_rank(a: Any, b: Any) -> WilcoxonResult:
 # Bootstrap intervals of differences
 
 
-DifferenceMethod = Literal["studentized", "percentile"]
-DIFFERENCE_METHODS = ("studentized", "percentile")
+DifferenceMethod = Literal["studentized-u", "studentized", "percentile"]
+DIFFERENCE_METHODS = ("studentized-u", "studentized", "percentile")
 
 
 def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budget: int, stacklevel: int) -> None:
@@ -283,7 +286,7 @@ def _independent_difference_iv(a, b):
     if a.confidence_level != b.confidence_level:
         raise ValueError(f"`a` and `b` differ in confidence_level: {a.confidence_level} and {b.confidence_level}")
     for name, result in (("a", a), ("b", b)):
-        if result.method == "studentized" and result.studentized_errors is None:
+        if result.method in STUDENTIZED_METHODS and result.studentized_errors is None:
             raise ValueError(
                 f"`{name}` is studentized but carries no standard errors (studentized_errors is None): pass a result "
                 "of boo_n_ci, mean_ci or CurveBand.at"
@@ -297,9 +300,11 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     resample of A - B: that is the bootstrap distribution of the result. The interval depends on the method of
     ``a`` and ``b``:
 
-    - both ``"studentized"``: the studentized interval of the difference, ``est +- q sqrt(se_A^2 + se_B^2)``
-      with q the ``confidence_level`` quantile of ``|d* - d| / sqrt(se_A*^2 + se_B*^2)`` over the resamples
-      (their standard errors are kept in ``studentized_errors``), cut to where A - B can plausibly lie: the
+    - both ``"studentized-u"``, or both ``"studentized"``: the studentized interval of the difference,
+      ``d +- q sqrt(se_A^2 + se_B^2)`` with d the difference of the centres and q the ``confidence_level``
+      quantile of ``|d* - r| / sqrt(se_A*^2 + se_B*^2)`` over the resamples (r the difference of the
+      references; see :class:`boontrack.resampling.StudentizedErrors`, which the results keep), on the scale of
+      the difference's bounds, widened to hold the estimate and cut to where A - B can plausibly lie: the
       interval :func:`boo_n_difference_ci` gives unpaired, from these resamples instead of new ones.
     - otherwise: the percentile interval of the differences of the resamples.
 
@@ -315,24 +320,30 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     Returns
     -------
     BootstrapResult
-        ``method="studentized"`` when both inputs are, else ``"percentile"``.
+        The method of ``a`` and ``b`` when both are the same studentized one, else ``"percentile"``.
     """
     _independent_difference_iv(a, b)
     dist = a.bootstrap_distribution - b.bootstrap_distribution
     estimate = a.estimate - b.estimate
-    if a.method == b.method == "studentized":
+    if a.method == b.method and a.method in STUDENTIZED_METHODS:
         errors_a, errors_b = a.studentized_errors, b.studentized_errors
         assert errors_a is not None and errors_b is not None  # studentized results keep their standard errors
         first = min(errors_a.resample_standard_errors.size, errors_b.resample_standard_errors.size)
-        interval = studentized_difference(
+        on_data = (
             estimate,
-            dist,
+            errors_a.centre - errors_b.centre,
+            errors_a.reference - errors_b.reference,
             math.hypot(errors_a.standard_error, errors_b.standard_error),
+        )
+        interval = studentized_difference(
+            on_data,
+            errors_a.resample_centres[:first] - errors_b.resample_centres[:first],
             np.hypot(errors_a.resample_standard_errors[:first], errors_b.resample_standard_errors[:first]),
             difference_range(errors_a.plausible_range, errors_b.plausible_range),
+            difference_scale(errors_a.bounds, errors_b.bounds),
             a.confidence_level,
         )
-        method = "studentized"
+        method = a.method
     else:
         interval, method = percentile_interval(dist, a.confidence_level), "percentile"
     return _difference_result(estimate, dist, interval, method, a.confidence_level, a.n_resamples)
@@ -366,7 +377,7 @@ def _approaches_iv(a_val, b_val, a_test, b_test, paired):
 
 
 def _boo_n_difference_ci_iv(
-    a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
+    a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng, bounds
 ):
     paired, method, level, n_resamples, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     a_v, a_t, b_v, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
@@ -374,7 +385,8 @@ def _boo_n_difference_ci_iv(
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
     warn_or_raise_budget(np.array([budget]), min(a_v.size, b_v.size), estimator)
-    return a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng
+    bounds = as_bounds(bounds, a_t), as_bounds(bounds, b_t)
+    return a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, bounds
 
 
 def boo_n_difference_ci(
@@ -387,10 +399,11 @@ def boo_n_difference_ci(
     estimator: Estimator = "V",
     maximize: bool = True,
     paired: bool = False,
-    method: DifferenceMethod = "studentized",
+    method: DifferenceMethod = "studentized-u",
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
     rng: Any = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> BootstrapResult:
     """Bootstrap interval of Boo_n(A) - Boo_n(B) (Bajgar et al. 2018, eq. 7; Appendix D.1).
 
@@ -410,30 +423,49 @@ def boo_n_difference_ci(
         As in :func:`boontrack.boo_n`.
     paired : bool
         Runs aligned by seed (same length required).
-    method : {"studentized", "percentile"}
-        Interval method.
-    confidence_level, n_resamples, rng
-        As in :func:`boontrack.resampling.boo_n_ci`.
+    method : {"studentized-u", "studentized", "percentile"}
+        Interval method: the studentized ones as for one group (:func:`boontrack.resampling.boo_n_ci`), on the
+        difference of the groups' centres.
+    confidence_level, n_resamples, rng, bounds
+        As in :func:`boontrack.resampling.boo_n_ci`; the bounds of each group's test scores, so that the
+        difference lies in ``[low_A - high_B, high_A - low_B]``.
 
     Returns
     -------
     BootstrapResult
     """
-    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng = _boo_n_difference_ci_iv(
-        a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
+    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, group_bounds = (
+        _boo_n_difference_ci_iv(
+            a_val,
+            b_val,
+            a_test,
+            b_test,
+            n,
+            estimator,
+            maximize,
+            paired,
+            method,
+            confidence_level,
+            n_resamples,
+            rng,
+            bounds,
+        )
     )
     _warn_difference(a_t, b_t, budget, stacklevel=2)
-    groups = BudgetGroup(a_v, a_t, maximize, budget, estimator), BudgetGroup(b_v, b_t, maximize, budget, estimator)
+    groups = (
+        BudgetGroup(a_v, a_t, maximize, budget, estimator, method, group_bounds[0]),
+        BudgetGroup(b_v, b_t, maximize, budget, estimator, method, group_bounds[1]),
+    )
     estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
 
 
-def _mean_difference_ci_iv(a, b, paired, method, confidence_level, n_resamples, rng):
+def _mean_difference_ci_iv(a, b, paired, method, confidence_level, n_resamples, rng, bounds):
     paired, method, level, n_resamples, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     a, b = _two_samples_iv(a, b)
     if paired:
         _paired_iv(a, b)
-    return a, b, paired, method, level, n_resamples, rng
+    return a, b, paired, method, level, n_resamples, rng, (as_bounds(bounds, a), as_bounds(bounds, b))
 
 
 def mean_difference_ci(
@@ -441,10 +473,11 @@ def mean_difference_ci(
     b: Any,
     *,
     paired: bool = False,
-    method: DifferenceMethod = "studentized",
+    method: DifferenceMethod = "studentized-u",
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
     rng: Any = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> BootstrapResult:
     """Bootstrap interval of mean(A) - mean(B); the mean is Boo_1, resampled as in :func:`boo_n_difference_ci`.
 
@@ -455,18 +488,18 @@ def mean_difference_ci(
     ----------
     a, b : array_like
         Scores of the runs of A and of B.
-    paired, method, confidence_level, n_resamples, rng
+    paired, method, confidence_level, n_resamples, rng, bounds
         As in :func:`boo_n_difference_ci`.
 
     Returns
     -------
     BootstrapResult
     """
-    a, b, paired, method, level, n_resamples, rng = _mean_difference_ci_iv(
-        a, b, paired, method, confidence_level, n_resamples, rng
+    a, b, paired, method, level, n_resamples, rng, (bounds_a, bounds_b) = _mean_difference_ci_iv(
+        a, b, paired, method, confidence_level, n_resamples, rng, bounds
     )
     _warn_difference(a, b, 1, stacklevel=2)
-    groups = BudgetGroup(a, a, True, 1, "V"), BudgetGroup(b, b, True, 1, "V")
+    groups = BudgetGroup(a, a, True, 1, "V", method, bounds_a), BudgetGroup(b, b, True, 1, "V", method, bounds_b)
     estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
 
@@ -494,16 +527,17 @@ def compare_approaches(
     estimator: Estimator = "V",
     maximize: bool = True,
     paired: bool = False,
-    method: DifferenceMethod = "studentized",
+    method: DifferenceMethod = "studentized-u",
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
     rng: Any = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> Comparison:
     """Compare the score distributions of approaches A and B (Reimers & Gurevych 2018, §7).
 
     Parameters
     ----------
-    a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
+    a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng, bounds
         As in :func:`boo_n_difference_ci`. The tests and the mean difference use the test scores
         (the validation scores when there are none).
 
@@ -523,7 +557,9 @@ def compare_approaches(
     a_t, b_t, rng = _compare_approaches_iv(
         a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
     )
-    options = dict(paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+    options = dict(
+        paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds
+    )
     boo = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=n, estimator=estimator, maximize=maximize, **options)
     mean = mean_difference_ci(a_t, b_t, **options)
     return Comparison(

@@ -13,7 +13,6 @@ __all__ = [
     "BackendError",
     "BoontrackWarning",
     "ConstantScoresWarning",
-    "CoverageWarning",
     "ExtrapolationWarning",
     "FewRunsWarning",
     "InputError",
@@ -36,10 +35,6 @@ class ExtrapolationWarning(BoontrackWarning):
 
 class FewRunsWarning(BoontrackWarning):
     """Intervals under-cover or are very wide here: few runs, a budget above m / 2, or a long tail."""
-
-
-class CoverageWarning(BoontrackWarning):
-    """The estimated actual coverage of an interval, simulated from a smoothed fit of the runs, is below 90 %."""
 
 
 class ConstantScoresWarning(BoontrackWarning):

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from boontrack.analysis import Summary
 
-__all__ = ["figure_png", "plot_curves", "plot_distributions", "render_pngs", "x_scale"]
+__all__ = ["figure_png", "plot_curves", "plot_distributions", "plot_study", "render_pngs", "x_scale"]
 
 #: A curve's x axis is logarithmic when its values span more than this factor (as in Dodge et al.'s plots).
 LOG_X_SPAN = 30
@@ -96,14 +96,14 @@ def _time_unit(seconds: np.ndarray) -> tuple[str, float]:
     return next(((name, size) for name, size in _TIME_UNITS if longest >= 3 * size), _TIME_UNITS[-1])
 
 
-def _new_figure() -> Figure:
+def _new_figure(size: tuple[float, float] = _SIZE_IN) -> Figure:
     """An empty figure on the Agg canvas with fixed margins, with the install hint when matplotlib is missing.
 
     A new figure costs less than clearing and reusing one (measured), so every plot gets its own.
     """
     figure_module = import_optional("matplotlib.figure", extra="plots", needed_for="drawing plots")
     agg = import_optional("matplotlib.backends.backend_agg", extra="plots", needed_for="drawing plots")
-    figure = figure_module.Figure(figsize=_SIZE_IN, dpi=_DPI)
+    figure = figure_module.Figure(figsize=size, dpi=_DPI)
     agg.FigureCanvasAgg(figure)
     figure.subplots_adjust(**_MARGINS)
     return figure
@@ -243,6 +243,37 @@ def plot_distributions(summary: Summary) -> Figure:
     ax.grid(True, alpha=0.3)
     _format_axes(ax, x="linear", integer_x=False)
     _legend(ax, len(summary.groups) + 2, corner="upper left")  # above an empirical CDF, left of its rise
+    return figure
+
+
+def plot_study(result: Any) -> Figure:
+    """The study of :func:`boontrack.simulate.study` (a :class:`~boontrack.simulate.Study`, not imported here:
+    the simulation draws its figure with this module): the coverage of each interval method by budget against the
+    nominal level (bars: two standard errors) and, when asked for, the runs-needed curves, side by side."""
+    plans = [p for p in (result.width, result.power) if p is not None]
+    figure = _new_figure((5.5 * (1 + len(plans)), 4.2))
+    figure.subplots_adjust(wspace=0.3)
+    axes = figure.subplots(1, 1 + len(plans), squeeze=False)[0]
+    for method in dict.fromkeys(c.method for c in result.coverage):
+        cells = [c for c in result.coverage if c.method == method]
+        axes[0].errorbar(
+            [c.n for c in cells],
+            [c.coverage for c in cells],
+            yerr=[2 * c.coverage_se for c in cells],
+            marker="o",
+            capsize=3,
+            label=method,
+        )
+    if result.coverage:
+        axes[0].axhline(result.coverage[0].confidence_level, color="grey", linestyle="--", label="nominal")
+    axes[0].set(xlabel="budget n", ylabel="coverage", title=f"{result.population}, m = {result.m}")
+    axes[0].legend(loc="lower left", fontsize="small")
+    for ax, plan in zip(axes[1:], plans):
+        ax.plot(plan.m, plan.value, marker="o")
+        ax.axhline(plan.target, color="grey", linestyle="--", label="target")
+        ax.set(xlabel="runs m", ylabel=plan.quantity, title=f"Boo_{plan.n}: runs needed")
+        _format_axes(ax, x="log", integer_x=True)
+        ax.legend(loc="best" if len(plan.m) < 20 else "upper right", fontsize="small")
     return figure
 
 

@@ -23,17 +23,17 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/groups` | number of groups |
 | `boon/<metric>[/<group>]/boo_<n>` | Boo_n: expected test score of the best-validation run out of n (estimator `Spec.estimator`) |
 | `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval (`Spec.ci_method`) |
-| `boon/<metric>[/<group>]/boo_<n>/coverage` | that interval's estimated actual coverage, simulated from a smoothed fit of the runs (absent above 500 runs) |
+| `boon/<metric>[/<group>]/boo_<n>/trustworthy` | 1, or 0 when the number is doubtful: n > m/2, fewer than 8 runs, or a long tail on the better side (`GroupSummary.doubts`) |
 | `boon/<metric>[/<group>]/mean` | mean test score (= Boo_1) |
-| `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high`, `.../coverage` | its bootstrap confidence interval and estimated coverage |
+| `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high`, `.../trustworthy` | its bootstrap confidence interval, and 0 when it is doubtful |
 | `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6), when not flagged unreliable |
 | `boon/<metric>[/<group>]/gaussian_unreliable/boo_<n>` | the same estimate when flagged: normality rejected, outside [0, 1] for a score whose runs all lie in it, or more than one s.d. beyond the observed scores |
 | `boon/<metric>[/<group>]/normal` | 1 if Anderson-Darling does not reject normality at 5 %, else 0 |
 | `boon/<metric>[/<group>]/sd`, `.../median`, `.../min`, `.../max` | distribution of the test scores |
 | `boon/<metric>[/<group>]/spearman_val_test` | validation-test Spearman correlation (with a test metric) |
 | `boon/<metric>/<group>/runs`, `.../dropped` | per-group run counts (several groups only) |
-| `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`) | Boo_n(group) - Boo_n(base) with its interval |
-| `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`) | mean(group) - mean(base) with its interval |
+| `boon/<metric>/<group>/vs_<base>/boo_<n>` (+ `/ci_low`, `/ci_high`, `/trustworthy`) | Boo_n(group) - Boo_n(base) with its interval, and 0 when either group's Boo_n is doubtful |
+| `boon/<metric>/<group>/vs_<base>/mean` (+ `/ci_low`, `/ci_high`, `/trustworthy`) | mean(group) - mean(base) with its interval, and 0 when either group's mean is doubtful |
 | `boon/<metric>/<group>/vs_<base>/paired_t_p`, `.../paired_t_p_adj` | paired t-test p-value, raw and adjusted (Holm or BH over the t-tests of all comparisons); runs paired by seed only |
 | `boon/<metric>/<group>/vs_<base>/wilcoxon_p`, `.../wilcoxon_p_adj` | Wilcoxon signed-rank p-value, raw and adjusted (over the rank tests of all comparisons); runs paired by seed only |
 | `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted; unpaired runs only |
@@ -46,7 +46,7 @@ The expected-validation curve of each group is a step series (step = n) named
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
 `curves.csv` (group, n, estimate, ci_low, ci_high, time, simultaneous_low, simultaneous_high, trustworthy:
 ``ci_*`` is the pointwise band, ``simultaneous_*`` the sup-t band for the whole curve, ``trustworthy`` 0 where
-n > m/2 or the estimated coverage is below 90 %), `runs.csv` (every input run with `dropped_reason`, empty when
+n > m/2), `runs.csv` (every input run with `dropped_reason`, empty when
 kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations are
 known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
 """
@@ -62,6 +62,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -113,9 +114,13 @@ _HOW_TO_READ = (
     "**How to read Boo_n.** Boo_n is the expected test score of the run you would pick — the best by validation "
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
     "five models and keeps the best should expect. Compare approaches at the same n; the brackets are "
-    "{level:g} % bootstrap confidence intervals over the runs, followed by their estimated actual coverage "
-    "(~, simulated from a smoothed fit of the runs; ⚠ below 90 %: the interval is likely too narrow)."
+    "{level:g} % bootstrap confidence intervals over the runs. ⚠ marks a doubtful number: n above half the runs "
+    "(intervals wide or too narrow), fewer than 8 runs (too narrow), or a long tail on the better side (too "
+    "narrow); the group's warnings give what was measured. No interval sees a kind of run the runs do not hold: "
+    "each group says below how rare such a run may be."
 )
+#: How a doubtful number is marked in the terminal table (the report marks it with ⚠).
+_DOUBT_MARK = "*"
 
 
 def safe_name(text: str, *, allow_slash: bool = False, hashed: bool = False) -> str:
@@ -188,11 +193,11 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
         if value is not None and math.isfinite(float(value)):
             out[name] = float(value)
 
-    def put_interval(name: str, interval: IntervalEstimate, coverage: float | None = None) -> None:
+    def put_interval(name: str, interval: IntervalEstimate, trustworthy: bool | None = None) -> None:
         put(name, interval.estimate)
         put(f"{name}/ci_low", interval.ci_low)
         put(f"{name}/ci_high", interval.ci_high)
-        put(f"{name}/coverage", coverage)
+        put(f"{name}/trustworthy", trustworthy)
 
     put(f"{prefix}runs", summary.runs)
     put(f"{prefix}dropped", len(summary.dropped))
@@ -200,8 +205,8 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
     for g in summary.groups:
         path = base + segments[g.label]
         for n, interval in g.boo_n.items():
-            put_interval(f"{path}/boo_{n}", interval, g.coverage.get(n))
-        put_interval(f"{path}/mean", g.mean, g.coverage.get(1))
+            put_interval(f"{path}/boo_{n}", interval, g.trustworthy(n))
+        put_interval(f"{path}/mean", g.mean, g.trustworthy(1))
         for n, value in g.gaussian.boo_n.items():
             put(f"{path}/{'gaussian_unreliable' if n in g.gaussian.unreliable else 'gaussian'}/boo_{n}", value)
         put(f"{path}/normal", g.gaussian.normal)
@@ -215,8 +220,8 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
     for c in summary.comparisons:
         path = f"{base}{segments[c.group]}/vs_{segments[c.baseline][1:]}"
         for n, interval in c.boo_n_difference.items():
-            put_interval(f"{path}/boo_{n}", interval)
-        put_interval(f"{path}/mean", c.mean_difference)
+            put_interval(f"{path}/boo_{n}", interval, not _pair_doubts(summary, c, n))
+        put_interval(f"{path}/mean", c.mean_difference, not _pair_doubts(summary, c, 1))
         for test_name, result in c.tests.items():
             put(f"{path}/{test_name}_p", result.pvalue)
             put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
@@ -267,14 +272,34 @@ def _or_nan(values: np.ndarray | None) -> np.ndarray | float:
     return np.nan if values is None else values
 
 
-def _with_coverage(interval: IntervalEstimate, coverage: float | None) -> str:
-    """The interval, then its estimated actual coverage when known (flagged below 90 %)."""
-    from boontrack.simulate import DOUBTFUL_COVERAGE
+def _marked(text: str, reasons: Sequence[str] | None, mark: str = " ⚠") -> str:
+    """``text`` with ``mark`` after it when ``reasons`` says the number is doubtful."""
+    return f"{text}{mark}" if reasons else text
 
-    if coverage is None or not math.isfinite(coverage):
-        return _interval(interval)
-    flag = " ⚠" if coverage < DOUBTFUL_COVERAGE else ""
-    return f"{_interval(interval)} ~{100 * coverage:.0f} %{flag}"
+
+def _one_in(rate: float) -> str:
+    """A rate for people: "1 in 7" (13.9 %)."""
+    return f"1 in {max(1, round(1 / rate))}"
+
+
+def _unseen_sentences(unseen: Mapping[str, Any], runs: int, maximize: bool) -> list[str]:
+    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`, as JSON data), in sentences."""
+    rate = unseen["rate"]
+    sentences = [
+        f"a kind of run rarer than {_one_in(rate)} ({100 * rate:.0f} %) may be absent from these {runs} runs, as a "
+        "failure mode or as a better top, and no interval can show it"
+    ]
+    if unseen.get("mean_shift") is not None:
+        direction = "lower" if maximize else "raise"
+        sentences.append(
+            f"failures at that rate scoring {_num(unseen['floor'])} (the worst score possible) would {direction} the "
+            f"mean by up to {_num(unseen['mean_shift'])}"
+        )
+    for n, (k, share) in sorted(((int(n), top) for n, top in unseen.get("top_runs", {}).items())):
+        sentences.append(
+            f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({100 * share:.0f} % of its weight)"
+        )
+    return sentences
 
 
 def _num(x: float | None) -> str:
@@ -296,10 +321,6 @@ def _interval(i: IntervalEstimate) -> str:
 
 #: A cell of a budget that a group (or a comparison) does not report: it has too few runs for it.
 _TOO_FEW = "— (too few runs)"
-
-
-def _interval_at(intervals: Mapping[int, IntervalEstimate], n: int, missing: str = _TOO_FEW) -> str:
-    return _interval(intervals[n]) if n in intervals else missing
 
 
 def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
@@ -356,8 +377,13 @@ def _comparison_lines(summary: Summary) -> list[str]:
                 markdown_literal(c.group),
                 markdown_literal(c.baseline),
                 "yes" if c.paired else "no",
-                *(_interval_at(c.boo_n_difference, n) for n in budgets),
-                _interval(c.mean_difference),
+                *(
+                    _marked(_interval(c.boo_n_difference[n]), _pair_doubts(summary, c, n))
+                    if n in c.boo_n_difference
+                    else _TOO_FEW
+                    for n in budgets
+                ),
+                _marked(_interval(c.mean_difference), _pair_doubts(summary, c, 1)),
                 *tests,
                 f"{c.prob_superiority:.3f}",
             ]
@@ -384,7 +410,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
     ]
 
 
-def _group_lines(g: GroupSummary, scores: str) -> list[str]:
+def _group_lines(g: GroupSummary, scores: str, maximize: bool) -> list[str]:
     d = g.diagnostics
     verdict = (
         "normality not rejected (a weak check with few runs: skewed scores often pass)"
@@ -409,8 +435,19 @@ def _group_lines(g: GroupSummary, scores: str) -> list[str]:
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
     lines.append(_band_line(g))
+    doubtful = [f"{_number_name(n)} ({', '.join(why)})" for n, why in sorted(g.doubts.items()) if why]
+    if doubtful:
+        lines.append(f"- doubtful (⚠): {'; '.join(doubtful)}")
+    if g.unseen is not None:
+        lines.append(
+            f"- not ruled out by these runs: {'; '.join(_unseen_sentences(asdict(g.unseen), g.runs, maximize))}"
+        )
     lines += [f"- warning: {markdown_literal(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
+
+
+def _number_name(n: int) -> str:
+    return "the mean" if n == 1 else f"Boo_{n}"
 
 
 def _band_line(g: GroupSummary) -> str:
@@ -419,9 +456,7 @@ def _band_line(g: GroupSummary) -> str:
     line += "`curves.csv` and `summary.json`"
     trusted = g.curve.trustworthy
     if trusted is not None and not trusted.all():
-        line += f"; doubtful from n = {int(g.curve.n[~trusted].min())} on (n > m/2 or estimated coverage < 90 %)"
-    if g.coverage_skipped:
-        line += f"; coverage not estimated: {g.coverage_skipped}"
+        line += f"; doubtful from n = {int(g.curve.n[~trusted].min())} on (n > m/2)"
     return line
 
 
@@ -460,8 +495,8 @@ def to_markdown(summary: Summary) -> str:
         [
             markdown_literal(g.label),
             g.runs,
-            *(_with_coverage(g.boo_n[n], g.coverage.get(n)) if n in g.boo_n else _TOO_FEW for n in budgets),
-            _with_coverage(g.mean, g.coverage.get(1)),
+            *(_marked(_interval(g.boo_n[n]), g.doubts.get(n)) if n in g.boo_n else _TOO_FEW for n in budgets),
+            _marked(_interval(g.mean), g.doubts.get(1)),
             *(_gaussian_cell(g, n) for n in gaussian_budgets),
             "no" if g.gaussian.normal else "yes",
         ]
@@ -470,7 +505,7 @@ def to_markdown(summary: Summary) -> str:
     lines += ["## Boo_n per group", "", *_md_table(header, rows), "", _GAUSSIAN_NOTE, ""]
     lines += ["## Diagnostics", ""]
     for g in summary.groups:
-        lines += _group_lines(g, _scores(summary))
+        lines += _group_lines(g, _scores(summary), spec.higher_is_better)
     ungrouped = [d for d in summary.dropped if d.group not in {g.label for g in summary.groups}]
     if ungrouped:
         lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
@@ -498,8 +533,8 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
             _printable(label),
             str(g["runs"]),
             str(len(g["dropped"])),
-            *(_interval_at(boo_n[label], n, "too few runs") for n in budgets),
-            _interval(IntervalEstimate(**g["mean"])),
+            *(_terminal_cell(boo_n[label], n, g) for n in budgets),
+            _marked(_interval(IntervalEstimate(**g["mean"])), _doubts_of(g).get(1), _DOUBT_MARK),
             "yes" if g["gaussian"]["normal"] else "no",
         ]
         for label, g in groups.items()
@@ -517,8 +552,12 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
             [
                 _printable(c["group"]),
                 _printable(c["baseline"]),
-                _interval(_intervals(c["boo_n_difference"])[largest]),
-                _interval(IntervalEstimate(**c["mean_difference"])),
+                _marked(
+                    _interval(_intervals(c["boo_n_difference"])[largest]),
+                    _pair_doubts(data, c, largest),
+                    _DOUBT_MARK,
+                ),
+                _marked(_interval(IntervalEstimate(**c["mean_difference"])), _pair_doubts(data, c, 1), _DOUBT_MARK),
                 *_terminal_tests(c),
                 f"{c['prob_superiority']:.3f}",
             ]
@@ -532,10 +571,54 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
             for label, g in left_out
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
+    lines += _terminal_footnotes(groups, spec.higher_is_better)
     warned = sum(len(g["warnings"]) for g in groups.values()) + sum(len(c["warnings"]) for c in data["comparisons"])
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)
+
+
+def _pair_doubts(summary: Summary | Mapping[str, Any], comparison: Any, n: int) -> list[str]:
+    """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
+    there. ``summary`` and ``comparison`` are the objects or their JSON data."""
+    groups: list[Mapping[int, Sequence[str]]]
+    if isinstance(summary, Summary):
+        groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
+    else:
+        groups = [_doubts_of(summary["groups"][comparison[key]]) for key in ("group", "baseline")]
+    return list(dict.fromkeys(why for doubts in groups for why in doubts.get(n, ())))
+
+
+def _doubts_of(group: Mapping[str, Any]) -> dict[int, list[str]]:
+    """A group's doubts by budget from its JSON data (none in a summary stored before they were kept)."""
+    return {int(n): reasons for n, reasons in group.get("doubts", {}).items()}
+
+
+def _terminal_cell(intervals: Mapping[int, IntervalEstimate], n: int, group: Mapping[str, Any]) -> str:
+    if n not in intervals:
+        return "too few runs"
+    return _marked(_interval(intervals[n]), _doubts_of(group).get(n), _DOUBT_MARK)
+
+
+#: Groups whose unseen kinds of run the terminal table states one by one; with more, the smallest group's.
+_TERMINAL_UNSEEN_GROUPS = 4
+
+
+def _terminal_footnotes(groups: Mapping[str, Mapping[str, Any]], maximize: bool) -> list[str]:
+    """Under the table: what the marks mean, and what the runs cannot show (the smallest groups first)."""
+    reasons = sorted({why for g in groups.values() for whys in _doubts_of(g).values() for why in whys})
+    lines = []
+    if reasons:
+        lines.append(
+            f"{_DOUBT_MARK} doubtful: {'; '.join(reasons)} (intervals too narrow or too wide; see the report)."
+        )
+    shown = sorted(((g["runs"], label, g) for label, g in groups.items() if g.get("unseen")), key=lambda x: x[:2])
+    if len(shown) > _TERMINAL_UNSEEN_GROUPS:
+        shown = shown[:1]
+    for runs, label, g in shown:
+        who = f"{_printable(label)}: " if len(groups) > 1 else ""
+        lines.append(f"Not ruled out, {who}{'; '.join(_unseen_sentences(g['unseen'], runs, maximize))}.")
+    return ["", *lines] if lines else []
 
 
 def _terminal_tests(comparison: Mapping[str, Any]) -> list[str]:
@@ -577,18 +660,31 @@ def _description(summary: Summary) -> str:
         f"{spec.estimator}, {spec.confidence_level * 100:g} % bootstrap intervals.",
     ]
     lines += [
-        f"- {markdown_literal(g.label)}: Boo_{max(g.boo_n)} = {_interval(g.boo_n[max(g.boo_n)])}, mean {_interval(g.mean)} "
+        f"- {markdown_literal(g.label)}: Boo_{max(g.boo_n)} = {_described(g, max(g.boo_n))}, mean {_described(g, 1)} "
         f"({g.runs} runs)"
         for g in summary.groups[:_DESCRIPTION_GROUPS]
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
-    lines.append(
+    footer = (
         f"Source: {markdown_literal(summary.source)}."
         if summary.source
         else "Full report in `report.md`, every number in `summary.json`."
     )
+    smallest = min(summary.groups, key=lambda g: g.runs)
+    if smallest.unseen is not None:
+        unseen = _unseen_sentences(asdict(smallest.unseen), smallest.runs, spec.higher_is_better)[0]
+        who = f" ({markdown_literal(smallest.label)}, the smallest group)" if len(summary.groups) > 1 else ""
+        footer = f"Not ruled out{who}: {unseen}. {footer}"
+    lines.append(footer)
     return "\n".join(lines)
+
+
+def _described(g: GroupSummary, n: int) -> str:
+    """The interval of Boo_n (n = 1: the mean) for the description, with why it is doubtful."""
+    interval = g.mean if n == 1 else g.boo_n[n]
+    reasons = g.doubts.get(n)
+    return f"{_interval(interval)} ⚠ ({', '.join(reasons)})" if reasons else _interval(interval)
 
 
 def _csv_bytes(frame: pd.DataFrame) -> bytes:

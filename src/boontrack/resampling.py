@@ -31,9 +31,9 @@ Resamples are processed in batches of about 2^22 draws (16 MB), counted in cache
 stays bounded and ``n_resamples`` is limited only by time. The batches are drawn in order in the calling
 thread and evaluated on every CPU the process may use (threads: the kernels are numpy operations that release
 the GIL; :func:`boontrack.analysis.analyze` and ``boontrack summarize --threads`` set how many). The kernels
-run BLAS with one thread. The machinery
-lives in :mod:`boontrack._bootstrap`, shared with the comparisons. Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and
-never touches the global random state.
+run BLAS with one thread. The machinery lives in :mod:`boontrack._bootstrap`, shared with the comparisons.
+Every function takes ``rng`` (an int seed or a ``numpy.random.Generator``) and never touches the global random
+state.
 """
 
 from __future__ import annotations
@@ -54,7 +54,10 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
+from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._validation import (
+    as_bounds,
     as_budget,
     as_budgets,
     as_choice,
@@ -81,7 +84,7 @@ __all__ = [
     "mean_ci",
 ]
 
-Method = Literal["studentized", "percentile", "bca", "smoothed"]
+Method = Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
@@ -99,24 +102,49 @@ class ConfidenceInterval:
 
 @dataclass(frozen=True)
 class StudentizedErrors:
-    """The standard errors behind a studentized interval, kept so that independent results can be differenced.
+    """What a studentized interval is made of, kept so that independent results can be differenced.
+
+    The interval is ``centre +- q standard_error`` (on the scale of ``bounds``), q the quantile of
+    ``|resample_centres - reference| / resample_standard_errors``. Floats in a :class:`BootstrapResult`, one
+    value per budget in a :class:`CurveBand`.
 
     Attributes
     ----------
-    standard_error
-        The delta-method standard error on the data (a float in a :class:`BootstrapResult`, one per budget in a
-        :class:`CurveBand`).
-    resample_standard_errors
-        The delta-method standard error of each of the first resamples (all of them, unless the work bound of
-        the studentized method cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
+    centre, standard_error
+        The interval's centre on the data (the estimate for ``"studentized"``, the unbiased U for
+        ``"studentized-u"``) and its delta-method standard error.
+    reference
+        What the resamples' centres are compared with: the estimate for ``"studentized"``, V (Boo_n of the runs
+        themselves) for ``"studentized-u"``.
+    resample_centres, resample_standard_errors
+        The centre and its standard error on each of the first resamples (all of them, unless the work bound of
+        the studentized methods cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
     plausible_range
         Where the statistic can plausibly lie (the interval is cut to it): from the worst observed test score
-        to the best one plus the whole range.
+        to the best one plus the whole range, inside the bounds.
+    bounds
+        The scores' bounds, infinite where there is none.
     """
 
+    centre: Any
     standard_error: Any
+    reference: Any
+    resample_centres: np.ndarray
     resample_standard_errors: np.ndarray
     plausible_range: tuple[float, float]
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
+
+    def at(self, k: int) -> StudentizedErrors:
+        """The errors of budget column ``k`` of a band's, as a single result carries them."""
+        return StudentizedErrors(
+            float(self.centre[k]),
+            float(self.standard_error[k]),
+            float(self.reference[k]),
+            self.resample_centres[:, k],
+            self.resample_standard_errors[:, k],
+            self.plausible_range,
+            self.bounds,
+        )
 
 
 @dataclass(frozen=True)
@@ -136,8 +164,11 @@ class BootstrapResult:
     method, confidence_level, n_resamples
         As requested.
     studentized_errors
-        With ``method="studentized"``: the standard errors behind the interval (see :class:`StudentizedErrors`),
-        which :func:`boontrack.compare.independent_difference` needs; else None.
+        With a studentized method: what the interval is made of (see :class:`StudentizedErrors`), which
+        :func:`boontrack.compare.independent_difference` needs; else None.
+    bounds
+        The scores' bounds the interval respects (declared, or [0, 1] when every test score lies in it);
+        infinite where there is none.
     """
 
     estimate: float
@@ -148,6 +179,7 @@ class BootstrapResult:
     confidence_level: float
     n_resamples: int
     studentized_errors: StudentizedErrors | None = None
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
 
 
 @dataclass(frozen=True)
@@ -161,16 +193,17 @@ class CurveBand:
     (Montiel Olea & Plagborg-Møller 2019): one critical value c, the ``confidence_level`` quantile over the
     resamples of ``max_n |est*_n - est_n| / s_n`` (s the per-resample standard error for the studentized
     method, else the bootstrap standard error), taken over the trustworthy budgets, gives ``est_n +- c s_n``,
-    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores, m = 20 and 50, 333 sweeps
-    each; ``tests/benchmarks/bench_coverage.py``), the studentized simultaneous band held the whole curve in
-    92-94 % of sweeps at 1.5-1.6x the pointwise width, its pointwise band in 82-89 %; percentile bands held it
-    in 78-87 % (simultaneous) and 56-78 % (pointwise).
+    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores and published tables,
+    m = 20 and 50, 333 sweeps each; ``tests/benchmarks/bench_coverage.py``), the default method's
+    simultaneous band held the whole curve in 93.9-96.1 % of sweeps at 1.9-2.4x the pointwise width
+    (88.7-92.7 % on the CIFAR-100 table, whose pointwise intervals miss too); percentile bands held the
+    validation curve in 77-81 %.
 
-    ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on normal scores (300 sweeps per cell),
-    the validation curve's percentile band covered 43-67 % (n = m/2 .. m, m = 10-50) and the studentized
-    band, though it covered 89-94 %, was 2.6-7.7x as wide as the percentile band; beyond m (extrapolation)
-    it is wider still. For n <= m/2 the studentized intervals covered 92-96 % on normal and beta-binomial
-    scores at m = 10-100 (see :mod:`boontrack.simulate`). Draw and report the band there as doubtful.
+    ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on the validation curve of normal scores
+    (333 sweeps per cell, n = m/2 + 1 .. m, m = 10-50), percentile intervals covered 42-65 % and the default
+    ones, though they covered 96-100 %, were 3.6-11.9x as wide; beyond m (extrapolation) they are wider
+    still. For n <= m/2 the default intervals covered 93-97 % on normal scores at m = 10-100 (see
+    :mod:`boontrack.simulate` and the README's coverage table). Draw and report the band there as doubtful.
 
     Attributes
     ----------
@@ -189,8 +222,10 @@ class CurveBand:
     bootstrap_distribution
         The curve of each resample, shape ``(n_resamples, len(n))``.
     studentized_errors
-        With ``method="studentized"``: the standard errors behind the intervals, one column per budget (see
+        With a studentized method: what the intervals are made of, one column per budget (see
         :class:`StudentizedErrors`); else None.
+    bounds
+        The scores' bounds the bands respect, as in :class:`BootstrapResult`.
     """
 
     n: np.ndarray
@@ -206,6 +241,7 @@ class CurveBand:
     simultaneous_high: np.ndarray
     trustworthy: np.ndarray
     studentized_errors: StudentizedErrors | None = None
+    bounds: tuple[float, float] = UNBOUNDED_RANGE
 
     def at(self, n: int) -> BootstrapResult:
         """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples."""
@@ -222,19 +258,26 @@ class CurveBand:
             method=self.method,
             confidence_level=self.confidence_level,
             n_resamples=self.n_resamples,
-            studentized_errors=None
-            if errors is None
-            else StudentizedErrors(
-                float(errors.standard_error[k]), errors.resample_standard_errors[:, k], errors.plausible_range
-            ),
+            studentized_errors=None if errors is None else errors.at(k),
+            bounds=self.bounds,
         )
 
 
 def _studentized_errors(resampled: Resampled) -> StudentizedErrors | None:
     """What a studentized result keeps of its resamples; None for other methods."""
-    if resampled.resample_standard_error is None:
+    pivot = resampled.pivot
+    if pivot is None:
         return None
-    return StudentizedErrors(resampled.standard_error, resampled.resample_standard_error, resampled.plausible)
+    scale = resampled.scale
+    return StudentizedErrors(
+        pivot.centre,
+        pivot.standard_error,
+        pivot.reference,
+        pivot.resample_centre,
+        pivot.resample_standard_error,
+        resampled.plausible,
+        (scale.low, scale.high),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -286,15 +329,12 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
         method=method,
         confidence_level=confidence_level,
         n_resamples=n_resamples,
-        studentized_errors=None
-        if errors is None
-        else StudentizedErrors(
-            float(errors.standard_error[0]), errors.resample_standard_errors[:, 0], errors.plausible_range
-        ),
+        studentized_errors=None if errors is None else errors.at(0),
+        bounds=(resampled.scale.low, resampled.scale.high),
     )
 
 
-def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
+def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds):
     v, t = as_val_test(val, test)
     budgets, scalar = as_budgets(n)
     if not scalar:
@@ -305,7 +345,7 @@ def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resample
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
     _warn_data(v, t, stacklevel=3, budgets=budgets, maximize=maximize)
-    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng
+    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
 def boo_n_ci(
@@ -317,8 +357,9 @@ def boo_n_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:
     r"""Boo_n with a bootstrap confidence interval over runs.
 
@@ -338,18 +379,22 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized", "percentile", "bca", "smoothed"}
-        ``"studentized"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12),
-        ``est +- q se`` with q the quantile of ``|est* - est| / se*`` over the resamples and se, se* the
-        delta-method standard errors of the L-statistic on the data and on each resample (its empirical
-        influence function, one reverse cumulative sum per resample: no inner bootstrap, no jackknife). Its
-        coverage, measured on populations with a known Boo_n (:mod:`boontrack.simulate`;
-        ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell), is 92-96 % for nominal 95 % on
-        normal and beta-binomial scores at m = 10-100 and n <= m/2, where the percentile interval covers
-        83-95 %, at 1.0-2.6x the percentile width (median). No method covers on a long right tail
-        (log-normal scores, n = 5-10: 81-87 % studentized, 66-82 % percentile at m = 20-50): the sample has
-        not seen the tail. ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
-        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife. ``"smoothed"``: percentile interval of a
+    method : {"studentized-u", "studentized", "percentile", "bca", "smoothed"}
+        ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
+        around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
+        resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
+        se* U's delta-method standard errors on the data and on each resample (its empirical influence
+        function, one reverse cumulative sum per resample: no inner bootstrap, no jackknife); widened to hold
+        the reported estimate if it must. ``"studentized"``: the same pivot centred on the reported estimator.
+        With bounds, both are computed on the logit scale of the bounds and mapped back. Coverage measured on
+        populations with a known Boo_n (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``,
+        1,000 sweeps per cell; the README's table): the default covers 93-97 % on normal scores at
+        m = 10-100 and n <= m/2, where the percentile interval covers 64-95 %, at 1.0-3.5x its width. No
+        method covers on a long right tail (log-normal scores, n = 5-10: 84-88 % default, 64-80 % percentile
+        at m = 20-50) or where a rare failure mode is missing from the sweep: the sample has not seen it.
+        ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
+        bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
+        ``"smoothed"``: percentile interval of a
         Gaussian-kernel smoothed bootstrap (Scott's bandwidth per column), as the paper uses for
         best-single-model figures (footnote 11); the estimate stays the plain one.
     rng : int or numpy.random.Generator, optional
@@ -382,10 +427,12 @@ def boo_n_ci(
     >>> res.confidence_interval.low <= res.estimate <= res.confidence_interval.high
     True
     """
-    v, t, budgets, estimator, maximize, level, n_resamples, method, rng = _boo_n_ci_iv(
-        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng
+    v, t, budgets, estimator, maximize, level, n_resamples, method, rng, bounds = _boo_n_ci_iv(
+        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds
     )
-    resampled = curve_distribution(v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng)
+    resampled = curve_distribution(
+        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds
+    )
     return _bootstrap_result(resampled, level, method, n_resamples)
 
 
@@ -394,7 +441,7 @@ def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, Estim
     return as_budget(m, "m"), checked_estimator, cast(Method, as_choice(method, "method", CI_METHODS))
 
 
-def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized") -> np.ndarray:
+def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized-u") -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
     For the studentized method, whose per-resample standard errors cost ``m`` per budget and resample, the
@@ -406,7 +453,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
     """
     m, estimator, method = _default_budgets_iv(m, estimator, method)
     count = _MAX_DEFAULT_BUDGETS
-    if method == "studentized":
+    if method in STUDENTIZED_METHODS:
         count = min(count, max(_MIN_STUDENTIZED_BUDGETS, STUDENTIZED_WORK // m))
     if estimator == "U" and method == "bca" and m > 1:
         m -= 1
@@ -420,7 +467,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
         points += count - budgets.size
 
 
-def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng):
+def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds):
     v, t = as_val_test(val, test)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
@@ -432,7 +479,7 @@ def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_re
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
     _warn_data(v, t, stacklevel=3, maximize=maximize)  # budgets above m / 2: the band flags them
-    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng
+    return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
 def boo_n_curve_ci(
@@ -444,8 +491,9 @@ def boo_n_curve_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> CurveBand:
     """Pointwise and simultaneous bootstrap bands for the curve n -> Boo_n (the expected-validation curve with
     ``test=None``).
@@ -477,10 +525,12 @@ def boo_n_curve_ci(
     ValueError
         As :func:`boo_n_ci`.
     """
-    v, t, budgets, estimator, maximize, level, n_resamples, method, rng = _boo_n_curve_ci_iv(
-        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng
+    v, t, budgets, estimator, maximize, level, n_resamples, method, rng, bounds = _boo_n_curve_ci_iv(
+        val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds
     )
-    resampled = curve_distribution(v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng)
+    resampled = curve_distribution(
+        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds
+    )
     low, high = interval_ends(resampled, level, method)
     trustworthy = trusted_budgets(budgets, v.size)
     simultaneous_low, simultaneous_high = simultaneous_band(resampled, level, method, trustworthy)
@@ -498,15 +548,16 @@ def boo_n_curve_ci(
         simultaneous_high=simultaneous_high,
         trustworthy=trustworthy,
         studentized_errors=_studentized_errors(resampled),
+        bounds=bounds,
     )
 
 
-def _mean_ci_iv(scores, confidence_level, n_resamples, method, rng):
+def _mean_ci_iv(scores, confidence_level, n_resamples, method, rng, bounds):
     s = as_scores(scores, "scores")
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     _bca_budget_iv(method, s.size, np.array([1]), "V")
     _warn_data(s, s, stacklevel=3, budgets=np.array([1]))
-    return s, level, n_resamples, method, rng
+    return s, level, n_resamples, method, rng, as_bounds(bounds, s)
 
 
 def mean_ci(
@@ -514,8 +565,9 @@ def mean_ci(
     *,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized",
+    method: Method = "studentized-u",
     rng: Any = None,
+    bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:
     """Bootstrap confidence interval of the mean score.
 
@@ -533,6 +585,6 @@ def mean_ci(
     -------
     BootstrapResult
     """
-    s, level, n_resamples, method, rng = _mean_ci_iv(scores, confidence_level, n_resamples, method, rng)
-    resampled = curve_distribution(s, s, False, np.array([1]), "V", True, n_resamples, method, rng)
+    s, level, n_resamples, method, rng, bounds = _mean_ci_iv(scores, confidence_level, n_resamples, method, rng, bounds)
+    resampled = curve_distribution(s, s, False, np.array([1]), "V", True, n_resamples, method, rng, bounds)
     return _bootstrap_result(resampled, level, method, n_resamples)

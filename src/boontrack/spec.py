@@ -6,6 +6,7 @@ This module imports nothing heavy, so the command line builds its option choices
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 import re
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from boontrack.choices import (
     COMPARE_MODES,
     CORRECTIONS,
     DEFAULT_BUDGETS,
+    DEFAULT_CI_METHOD,
     ESTIMATORS,
     PICK_SPELLINGS,
     PICKS,
@@ -29,6 +31,7 @@ __all__ = [
     "COMPARE_MODES",
     "CORRECTIONS",
     "DEFAULT_BUDGETS",
+    "DEFAULT_CI_METHOD",
     "ESTIMATORS",
     "LOSS_WORDS",
     "PICKS",
@@ -68,14 +71,20 @@ class Spec:
     correction: Literal["holm", "bh"] = "holm"
     confidence_level: float = 0.95
     n_resamples: int = 9999
-    #: ``"studentized"`` (symmetric bootstrap-t): the method whose measured coverage is near nominal at small m.
-    ci_method: Literal["studentized", "percentile", "bca", "smoothed"] = "studentized"
+    #: ``"studentized-u"`` (symmetric bootstrap-t around the unbiased U): the method chosen by its measured
+    #: coverage (:mod:`boontrack.resampling`); ``"studentized"`` is the same around the estimate (the default of
+    #: 0.2.0).
+    ci_method: Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"] = DEFAULT_CI_METHOD
     #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
     seed: int = 0
     #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).
     pick: Literal["last", "best_val_step"] = "last"
     #: Column of training seconds per run (resolved like ``val``); None: the run frame's ``duration_s`` if any.
     duration: str | None = None
+    #: The bounds of the scores, ``(low, high)`` with None for an open side, which every interval respects (it is
+    #: computed on a scale where they lie at infinity); None: [0, 1] for a group whose test scores all lie in it,
+    #: else none. ``(None, None)`` declares the scores unbounded.
+    bounds: tuple[float | None, float | None] | None = None
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
     direction_from: str | None = None
@@ -242,6 +251,17 @@ def _budgets(value: Any) -> str | None:
     return "repeats a budget" if len(set(value)) < len(value) else None
 
 
+def _bounds(value: Any) -> str | None:
+    if value is None:
+        return None
+    ends = list(value) if isinstance(value, (tuple, list)) else []
+    numbers_or_none = all(end is None or (isinstance(end, numbers.Real) and not isinstance(end, bool)) for end in ends)
+    if len(ends) != 2 or not numbers_or_none or any(end != end for end in ends if end is not None):
+        return "must be a pair (low, high) of numbers, None for an open side"
+    low, high = (-math.inf if ends[0] is None else ends[0]), (math.inf if ends[1] is None else ends[1])
+    return None if low < high else "must have low < high"
+
+
 def _group_by(value: Any) -> str | None:
     if value is None or (isinstance(value, tuple) and value and all(isinstance(k, str) and k for k in value)):
         return None
@@ -270,6 +290,7 @@ _PROBLEMS = {
     "seed": lambda v: None if _is_int(v) and v >= 0 else "must be an integer >= 0",
     "pick": _choice(PICKS),
     "duration": _optional_text,
+    "bounds": _bounds,
     "direction_from": _optional_text,
 }
 
@@ -288,12 +309,20 @@ def _sequence(value: Any) -> Any:
     return value
 
 
+def _open_sides(bounds: Any) -> Any:
+    """Bounds as a tuple, an infinite side (``inf`` on the command line and in TOML) as None; anything else as it
+    is, for the check to report."""
+    if isinstance(bounds, str) or not isinstance(bounds, Sequence):
+        return bounds
+    return tuple(None if isinstance(end, float) and math.isinf(end) else end for end in bounds)
+
+
 def _pick(value: Any) -> Any:
     return PICK_SPELLINGS.get(value, value) if isinstance(value, str) else value
 
 
 #: How the values callers spell in several ways become the field's one type.
-_NORMALIZE = {"n": _sequence, "group_by": _sequence, "pick": _pick}
+_NORMALIZE = {"n": _sequence, "group_by": _sequence, "pick": _pick, "bounds": _open_sides}
 
 
 #: The options of a spec: its fields but ``direction_from``, which :meth:`Spec.resolve_direction` sets.

@@ -58,6 +58,7 @@ FLAGS: Mapping[str, str] = {
     "confidence_level": "--confidence",
     "n_resamples": "--resamples",
     "ci_method": "--ci-method",
+    "bounds": "--bounds",
     "seed": "--seed",
     "pick": "--pick",
     # where the summary goes

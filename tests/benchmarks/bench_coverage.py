@@ -1,36 +1,85 @@
-"""Benchmark: actual coverage of 95 % bootstrap intervals of Boo_n, default (studentized) vs percentile.
+"""Benchmark: actual coverage of 95 % intervals of Boo_n on a suite of populations whose Boo_n is known exactly.
 
-Run by hand (not collected by pytest)::
+Run by hand (not collected by pytest; about an hour on two busy cores, run it under ``nice``)::
 
-    python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0]
+    python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
+        [--no-bands | --bands-only | --doubts-only] [--populations START:STOP]
 
-Prints the Markdown table of the README's "Bootstrap" section. For each population of
-:mod:`boontrack.simulate` (exact Boo_n known), each number of runs m and each budget n <= m/2 in 1, 5, 10:
-the share of simulated sweeps whose interval contains the true Boo_n (estimator V), for the studentized
-method and the percentile method on the same resamples, and the ratio of their median widths. The long-right-
-tail rows show where no method is honest.
+Prints the Markdown tables of the README's "Honest intervals" section:
 
-A second table gives the joint coverage of a curve's bands over n = 1..m/2 (the trustworthy budgets): how
-often the pointwise band and the simultaneous (sup-t) band hold the whole true curve at once, for the
-expected-validation curve (test = validation) and for the test curve of correlated scores.
+1. For each population, m = 10, 20, 50, 100 runs and budget n in 1, 5, 10 with n <= m/2: the share of simulated
+   sweeps whose interval contains the true Boo_n (estimator V), for the default method and for the percentile
+   method on the same resamples, and the ratio of their median widths. Scores whose every value lies in [0, 1]
+   get the bounds [0, 1], as a summary gives them. The populations: normal with validation-test correlation
+   0.1, 0.5 and 0.95; the validation curve (test = validation); left-skewed below a ceiling; 10 % and 20 %
+   diverged runs; accuracies on 200 examples (ties); two long tails (log-normal, and left-skewed with skewness
+   -6.2); and every published table of ``../shared/data`` as a finite population, its runs drawn with
+   replacement (:func:`boontrack.simulate.finite_population`).
+2. For the diverged runs: the coverage among the sweeps that hold no diverged run and among those that hold
+   one, and how many sweeps hold none: what no resampling can see.
+3. For the published tables whose default falls below 93 %: the coverage among the sweeps that hold the
+   table's best run by validation score and among those that do not.
+4. How often the pointwise and the simultaneous band of the default method hold the whole true curve over
+   n = 1..m/2 (and the percentile method's, for the validation curve).
+5. The doubts a summary marks: fewer than 8 runs (m = 4, 6, 8) and budgets above m/2 (the validation curve at
+   n = m/2 + 1 .. m), where the warnings quote these figures.
+
+``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells); ``--populations
+START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-from boontrack.simulate import band_coverage, coverage, population
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the published tables' loaders
 
-#: (population, parameters, label, numbers of runs)
-CELLS = [
-    ("normal", {}, "normal, val/test correlation 0.5", (10, 20, 50, 100)),
-    ("beta_binomial", {}, "beta-binomial accuracies (ties)", (10, 20, 50, 100)),
-    ("left_skewed", {}, "left-skewed", (20, 50)),
-    ("lognormal", {}, "log-normal (long right tail)", (20, 50)),
-]
+from published_runs import SHARED_DATA, load_all  # noqa: E402
+
+from boontrack.simulate import band_coverage, finite_population, population, sweep_intervals  # noqa: E402
+from boontrack.spec import DEFAULT_CI_METHOD  # noqa: E402
+
+RUNS = (10, 20, 50, 100)
+BUDGETS = (1, 5, 10)
+#: Diverged runs fall this many standard deviations below the others (a sweep holds one when a score does).
+GAP = 20.0
+
+
+def synthetic() -> list[tuple[str, object]]:
+    return [
+        ("normal, val/test correlation 0.1", population("normal", rho=0.1)),
+        ("normal, val/test correlation 0.5", population("normal", rho=0.5)),
+        ("normal, val/test correlation 0.95", population("normal", rho=0.95)),
+        ("validation curve (normal, test = validation)", population("normal", rho=1.0)),
+        ("left-skewed below a ceiling (accuracy ≤ 1)", population("left_skewed", sigma=0.5, ceiling=1, scale=0.03)),
+        ("10 % diverged runs", population("diverged", share=0.10, gap=GAP)),
+        ("20 % diverged runs", population("diverged", share=0.20, gap=GAP)),
+        ("accuracy on 200 examples (beta-binomial, ties)", population("beta_binomial", trials=200)),
+        ("long right tail (log-normal)", population("lognormal")),
+        ("long left tail (skewness -6.2)", population("left_skewed")),
+    ]
+
+
+def published() -> list[tuple[str, object]]:
+    if not SHARED_DATA.is_dir():
+        print(f"published tables not found at {SHARED_DATA}: left out", file=sys.stderr)
+        return []
+    return [
+        (
+            f"{label} ({runs.val.size} runs{'' if runs.val is not runs.test else ', validation'})",
+            finite_population(runs.val, runs.test),
+        )
+        for label, runs in load_all().items()
+    ]
+
+
+def percent(x: float) -> str:
+    return f"{100 * x:.1f}"
 
 
 def main() -> None:
@@ -38,16 +87,32 @@ def main() -> None:
     parser.add_argument("--replications", type=int, default=1000)
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", default="", help="keep the populations whose label contains this")
+    parser.add_argument("--no-bands", action="store_true", help="leave out the bands (table 4)")
+    parser.add_argument("--bands-only", action="store_true", help="measure the bands (table 4) alone")
+    parser.add_argument("--doubts-only", action="store_true", help="measure the doubts (table 5) alone")
+    parser.add_argument(
+        "--populations", default=":", help="START:STOP, a slice of the suite (each keeps the seeds of the whole run)"
+    )
     options = parser.parse_args()
-
-    print("| population | m | n | studentized (default) | percentile | width studentized / percentile |")
-    print("|---|---|---|---|---|---|")
+    kept = slice(*(int(end) if end else None for end in options.populations.split(":")))
+    indexed = list(enumerate(synthetic() + published()))[kept]
+    populations = [(index, label, pop) for index, (label, pop) in indexed if options.only in label]
+    if options.bands_only:
+        bands(populations, options)
+        return
+    if options.doubts_only:
+        doubts(options)
+        return
     start = time.perf_counter()
-    for index, (name, parameters, label, sizes) in enumerate(CELLS):
-        pop = population(name, **parameters)
-        for m in sizes:
-            budgets = [n for n in (1, 5, 10) if n <= m / 2]
-            cells = coverage(
+
+    print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
+    print("|---|---|" + "---|" * len(BUDGETS))
+    low, absent_rows, best_rows, worst_rows = [], [], [], []
+    for index, label, pop in populations:
+        for m in RUNS:
+            budgets = [n for n in BUDGETS if n <= m / 2]
+            sweeps = sweep_intervals(
                 pop,
                 m=m,
                 n=budgets,
@@ -55,35 +120,164 @@ def main() -> None:
                 n_resamples=options.resamples,
                 rng=np.random.default_rng([options.seed, index, m]),
             )
-            by_key = {(c.method, c.n): c for c in cells}
+            cells = {(c.method, c.n): c for c in sweeps.cells()}
+            row = []
             for n in budgets:
-                student, plain = by_key["studentized", n], by_key["percentile", n]
-                print(
-                    f"| {label} | {m} | {n} | {student.coverage:.1%} | {plain.coverage:.1%} "
-                    f"| {student.median_width / plain.median_width:.2f} |"
-                )
+                default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
+                ratio = default.median_width / plain.median_width
+                row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
+                if default.coverage < 0.93:
+                    low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
+            row += ["—"] * (len(BUDGETS) - len(budgets))
+            print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
+            if pop.name == "diverged":
+                absent_rows.append(split_row(label, m, sweeps, ~(sweeps.val < -GAP / 2).any(axis=1)))
+            if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
+                best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
+                worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
+    main_time = time.perf_counter() - start
+    print(
+        f"\nCells: default / percentile coverage in % (median width of the default ÷ the percentile's); "
+        f"{options.replications} sweeps per cell, {options.resamples} resamples per interval, nominal 95 %, "
+        f"estimator V; a coverage's standard error is about "
+        f"{100 * (0.05 * 0.95 / options.replications) ** 0.5:.1f} points ({main_time / 60:.0f} min)."
+    )
+    print("\nDefault below 93 %: " + ("; ".join(low) if low else "none") + ".")
+    if absent_rows:
+        print(
+            "\n| population | m | sweeps without a diverged run | default coverage there, n = 1 / 5 / 10 | "
+            "in the sweeps with one |"
+        )
+        print("|---|---|---|---|---|")
+        print("\n".join(absent_rows))
+    if best_rows:
+        print(
+            "\n| table | m | sweeps without the table's best run | default coverage there, n = 1 / 5 / 10 | "
+            "in the sweeps with it |"
+        )
+        print("|---|---|---|---|---|")
+        print("\n".join(best_rows))
+        print(
+            f"\n| table | m | sweeps without the table's worst {100 * WORST_SHARE:.0f} % of runs | default coverage "
+            "there, n = 1 / 5 / 10 | in the sweeps with one |"
+        )
+        print("|---|---|---|---|---|")
+        print("\n".join(worst_rows))
+    if not options.no_bands:
+        bands(populations, options)
+    if not options.only and options.populations == ":":
+        doubts(options)
+    print(f"\nTotal: {(time.perf_counter() - start) / 60:.0f} min.")
+
+
+#: The share of a published table's worst runs (by test score) that stands for its failure mode.
+WORST_SHARE = 0.05
+
+
+def split_row(label: str, m: int, sweeps, absent: np.ndarray) -> str:
+    """The default's coverage among the sweeps where a kind of run is ``absent`` and among the others."""
+    parts = []
+    for chosen in (absent, ~absent):
+        cells = [c for c in sweeps.cells(chosen) if c.method == DEFAULT_CI_METHOD]
+        parts.append(" / ".join(percent(c.coverage) if c.replications else "—" for c in cells))
+    return f"| {label} | {m} | {percent(absent.mean())} % | {parts[0]} | {parts[1]} |"
+
+
+def without_best_run(sweeps, pop) -> np.ndarray:
+    """The sweeps that do not hold the table's best run by validation score."""
+    return ~(sweeps.val == pop._runs[0].max()).any(axis=1)
+
+
+def without_worst_runs(sweeps, pop) -> np.ndarray:
+    """The sweeps that hold none of the table's worst WORST_SHARE of runs by test score (its failures)."""
+    test = pop._runs[1]
+    return ~(sweeps.test <= np.quantile(test, WORST_SHARE, method="inverted_cdf")).any(axis=1)
+
+
+def doubts(options: argparse.Namespace) -> None:
+    """The figures the FewRunsWarning quotes: few runs, and budgets above m/2."""
+    start = time.perf_counter()
+    print("\n| population | m | n | default | percentile | width default / percentile |")
+    print("|---|---|---|---|---|---|")
+    few = [
+        ("normal, val/test correlation 0.5", population("normal")),
+        ("accuracy on 200 examples", population("beta_binomial", trials=200)),
+    ]
+    for index, (label, pop) in enumerate(few):
+        for m in (4, 6, 8):
+            budgets = [n for n in (1, 2, 3, 4) if n <= m / 2]
+            rows(label, m, budgets, pop, options, [options.seed, 100 + index, m], options.replications)
+    above = population("normal", rho=1.0)
+    for m in (10, 20, 50):
+        budgets = list(range(m // 2 + 1, m + 1))
+        rows("validation curve, n > m/2", m, budgets, above, options, [options.seed, 200, m], options.replications // 3)
+    print(
+        f"\n({(time.perf_counter() - start) / 60:.0f} min; the rows above m/2 summarise n = m/2 + 1 .. m: "
+        f"the range of the coverages and of the width ratios, {options.replications // 3} sweeps.)"
+    )
+
+
+def rows(label: str, m: int, budgets: list[int], pop, options, seed, replications: int) -> None:
+    sweeps = sweep_intervals(
+        pop, m=m, n=budgets, replications=replications, n_resamples=options.resamples, rng=np.random.default_rng(seed)
+    )
+    cells = {(c.method, c.n): c for c in sweeps.cells()}
+    if len(budgets) <= 4:
+        for n in budgets:
+            default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
+            print(
+                f"| {label} | {m} | {n} | {percent(default.coverage)} % | {percent(plain.coverage)} % "
+                f"| {default.median_width / plain.median_width:.2f} |",
+                flush=True,
+            )
+        return
+    default = [cells[DEFAULT_CI_METHOD, n].coverage for n in budgets]
+    plain = [cells["percentile", n].coverage for n in budgets]
+    ratio = [cells[DEFAULT_CI_METHOD, n].median_width / cells["percentile", n].median_width for n in budgets]
+    print(
+        f"| {label} | {m} | {budgets[0]}-{budgets[-1]} | {percent(min(default))}-{percent(max(default))} % "
+        f"| {percent(min(plain))}-{percent(max(plain))} % | {min(ratio):.1f}-{max(ratio):.1f} |",
+        flush=True,
+    )
+
+
+#: Populations whose bands are measured (labels as above), and the numbers of runs.
+BAND_POPULATIONS = (
+    "validation curve (normal, test = validation)",
+    "normal, val/test correlation 0.95",
+    "accuracy on 200 examples (beta-binomial, ties)",
+    "CIFAR-100 ResNet",
+    "SciTail simple_overlap",
+)
+BAND_RUNS = (20, 50)
+
+
+def bands(populations: list, options: argparse.Namespace) -> None:
+    start = time.perf_counter()
     print("\n| curve | m | method | pointwise band | simultaneous band | width simultaneous / pointwise |")
     print("|---|---|---|---|---|---|")
-    for rho, label in ((1.0, "validation (normal)"), (0.5, "test, val/test correlation 0.5 (normal)")):
-        for m in (20, 50):
-            for method in ("studentized", "percentile"):
+    for index, label, pop in populations:
+        if not any(label.startswith(name) for name in BAND_POPULATIONS):
+            continue
+        methods = (DEFAULT_CI_METHOD, "percentile") if label.startswith("validation curve") else (DEFAULT_CI_METHOD,)
+        for m in BAND_RUNS:
+            for method in methods:
                 band = band_coverage(
-                    population("normal", rho=rho),
+                    pop,
                     m=m,
                     method=method,
-                    replications=max(1, options.replications // 3),
+                    replications=options.replications,
                     n_resamples=options.resamples,
-                    rng=np.random.default_rng([options.seed, m, int(10 * rho)]),
+                    rng=np.random.default_rng([options.seed, index, m, 1]),
                 )
                 print(
-                    f"| {label} | {m} | {method} | {band.pointwise:.1%} | {band.simultaneous:.1%} "
-                    f"| {band.width_ratio:.2f} |"
+                    f"| {label} | {m} | {method} | {percent(band.pointwise)} % | {percent(band.simultaneous)} % "
+                    f"| {band.width_ratio:.2f} |",
+                    flush=True,
                 )
     print(
-        f"\n{options.replications} sweeps per row ({max(1, options.replications // 3)} for the bands, jointly over "
-        f"n = 1..m/2), {options.resamples} resamples per interval, nominal 95 %; "
-        f"a coverage's standard error is about {100 * (0.05 * 0.95 / options.replications) ** 0.5:.1f} points "
-        f"({time.perf_counter() - start:.0f} s)."
+        f"\n{options.replications} sweeps per row, jointly over n = 1..m/2, {options.resamples} resamples "
+        f"({(time.perf_counter() - start) / 60:.0f} min)."
     )
 
 

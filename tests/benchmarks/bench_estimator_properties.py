@@ -161,18 +161,72 @@ def milli(x: float) -> str:
     return "–" if math.isnan(x) else f"{1e3 * x:+.2f}"
 
 
+def tables_section(replications: int, rng: np.random.Generator) -> None:
+    """Bias and spread of V, U, W on every published table as a finite population (its runs drawn with
+    replacement; the exact Boo_n is the V estimate of the whole table): where the rules measured on the
+    synthetic populations above hold, and where they do not."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the published tables' loaders
+    from published_runs import SHARED_DATA, load_all
+
+    from boontrack.simulate import finite_population
+    from boontrack.simulate.study import _boo_n_rows
+
+    if not SHARED_DATA.is_dir():
+        print(f"(published tables not found at {SHARED_DATA})")
+        return
+    print(
+        "## The published tables as populations\n\n"
+        f"{replications:,} sweeps per cell. Bias and s.d. in units of the test scores' s.d. in the table; the orders "
+        "put the most negative bias and the smallest s.d. first ('<' beyond 3 Monte Carlo standard errors).\n"
+    )
+    print("| table | m | n | bias V / U / W | s.d. V / U / W | bias order | s.d. order | largest s.d. ÷ smallest |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, runs in load_all().items():
+        pop = finite_population(runs.val, runs.test)
+        truth = np.asarray(pop.boo_n(list(BUDGETS)))
+        unit = runs.test.std()
+        for m in RUNS:
+            val, test = pop.sample(m, replications=replications, rng=rng)
+            found = {e: _boo_n_rows(val, test, np.array(BUDGETS), e) for e in ESTIMATORS}
+            for column, n in enumerate(BUDGETS):
+                error = {e: found[e][:, column] - truth[column] for e in ESTIMATORS}
+                bias = {e: error[e].mean() for e in ESTIMATORS}
+                sd = {e: error[e].std(ddof=1) for e in ESTIMATORS}
+                by_bias = sorted(ESTIMATORS, key=bias.get)
+                bias_text = by_bias[0]
+                for lower, higher in zip(by_bias, by_bias[1:]):
+                    gap = error[higher] - error[lower]
+                    bias_text += (" < " if gap.mean() > 3 * gap.std(ddof=1) / math.sqrt(gap.size) else " ≈ ") + higher
+                print(
+                    f"| {label} | {m} | {n} | "
+                    + " / ".join(f"{bias[e] / unit:+.3f}" for e in ESTIMATORS)
+                    + " | "
+                    + " / ".join(f"{sd[e] / unit:.3f}" for e in ESTIMATORS)
+                    + f" | {bias_text} | {sd_order(found, column)} | {max(sd.values()) / min(sd.values()):.2f} |"
+                )
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=20_000)
     parser.add_argument("--ad-samples", type=int, default=4_000)
     parser.add_argument("--quick", action="store_true", help="1,000 replications, 500 AD samples, no truth check")
     parser.add_argument("--seed", type=int, default=20210601)
+    parser.add_argument("--tables-only", action="store_true", help="only the published tables as populations")
     args = parser.parse_args()
     if args.quick:
         args.replications, args.ad_samples = 1_000, 500
     warnings.simplefilter("ignore", FewRunsWarning)
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
+    if args.tables_only:
+        tables_section(args.replications, rng)
+        print(f"({time.perf_counter() - started:.0f} s)")
+        return
     print(
         f"# Boo_n estimators by Monte Carlo\n\nPython {platform.python_version()}, numpy {np.__version__}; "
         f"{args.replications:,} samples per cell, seed {args.seed}. Bias, s.d. and RMSE in units of 10⁻³ "
@@ -235,7 +289,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for rows in verdicts.values():
         print("\n".join(rows))
-    print(f"\n({time.perf_counter() - started:.0f} s)")
+    print()
+    tables_section(args.replications, rng)
+    print(f"({time.perf_counter() - started:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,229 @@
+"""Intervals of the difference in Boo_n between two groups, resampled independently or as pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from boontrack._bootstrap.intervals import (
+    STUDENTIZED_METHODS,
+    percentile_interval,
+    pivot_tables,
+    plausible_range,
+    transformed_bounds,
+    transformed_ratio,
+)
+from boontrack._bootstrap.kernels import CACHE_ELEMENTS, RankedRuns, batch_sizes, cdf_table, draw_indices
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE, Scale, difference_scale
+from boontrack._bootstrap.threads import evaluate_batches
+from boontrack.estimators import Estimator
+
+
+class BudgetGroup:
+    """One approach's runs, ready for resampling at one budget: ranked runs, the estimator's P, the centre's P
+    and slope and the reference's P of a studentized ``method`` (:func:`pivot_tables`), the plausible range.
+
+    ``bounds`` are the scores' bounds (infinite: none).
+    """
+
+    def __init__(
+        self,
+        val: np.ndarray,
+        test: np.ndarray,
+        maximize: bool,
+        budget: int,
+        estimator: Estimator,
+        method: str = "studentized",
+        bounds: tuple[float, float] = UNBOUNDED_RANGE,
+    ):
+        self.runs = RankedRuns(val, test, maximize)
+        budgets = np.array([budget])
+        self.cdf = cdf_table(val.size, budgets, estimator)
+        pivot = method if method in STUDENTIZED_METHODS else "studentized"
+        self.centre_cdf, self.centre_slope, self.reference_cdf = pivot_tables(self.cdf, budgets, estimator, pivot)
+        self.bounds = bounds
+        self.plausible = plausible_range(test, maximize, bounds)
+        self.scores, self._setting = (val, test), (maximize, budget, estimator, method, bounds)
+        # The runs' tie blocks and shifted test scores in the order given: influence values are per run.
+        self._block_of = self.runs._block_of.take(self.runs._position_of)
+        self._test = test - self.runs._offset
+
+    def taken(self, order: np.ndarray) -> BudgetGroup:
+        """The same group with its runs in ``order`` (pairs of two groups in a common order)."""
+        return BudgetGroup(self.scores[0][order], self.scores[1][order], *self._setting)
+
+    @property
+    def centred_elsewhere(self) -> bool:
+        """Whether the centre is another estimator than the one asked for (U for ``"studentized-u"``)."""
+        return self.centre_cdf is not self.cdf
+
+    def on_data(self) -> tuple[float, float, float]:
+        """The estimate, the centre and the reference on the runs themselves."""
+        estimate = float(self.runs.estimate(self.cdf)[0])
+        centre = float(self.runs.estimate(self.centre_cdf)[0]) if self.centred_elsewhere else estimate
+        reference = estimate if self.reference_cdf is self.cdf else float(self.runs.estimate(self.reference_cdf)[0])
+        return estimate, centre, reference
+
+    def influence(self, counts: np.ndarray) -> np.ndarray:
+        """Empirical influence of each run on the centre of each resample, (resamples, m), from per-run draw
+        counts.
+
+        The run-level form of :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`: run i in tie block b
+        has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
+        rank the same pairs differently.
+        """
+        m, runs = counts.shape[1], self.runs
+        ranked = counts.take(runs.order, axis=1)
+        block_counts = np.add.reduceat(ranked, runs._starts, axis=1)
+        sums = np.add.reduceat(ranked * runs._test, runs._starts, axis=1)
+        cum = np.cumsum(block_counts, axis=1)
+        prev = cum - block_counts
+        means = sums / np.maximum(block_counts, 1)
+        p, g = self.centre_cdf[0], self.centre_slope[0]
+        weight = p.take(cum) - p.take(prev)
+        g_high = g.take(cum)
+        step = means * (g_high - g.take(prev))
+        level = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
+        ratio = weight / np.maximum(block_counts / m, 1.0 / m)
+        # L_i = (R_b - ratio_b mean_b) + ratio_b t_i: two gathers per run, not three
+        influence = ratio.take(self._block_of, axis=1)
+        influence *= self._test
+        influence += (level - ratio * means).take(self._block_of, axis=1)
+        return influence
+
+
+def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray) -> np.ndarray:
+    """Delta-method standard error of the difference of the centres on each resample of pairs (rows of
+    ``indices``).
+
+    A pair's influence on the difference is its influence on A minus its influence on B; the standard error is
+    ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws.
+    """
+    size, m = indices.shape
+    rows = max(1, CACHE_ELEMENTS // m)
+    if size > rows:  # in chunks whose (resamples, pairs) arrays stay in cache, and in the heap: 1.3x faster
+        chunks = (indices[k : k + rows] for k in range(0, size, rows))
+        return np.concatenate([_paired_standard_error(group_a, group_b, chunk) for chunk in chunks])
+    counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
+    share = counts / m
+    difference = group_a.influence(counts)
+    difference -= group_b.influence(counts)
+    difference -= np.einsum("ij,ij->i", share, difference)[:, None]
+    return np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
+
+
+def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
+    """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
+    resampled on its own, its centre and the centre's standard error."""
+    if not studentized:
+        return (group.runs.boo_n(positions, group.cdf)[:, 0],)
+    value = group.runs.boo_n(positions, group.cdf)[:, 0] if group.centred_elsewhere else None
+    centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope)
+    return (centre[:, 0] if value is None else value), centre[:, 0], error[:, 0]
+
+
+def difference_interval(
+    group_a: BudgetGroup,
+    group_b: BudgetGroup,
+    paired: bool,
+    method: str,
+    confidence_level: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> tuple[float, np.ndarray, tuple[float, float]]:
+    """Boo_n(A) - Boo_n(B) on the data, on each resample, and its interval.
+
+    Unpaired: A and B are resampled independently; per batch the positions of A are drawn, then those of B
+    (positions in each group's ranking, as for one group). Paired: one draw serves both, so a resample keeps
+    the pairs (A_i, B_i) together; it indexes the pairs sorted by A's validation score, A's test score, B's
+    validation score, B's test score (ascending), so that it does not depend on the order they came in. A
+    studentized interval is ``centre +- q se``, q the ``confidence_level`` quantile of
+    ``|centre* - reference| / se*`` (symmetric, as for one group; centre and reference those of the groups'
+    :class:`~boontrack._bootstrap.intervals.Pivot`, differenced), on the scale of the difference's bounds,
+    widened to hold the estimate and cut to the difference of the two groups' plausible ranges.
+    """
+    if paired:  # the pairs in a canonical order, by A's scores then B's: nothing depends on the given one
+        pairs = np.lexsort((*group_b.scores[::-1], *group_a.scores[::-1]))
+        group_a, group_b = group_a.taken(pairs), group_b.taken(pairs)
+    runs_a, runs_b = group_a.runs, group_b.runs
+    on_data = np.subtract(group_a.on_data(), group_b.on_data())
+    studentized = method in STUDENTIZED_METHODS
+
+    def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for size in batch_sizes(n_resamples, runs_a.m + runs_b.m):
+            indices_a = draw_indices(rng, runs_a.m, size)
+            yield indices_a, indices_a if paired else draw_indices(rng, runs_b.m, size)
+
+    def evaluate(indices_a: np.ndarray, indices_b: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The batch's differences, and for a studentized method those of the centres and their errors."""
+        if not paired:
+            a, b = _group_values(group_a, indices_a, studentized), _group_values(group_b, indices_b, studentized)
+            if not studentized:
+                return (a[0] - b[0],)
+            return a[0] - b[0], a[1] - b[1], np.hypot(a[2], b[2])
+        # the draws are pairs, whose positions differ in the two rankings
+        positions = runs_a.positions(indices_a), runs_b.positions(indices_b)
+        groups = group_a, group_b
+        difference = np.subtract(*(g.runs.boo_n(p, g.cdf)[:, 0] for g, p in zip(groups, positions)))
+        if not studentized:
+            return (difference,)
+        centre = difference
+        if group_a.centred_elsewhere:
+            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf)[:, 0] for g, p in zip(groups, positions))
+            centre = centre_a - centre_b
+        return difference, centre, _paired_standard_error(group_a, group_b, indices_a)
+
+    parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
+    dist, *pivot = (np.concatenate(arrays) for arrays in zip(*parts))
+    estimate, centre, reference = (float(x) for x in on_data)
+    if not studentized:
+        return estimate, dist, percentile_interval(dist, confidence_level)
+    identity = np.arange(runs_a.m)[None, :]
+    if paired:
+        error = float(_paired_standard_error(group_a, group_b, identity)[0])
+    else:
+        error = float(np.hypot(_data_error(group_a), _data_error(group_b)))
+    resample_centres, resample_errors = pivot
+    interval = studentized_difference(
+        (estimate, centre, reference, error),
+        resample_centres,
+        resample_errors,
+        difference_range(group_a.plausible, group_b.plausible),
+        difference_scale(group_a.bounds, group_b.bounds),
+        confidence_level,
+    )
+    return estimate, dist, interval
+
+
+def _data_error(group: BudgetGroup) -> float:
+    """The delta-method standard error of a group's centre on its runs."""
+    identity = np.arange(group.runs.m)[None, :]
+    return float(group.runs.boo_n_studentized(identity, group.centre_cdf, group.centre_slope)[1][0, 0])
+
+
+def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float, float]) -> tuple[float, float]:
+    """Where A - B can plausibly lie, from where A and B can (see :func:`plausible_range`)."""
+    return plausible_a[0] - plausible_b[1], plausible_a[1] - plausible_b[0]
+
+
+def studentized_difference(
+    on_data: tuple[float, float, float, float],
+    resample_centres: np.ndarray,
+    resample_errors: np.ndarray,
+    plausible: tuple[float, float],
+    scale: Scale,
+    confidence_level: float,
+) -> tuple[float, float]:
+    """The symmetric studentized interval of a difference, ``centre +- q se`` on ``scale``, widened to hold the
+    estimate and cut to ``plausible``.
+
+    ``on_data`` is (estimate, centre, reference, standard error) of the difference on the runs; q is the
+    ``confidence_level`` quantile of ``|d* - reference| / se*`` over the resamples' centres and standard
+    errors.
+    """
+    estimate, centre, reference, error = on_data
+    ratios = transformed_ratio(resample_centres, np.float64(reference), resample_errors, scale)
+    quantile = np.quantile(np.abs(ratios), confidence_level)  # an unbounded quantile: the whole range
+    low, high = transformed_bounds(np.float64(centre), np.float64(error), quantile, scale)
+    return max(min(float(low), estimate), plausible[0]), min(max(float(high), estimate), plausible[1])

@@ -1,0 +1,377 @@
+"""Interval methods on a bootstrap distribution: percentile, BCa, studentized, and sup-t bands.
+
+:func:`curve_distribution` resamples one group's runs and returns everything the methods need
+(:class:`Resampled`); :func:`interval_ends` and :func:`simultaneous_band` turn it into intervals. The choice of
+the default method is described in :mod:`boontrack.resampling`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+from scipy import special
+
+from boontrack._bootstrap.kernels import (
+    RankedRuns,
+    bootstrap_indices,
+    cdf_table,
+    jackknife_indices,
+    slope_table,
+    smoothed_boo_n,
+)
+from boontrack._bootstrap.scales import UNBOUNDED_RANGE, Scale
+from boontrack._bootstrap.threads import evaluate_batches
+from boontrack.estimators import Estimator
+
+#: Stands for an infinite studentized value (a resample with se* = 0), kept finite so that quantiles are.
+UNBOUNDED = 1e300
+#: Runs x budgets above which a studentized band studentizes only its first STUDENTIZED_RESAMPLES resamples,
+#: and the studentized default budgets are thinned to STUDENTIZED_WORK / m (see
+#: :func:`boontrack.resampling.default_budgets`).
+STUDENTIZED_WORK = 200_000
+STUDENTIZED_RESAMPLES = 1999
+#: Largest share n / m of budgets whose band is trustworthy (measurements in :class:`CurveBand`).
+TRUSTED_SHARE = 0.5
+
+
+STUDENTIZED_METHODS = ("studentized-u", "studentized")
+
+
+class Pivot(NamedTuple):
+    """What a studentized interval is made of, one column per budget.
+
+    The interval is ``centre +- q se`` (on the scale of :mod:`boontrack._bootstrap.scales`), q the quantile of
+    ``|centre* - reference| / se*`` over the resamples. For ``"studentized"`` the centre is the estimate and the
+    reference too. For ``"studentized-u"`` the centre is Tang et al.'s unbiased U and the reference is V, Boo_n of
+    the runs themselves: U of a resample is unbiased for it (U is unbiased whatever the population, and the
+    resamples' population is the runs), as U of the runs is unbiased for the true Boo_n, so no bias is left
+    to estimate. Budgets above m, where U is undefined, fall back to V as centre.
+    """
+
+    #: The centre on the data, and its delta-method standard error (budgets,).
+    centre: np.ndarray
+    standard_error: np.ndarray
+    #: The value the resamples' centres are compared with (budgets,).
+    reference: np.ndarray
+    #: The centre and its standard error on the first B_t resamples (B_t, budgets).
+    resample_centre: np.ndarray
+    resample_standard_error: np.ndarray
+    scale: Scale
+
+    def studentized(self) -> np.ndarray:
+        """``(centre* - reference) / se*`` on the transformed scale, one row per studentized resample."""
+        return transformed_ratio(self.resample_centre, self.reference, self.resample_standard_error, self.scale)
+
+    def bounds(self, quantile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``centre +- quantile * se`` per budget, on the transformed scale and mapped back."""
+        return transformed_bounds(self.centre, self.standard_error, quantile, self.scale)
+
+
+class Resampled(NamedTuple):
+    """Everything an interval method needs, one column per budget."""
+
+    estimate: np.ndarray
+    #: The statistic (the estimator asked for) on each resample, (B, budgets).
+    dist: np.ndarray
+    #: Leave-one-out values (m, budgets), for BCa; else None.
+    jackknife: np.ndarray | None
+    #: For the studentized methods; else None.
+    pivot: Pivot | None
+    #: Where an interval may reach (see :func:`plausible_range`), inside the score's bounds.
+    plausible: tuple[float, float]
+    #: The scale of the score's bounds (the identity without bounds).
+    scale: Scale
+
+
+def transformed_ratio(centre: np.ndarray, reference: np.ndarray, error: np.ndarray, scale: Scale) -> np.ndarray:
+    """``(g(centre) - g(reference)) / (error g'(centre))`` for the scale's map g (the identity: a plain ratio).
+
+    A centre on a bound is infinitely far from an inner reference on the transformed scale: its ratio is
+    +-UNBOUNDED (0 when the reference is on the same bound), as for a resample with se* = 0 (:func:`studentize`).
+    """
+    if not scale.bounded:
+        return studentize(centre - reference, error)
+    inside = scale.interior(centre)
+    with np.errstate(all="ignore"):  # the transformed branch is not taken where it is infinite
+        difference = scale.forward(centre) - scale.forward(reference)
+        ratio = studentize(np.where(inside, difference, 0.0), error * np.where(inside, scale.slope(centre), 1.0))
+    apart = np.sign(np.nan_to_num(centre - reference))
+    return np.where(inside, ratio, apart * UNBOUNDED)
+
+
+def transformed_bounds(
+    centre: np.ndarray, error: np.ndarray, quantile: np.ndarray, scale: Scale
+) -> tuple[np.ndarray, np.ndarray]:
+    """``g^-1(g(centre) +- quantile * error * g'(centre))``: an unbounded quantile reaches the bounds.
+
+    A centre on a bound (every run that carries weight scored it) has no transformed scale: there the interval
+    is ``centre +- quantile * error``, cut at the bounds.
+    """
+    quantile = np.minimum(quantile, UNBOUNDED)
+    with np.errstate(all="ignore"):  # the transformed branch is not taken where it is infinite
+        plain = quantile * error
+        if not scale.bounded:
+            return centre - plain, centre + plain
+        inside = scale.interior(centre)
+        middle, half = scale.forward(centre), plain * scale.slope(centre)
+        low = np.where(inside, scale.inverse(middle - half), np.maximum(centre - plain, scale.low))
+        high = np.where(inside, scale.inverse(middle + half), np.minimum(centre + plain, scale.high))
+    return low, high
+
+
+def percentile_interval(dist: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    alpha = 1.0 - confidence_level
+    low, high = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def bca_interval(
+    dist: np.ndarray, estimate: float, jackknife: np.ndarray, confidence_level: float
+) -> tuple[float, float]:
+    """Bias-corrected and accelerated interval (Efron 1987; the formulas of scipy.stats.bootstrap).
+
+    The bias-correction quantile is kept within ``[1/(2B), 1 - 1/(2B)]``: when every resample lies on one side
+    of the estimate the correction is unbounded, and the interval then ends at the extreme resample.
+    """
+    b = dist.size
+    below = (np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)) / (2.0 * b)
+    z0 = special.ndtri(np.clip(below, 0.5 / b, 1 - 0.5 / b))
+    spread = jackknife.mean() - jackknife
+    denominator = 6.0 * np.sum(spread**2) ** 1.5
+    accel = np.sum(spread**3) / denominator if denominator > 0 else 0.0
+    alpha = 1.0 - confidence_level
+    z = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    probs = special.ndtr(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))
+    low, high = np.quantile(dist, probs)
+    return float(low), float(high)
+
+
+def bootstrap_standard_error(dist: np.ndarray) -> np.ndarray:
+    """Standard deviation (ddof=1) along axis 0; NaN for one resample. Centred first, so that a constant
+    distribution gives exactly 0 rather than a rounding residue."""
+    if dist.shape[0] < 2:
+        return np.full(dist.shape[1:], math.nan)
+    return (dist - dist[0]).std(axis=0, ddof=1)
+
+
+def studentized_interval(resampled: Resampled, confidence_level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget.
+
+    ``centre +- q se`` (:class:`Pivot`), where q is the ``confidence_level`` quantile of the resamples'
+    ``|centre* - reference| / se*`` and se the delta-method standard error on the data. The symmetric form
+    covered 94-95 % where the equal-tailed one covered 91-92 % (normal scores, m = 10-20, n = 5-10, 1,000 sweeps
+    each): the skewness of a resampled Boo_n, which can lose the runs' best but never exceed it, points the
+    other way from the true one's, so an equal-tailed interval follows it where it should not. The interval is
+    widened to hold the estimate (when the centre is another estimator's) and cut to :func:`plausible_range`,
+    which it may otherwise leave on long-tailed scores; when more than ``1 - confidence_level`` of the
+    resamples are degenerate (se* = 0: every draw had the same test score) q is unbounded and the interval is
+    that range.
+    """
+    pivot = resampled.pivot
+    assert pivot is not None  # kept by the studentized resampling
+    quantile = np.quantile(np.abs(pivot.studentized()), confidence_level, axis=0)
+    return _held_and_cut(resampled, *pivot.bounds(quantile))
+
+
+def _held_and_cut(resampled: Resampled, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The interval widened to hold the estimate, then cut to the plausible range (which holds the estimate)."""
+    least, most = resampled.plausible
+    low = np.maximum(np.minimum(low, resampled.estimate), least)
+    high = np.minimum(np.maximum(high, resampled.estimate), most)
+    return low, high
+
+
+def interval_ends(resampled: Resampled, confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """Interval ends for each budget (column of the bootstrap distribution).
+
+    The percentile and BCa ends are resampled values, inside the scores' range and so inside their bounds.
+    """
+    if method in STUDENTIZED_METHODS:
+        return studentized_interval(resampled, confidence_level)
+    dist = resampled.dist
+    low, high = np.empty(dist.shape[1]), np.empty(dist.shape[1])
+    jackknife = resampled.jackknife
+    for k in range(dist.shape[1]):
+        if method == "bca":
+            assert jackknife is not None  # kept by the resampling for BCa
+            low[k], high[k] = bca_interval(dist[:, k], float(resampled.estimate[k]), jackknife[:, k], confidence_level)
+        else:
+            low[k], high[k] = percentile_interval(dist[:, k], confidence_level)
+    return low, high
+
+
+def trusted_budgets(budgets: np.ndarray, m: int) -> np.ndarray:
+    """Budgets where a band can be trusted: n <= m / 2 (the rule and its measurements: :class:`CurveBand`)."""
+    return budgets <= TRUSTED_SHARE * m
+
+
+def simultaneous_band(
+    resampled: Resampled, confidence_level: float, method: str, trustworthy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sup-t band (Montiel Olea & Plagborg-Møller 2019): ``centre +- c s`` with one c for every budget.
+
+    c is the ``confidence_level`` quantile of the largest ``|centre* - reference| / s`` over the trustworthy
+    budgets (over every budget when none is), s the per-resample standard error for the studentized methods,
+    else the bootstrap standard error (and the centre and reference the estimate); on the transformed scale of
+    the scores' bounds. Budgets whose scale is 0 (constant scores) take no part: their band is a point.
+    """
+    over = trustworthy if trustworthy.any() else np.ones_like(trustworthy)
+    if method in STUDENTIZED_METHODS:
+        pivot = resampled.pivot
+        assert pivot is not None  # kept by the studentized resampling
+        statistic = np.abs(pivot.studentized()[:, over])
+        quantile = np.quantile(statistic.max(axis=1), confidence_level)
+        return _held_and_cut(resampled, *pivot.bounds(np.full(resampled.estimate.size, quantile)))
+    scale = bootstrap_standard_error(resampled.dist)
+    ratios = transformed_ratio(resampled.dist, resampled.estimate, scale, resampled.scale)
+    scaled = ratios[:, over & (scale > 0)]
+    critical = np.quantile(np.abs(scaled).max(axis=1), confidence_level) if scaled.shape[1] else 0.0
+    # one resample: no scale, the band is the estimate
+    low, high = transformed_bounds(resampled.estimate, np.nan_to_num(scale), np.float64(critical), resampled.scale)
+    return low, high
+
+
+def curve_distribution(
+    val: np.ndarray,
+    test: np.ndarray,
+    test_given: bool,
+    budgets: np.ndarray,
+    estimator: Estimator,
+    maximize: bool,
+    n_resamples: int,
+    method: str,
+    rng: np.random.Generator,
+    bounds: tuple[float, float] = UNBOUNDED_RANGE,
+) -> Resampled:
+    """The estimates, the bootstrap distribution and what the method needs besides (see :class:`Resampled`).
+
+    ``bounds`` are the scores' bounds (infinite: none), which the intervals respect (:mod:`.scales`).
+    """
+    m = val.size
+    runs = RankedRuns(val, test, maximize)
+    rows = cdf_table(m, budgets, estimator)
+    estimate = runs.estimate(rows)
+    scale = Scale(*bounds)
+    jackknife = pivot = None
+    if method == "smoothed":
+        ranked_val, ranked_test = val[runs.order], test[runs.order] if test_given else None
+        dist = smoothed_boo_n(ranked_val, ranked_test, maximize, rows, rng, n_resamples, bounds)
+    elif method in STUDENTIZED_METHODS:
+        centre_cdf, centre_slope, reference_cdf = pivot_tables(rows, budgets, estimator, method)
+        identity = np.arange(m)[None, :]
+        centre, error = (values[0] for values in runs.boo_n_studentized(identity, centre_cdf, centre_slope))
+        reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
+        other = None if centre_cdf is rows else rows
+        dist, resample_centre, resample_error = studentized_distribution(
+            runs, centre_cdf, centre_slope, other, rng, n_resamples
+        )
+        pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale)
+    else:
+        dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows), bootstrap_indices(rng, m, n_resamples)))
+    if method == "bca":
+        rows_loo = cdf_table(m - 1, budgets, estimator)
+        jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
+    plausible = plausible_range(test, maximize, bounds)
+    return Resampled(estimate, dist, jackknife, pivot, plausible, scale)
+
+
+def pivot_tables(
+    rows: np.ndarray, budgets: np.ndarray, estimator: Estimator, method: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P and its slope for the centre of a studentized interval, and P for its reference (see :class:`Pivot`);
+    ``rows`` is the estimator's P (:func:`cdf_table`), returned as it is where it serves.
+
+    ``"studentized"``: the estimator's own, for both. ``"studentized-u"``: U's for the centre at budgets up to
+    m (V's above, where U is undefined), V's for the reference.
+    """
+    m = rows.shape[1] - 1
+    if method == "studentized":
+        return rows, slope_table(m, budgets, estimator), rows
+    plug_in = rows if estimator == "V" else cdf_table(m, budgets, "V")
+    unbiased = budgets <= m
+    if unbiased.all() and estimator == "U":
+        return rows, slope_table(m, budgets, "U"), plug_in
+    within = np.minimum(budgets, m)
+    centre = np.where(unbiased[:, None], cdf_table(m, within, "U"), plug_in)
+    slope = np.where(unbiased[:, None], slope_table(m, within, "U"), slope_table(m, budgets, "V"))
+    return centre, slope, plug_in
+
+
+def plausible_range(
+    test: np.ndarray, maximize: bool, bounds: tuple[float, float] = UNBOUNDED_RANGE
+) -> tuple[float, float]:
+    """Where Boo_n can plausibly lie: from the worst observed test score to the best one plus the whole range,
+    inside the scores' bounds.
+
+    Boo_n favours the better runs, so the truth lies beyond the worst observed score almost never, but beyond
+    the best one now and then (in about 4 % of normal sweeps of 10 runs at n = 5): cutting intervals at the
+    best observed score cost 2-3 points of coverage, while one range beyond it never binds on normal or
+    beta-binomial scores. It stops the few runaway studentized intervals (a resample without a far outlier has
+    a tiny se*) from reaching values no score is near.
+    """
+    worst, best = float(test.min()), float(test.max())
+    span = best - worst
+    low, high = (worst, best + span) if maximize else (worst - span, best)
+    return max(low, bounds[0]), min(high, bounds[1])
+
+
+def studentized_distribution(
+    runs: RankedRuns,
+    cdf: np.ndarray,
+    slope: np.ndarray,
+    other: np.ndarray | None,
+    rng: np.random.Generator,
+    n_resamples: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
+    (B_t, budgets).
+
+    ``cdf`` and ``slope`` are the centre's (:func:`pivot_tables`); ``other`` is the statistic's P when it is
+    another estimator's, else None (the centre is the statistic). The standard error costs one pass over the
+    tie blocks per budget and resample, where Boo_n alone is one matrix product for all budgets. When
+    ``m x budgets`` exceeds ``STUDENTIZED_WORK`` (1,000 runs at 200 budgets, 10,000 at 20), only the first
+    ``STUDENTIZED_RESAMPLES`` resamples are studentized; the others still give the bootstrap distribution. The
+    resamples are those of every other method.
+    """
+    rows = cdf if other is None else other
+    wanted = n_resamples
+    if runs.m * rows.shape[0] > STUDENTIZED_WORK:
+        wanted = min(n_resamples, STUDENTIZED_RESAMPLES)
+
+    def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
+
+        The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
+        a small part of the studentized pass's cost."""
+        if studentized == 0:
+            return runs.boo_n(indices, rows), *(np.empty((0, rows.shape[0])),) * 2
+        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope)
+        if other is not None:
+            return runs.boo_n(indices, other), centre, error
+        value = centre
+        if studentized < indices.shape[0]:
+            value = np.concatenate([value, runs.boo_n(indices[studentized:], rows)])
+        return value, centre, error
+
+    def batches() -> Iterator[tuple[np.ndarray, int]]:
+        done = 0
+        # A studentized resample costs budgets x blocks: batches sized by it keep the threads busy even when
+        # all the draws would fit in one batch (200 runs, 200 budgets: 1.7x faster on two cores).
+        for indices in bootstrap_indices(rng, runs.m, n_resamples, work=runs.blocks * rows.shape[0]):
+            yield indices, min(indices.shape[0], max(0, wanted - done))
+            done += indices.shape[0]
+
+    parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
+    value, centre, error = (np.concatenate(arrays) for arrays in zip(*parts))
+    return value, centre, error
+
+
+def studentize(difference: np.ndarray, standard_error: np.ndarray) -> np.ndarray:
+    """``difference / standard_error``; 0 / 0 is 0 and x / 0 is +-UNBOUNDED (finite, so quantiles stay finite)."""
+    positive = standard_error > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = difference / np.where(positive, standard_error, 1.0)
+    return np.where(positive, ratio, np.sign(difference) * UNBOUNDED)
