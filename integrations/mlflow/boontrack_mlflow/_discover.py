@@ -44,7 +44,7 @@ def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) ->
     parents' start times."""
     from mlflow.entities import ViewType
 
-    parents = []
+    parents: list[Any] = []
     for experiment in experiments:
         token = None
         while True:
@@ -126,7 +126,8 @@ def search_experiments(client: Any, pattern: str | None, extra: str | None) -> l
     if pattern is not None:
         # LIKE narrows the listing on the server; the glob decides (LIKE also takes % and _ in names).
         clauses.append(f"name LIKE '{pattern.replace('*', '%').replace('?', '_')}'")
-    found, token = [], None
+    found: list[Any] = []
+    token = None
     while True:
         page = client.search_experiments(
             view_type=ViewType.ACTIVE_ONLY,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from boontrack._optional import import_optional
+from boontrack.integration import import_optional
 from boontrack.reaggregate import Job, run_job_line
 
 __all__ = ["DEFAULT_MAX_RETRIES", "RayEngine"]

@@ -21,6 +21,8 @@ from boontrack_mlflow._source import MlflowSource
 
 from mlflow_helpers import new_sweep, summary_runs
 
+pytestmark = pytest.mark.mlflow
+
 TEMPLATE = """
 [[jobs]]
 name = "org"
@@ -29,7 +31,7 @@ tracking_uri = "{uri}"
 val = "val_acc"
 test = "test_acc"
 n = [1, 3]
-resamples = 200
+n_resamples = 200
 plots = false
 {extra}
 """
