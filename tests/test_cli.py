@@ -17,6 +17,9 @@ from click.testing import CliRunner
 
 from boontrack import cli
 
+from oracles import exact_boo_n
+from plugins import installed
+
 HEAVY_MODULES = ("numpy", "pandas", "scipy", "mlflow", "wandb", "matplotlib", "sklearn")
 RESAMPLES = "200"
 
@@ -101,7 +104,7 @@ def test_help_and_version():
     assert "--tracking-uri" in invoke("summarize", "--help").output
 
 
-def test_lazy_commands_are_imported_on_use(tmp_path, monkeypatch):
+def test_registered_commands_are_imported_on_use(tmp_path):
     (tmp_path / "boontrack_extra_command.py").write_text(
         textwrap.dedent(
             """
@@ -114,10 +117,10 @@ def test_lazy_commands_are_imported_on_use(tmp_path, monkeypatch):
             """
         )
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(cli.LAZY_COMMANDS, "hello", "boontrack_extra_command:hello")
-    assert "Say hello." in invoke("--help").output
-    assert invoke("hello").output == "hello from a plugin\n"
+    with installed(tmp_path, {"boontrack.commands": {"hello": "boontrack_extra_command:hello"}}):
+        assert "Say hello." in invoke("--help").output
+        assert invoke("hello").output == "hello from a plugin\n"
+    assert "hello" not in invoke("--help").output
 
 
 # --- real tables ---------------------------------------------------------------------------------------------
@@ -306,13 +309,73 @@ def test_explicit_budgets_are_not_adapted(small_csv):
     assert "too few runs for n = 7: group 'a' has 6" in result.stderr and "--n" in result.stderr
 
 
-@pytest.mark.parametrize("spelling", ["best-val-step", "best_val_step"])
-def test_pick_takes_both_spellings(small_csv, spelling):
-    result = invoke(
-        "summarize", str(small_csv), "--val", "acc", "--pick", spelling, "--resamples", RESAMPLES, "--format", "json"
+@pytest.fixture
+def steps_csv(tmp_path) -> Path:
+    """Two runs of three epochs each, one row per run and epoch: the best validation epoch is not the last."""
+    path = tmp_path / "steps.csv"
+    path.write_text(
+        "run_id,step,acc,test_acc\n"
+        "r1,0,0.5,0.4\nr1,1,0.7,0.6\nr1,2,0.6,0.65\n"
+        "r2,0,0.55,0.5\nr2,2,0.5,0.45\nr2,1,0.6,0.52\n"  # rows in any order: the step orders them
     )
+    return path
+
+
+@pytest.mark.parametrize("spelling", ["best-val-step", "best_val_step"])
+def test_pick_takes_both_spellings_and_a_file_of_steps_applies_it(steps_csv, spelling):
+    args = ("summarize", str(steps_csv), "--val", "acc", "--test", "test_acc", "--n", "1", "--resamples", RESAMPLES)
+    picked = json.loads(invoke(*args, "--pick", spelling, "--format", "json").stdout)
+    assert picked["spec"]["pick"] == "best_val_step"
+    assert picked["groups"]["all"]["mean"]["estimate"] == pytest.approx((0.6 + 0.52) / 2, abs=1e-12)
+    last = json.loads(invoke(*args, "--format", "json").stdout)  # each metric's value at the last step
+    assert last["groups"]["all"]["mean"]["estimate"] == pytest.approx((0.65 + 0.45) / 2, abs=1e-12)
+
+
+def test_a_file_of_one_row_per_run_refuses_the_best_validation_step(small_csv):
+    result = invoke("summarize", str(small_csv), "--val", "acc", "--pick", "best-val-step", "--resamples", RESAMPLES)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"Error: --pick best_val_step takes each run's values at its best validation step, and {small_csv}, a file "
+        "of one row per run, holds one value per run and metric (one row per run and step, with a 'step' column, "
+        "holds them): summarize with --pick last\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "word"), [("val_loss", "loss"), ("eval/perplexity", "perplexity"), ("test_error_rate", "error")]
+)
+def test_a_loss_without_a_direction_exits_2_naming_the_flag(tmp_path, metric, word):
+    demo = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
+    result = invoke("summarize", str(demo), "--val", metric, "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"Error: {metric!r} looks like a loss or an error ({word!r} in its name) and nothing says which way is "
+        "better: add --minimize (or --maximize if higher is better)\n"
+    )
+    assert not (tmp_path / "out").exists()  # refused before any work
+
+
+def test_a_loss_with_its_direction_is_summarized_lower_is_better(tmp_path):
+    loss, test = [0.9, 0.4, 0.7, 0.2], [0.85, 0.45, 0.6, 0.3]
+    path = _table_with(tmp_path, val_loss=loss, test_loss=test)
+    result = invoke(
+        "summarize", str(path), "--val", "val_loss", "--test", "test_loss", "--minimize", "--n", "1,2",
+        "--resamples", RESAMPLES, "--format", "json",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["spec"]["pick"] == "best_val_step"
+    boo_2 = json.loads(result.stdout)["groups"]["all"]["boo_n"]["2"]["estimate"]
+    assert boo_2 == pytest.approx(float(exact_boo_n(loss, test, 2, "V", maximize=False)), abs=1e-12)
+
+
+def test_the_summary_says_which_direction_it_used_and_why(small_csv, tmp_path):
+    base = ("summarize", str(small_csv), "--val", "acc", "--resamples", RESAMPLES)
+    shown = json.loads(invoke(*base, "--format", "json").stdout)
+    assert (shown["spec"]["maximize"], shown["spec"]["direction_from"]) == (True, "default")
+    asked = invoke(*base, "--minimize", "--out", str(tmp_path / "out"))
+    assert asked.stdout.splitlines()[0].endswith("12 runs, 0 dropped; lower is better, as asked")
+    assert "Validation metric acc (lower is better, as asked)" in (tmp_path / "out" / "report.md").read_text()
+    stored = json.loads((tmp_path / "out" / "summary.json").read_text())["spec"]
+    assert (stored["maximize"], stored["direction_from"]) == (False, "caller")
 
 
 # --- bad input -----------------------------------------------------------------------------------------------
@@ -335,7 +398,7 @@ def _table_with(tmp_path: Path, **columns) -> Path:
         ("write back to a file", "cannot be written back to; write the summary to a directory with --out$"),
         ("tracker option on a file", r"unknown option\(s\) for file sources: --parent \(known: none\)"),
         ("foreign files in out", "holds files boontrack did not write"),
-        ("not a uri", "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
+        ("not a uri", "--tracking-uri 'not a uri' is neither a URI nor an existing directory"),
         ("repeated column", "column 'acc' appears 2 times"),
     ],
 )
@@ -421,7 +484,7 @@ def test_a_secret_a_backend_leaves_in_its_error_is_not_printed(monkeypatch):
 
 
 def test_a_failed_write_still_prints_the_summary_and_exits_1(small_csv, tmp_path, monkeypatch):
-    from boontrack.files import DirectorySink
+    from boontrack.directory import DirectorySink
 
     def no_space(self, outputs):
         raise OSError(28, "No space left on device")

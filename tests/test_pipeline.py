@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -9,21 +10,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.backends import Sink, Source, SummaryOutputs
-from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.files import DirectorySink
+from boontrack.backends import Direction, Sink, Source, SummaryOutputs
+from boontrack.directory import DirectorySink
+from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.pipeline import (
-    _SinkGroup,
+    after_sweep,
     fingerprint,
-    open_sink,
+    open_sinks,
+    resolve_direction,
     run_job,
     source_options,
     summary_key,
 )
 from boontrack.runtable import RunTable
-from boontrack.spec import make_spec
+from boontrack.spec import Spec
 
-SPEC = make_spec(val="val", test="test", n=[1, 3], group_by=["model"], resamples=50)
+SPEC = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=50).resolve_direction()
 
 
 def _frame(**changes) -> pd.DataFrame:
@@ -119,7 +121,7 @@ def test_fingerprint_changes_with_any_input_value(change):
 
 def test_fingerprint_covers_spec_prefix_and_source():
     frame = _frame()
-    other_spec = make_spec(val="val", test="test", n=[1, 3], group_by=["model"], resamples=51)
+    other_spec = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=51).resolve_direction()
     base = _fp(frame)
     assert _fp(frame, other_spec) != base
     assert _fp(frame, prefix="sweep/") != base
@@ -139,7 +141,7 @@ def test_summary_key_names_source_and_spec_not_the_runs():
     assert len(key) == 32 and int(key, 16) >= 0
     assert summary_key("mlflow:exp/parent", SPEC) == key
     assert summary_key("mlflow:exp/other", SPEC) != key
-    assert summary_key("mlflow:exp/parent", make_spec(val="val", n=[1, 3], group_by=["model"])) != key
+    assert summary_key("mlflow:exp/parent", Spec(val="val", n=[1, 3], group_by=["model"]).resolve_direction()) != key
 
 
 # --- source options ----------------------------------------------------------------------------------------
@@ -148,7 +150,7 @@ def test_summary_key_names_source_and_spec_not_the_runs():
 def test_source_options_pass_only_what_was_given():
     assert source_options() == {}
     assert source_options(parent="p", options={"api-key-file": "k"}) == {"parent": "p", "api_key_file": "k"}
-    with pytest.raises(InputError, match="'parent' is given twice"):
+    with pytest.raises(InputError, match="^source option `parent` is given twice$"):
         source_options(parent="p", options={"parent": "q"})
 
 
@@ -245,12 +247,12 @@ def test_a_directory_gives_no_summary_back_for_another_fingerprint(tmp_path):
 
 def test_several_destinations_give_back_the_first_stored_summary(tmp_path, monkeypatch):
     source, out = FrameSource(_frame()), tmp_path / "out"
-    first = run_job(source, SPEC, sink=open_sink(source, SPEC, out=out))
+    first = run_job(source, SPEC, sink=open_sinks(source, SPEC, out=out))
     tracker = MemorySink()
     tracker.stored = first.fingerprint
     _no_analysis(monkeypatch)
     for sinks in ([tracker, DirectorySink(out)], [DirectorySink(out), tracker]):
-        again = run_job(source, SPEC, sink=_SinkGroup(sinks), summarize_unchanged=True)
+        again = run_job(source, SPEC, sink=sinks, summarize_unchanged=True)
         assert again.status == "unchanged" and again.stored_summary["runs"] == 7
 
 
@@ -281,14 +283,15 @@ def test_a_failed_write_raises_when_asked():
 def test_bad_input_raises_before_anything_is_written(tmp_path):
     sink = MemorySink()
     with pytest.raises(InputError, match="no column 'nope'"):
-        run_job(FrameSource(_frame()), make_spec(val="nope"), sink=sink)
+        run_job(FrameSource(_frame()), Spec(val="nope"), sink=sink)
     assert sink.calls == []
 
 
-def test_open_sink_combines_destinations(tmp_path):
+def test_open_sinks_combines_destinations(tmp_path):
     source = FrameSource(_frame())
-    assert open_sink(source, SPEC) is None
-    assert isinstance(open_sink(source, SPEC, out=tmp_path / "out"), DirectorySink)
+    assert open_sinks(source, SPEC) == []
+    (directory,) = open_sinks(source, SPEC, out=tmp_path / "out")
+    assert isinstance(directory, DirectorySink)
 
     class WritableSource(FrameSource):
         def sink(self, key):
@@ -296,12 +299,96 @@ def test_open_sink_combines_destinations(tmp_path):
             return MemorySink()
 
     writable = WritableSource(_frame())
-    both = open_sink(writable, SPEC, out=tmp_path / "out", write_back=True)
+    both = open_sinks(writable, SPEC, out=tmp_path / "out", write_back=True)
     assert writable.key == summary_key("memory:runs", SPEC)
     result = run_job(writable, SPEC, sink=both)
     assert result.status == "updated"
     assert DirectorySink(tmp_path / "out").read_fingerprint() == result.fingerprint
-    assert both.sinks[1].stored == result.fingerprint
+    assert both[1].stored == result.fingerprint
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert run_job(writable, SPEC, sink=both).status == "unchanged"
+
+
+# --- several destinations, the direction, the failure rule of callbacks ---------------------------------------
+
+
+def test_several_destinations_are_written_from_one_read_and_one_analysis(monkeypatch):
+    import boontrack.analysis
+
+    analyses = []
+    analyze = boontrack.analysis.analyze
+    monkeypatch.setattr(boontrack.analysis, "analyze", lambda *a, **k: analyses.append(1) or analyze(*a, **k))
+    source, first, second = FrameSource(_frame()), MemorySink("memory://first"), MemorySink("memory://second")
+    result = run_job(source, SPEC, sink=[first, second])
+    assert (source.reads, len(analyses)) == (1, 1)
+    assert result.status == "updated" and first.stored == second.stored == result.fingerprint
+    assert [(d.location, d.status) for d in result.destinations] == [
+        ("memory://first", "updated"),
+        ("memory://second", "updated"),
+    ]
+    second.stored = None  # one destination lost its summary: only it is written again
+    again = run_job(source, SPEC, sink=[first, second])
+    assert [d.status for d in again.destinations] == ["unchanged", "updated"] and first.calls.count("write") == 1
+
+
+def test_a_destination_that_fails_is_reported_on_its_own_and_the_others_are_written():
+    failing, working = MemorySink("memory://failing", fail="write"), MemorySink("memory://working")
+    with pytest.warns(WriteBackWarning) as record:
+        result = run_job(FrameSource(_frame()), SPEC, sink=[failing, working])
+    assert [str(w.message) for w in record] == [
+        "writing the summary to memory://failing failed: ConnectionError: server at memory://failing said no"
+    ]
+    assert result.status == "write-failed" and result.error == str(record[0].message)
+    assert [(d.status, d.error is None) for d in result.destinations] == [("write-failed", False), ("updated", True)]
+    assert (failing.stored, working.stored) == (None, result.fingerprint)
+
+
+def test_a_destination_that_cannot_be_opened_fails_on_its_own_when_asked(tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    source = FrameSource(_frame())
+    with pytest.raises(InputError, match="holds files boontrack did not write"):
+        open_sinks(source, SPEC, out=taken)  # the command line: bad input, before any work
+    sinks = open_sinks(source, SPEC, out=taken, also={"file:x": {}}, each_on_its_own=True)
+    with pytest.warns(WriteBackWarning):
+        result = run_job(source, SPEC, sink=sinks)
+    assert [d.status for d in result.destinations] == ["write-failed", "write-failed"]
+    assert "holds files boontrack did not write" in result.destinations[0].error
+    assert "cannot hold summaries of runs kept elsewhere" in result.destinations[1].error
+
+
+class DirectedSource(FrameSource):
+    """A source that knows the direction of ``val``, as an Optuna study or a W&B sweep does."""
+
+    def direction(self, metric):
+        return Direction(maximize=False, said_by="the test's study") if metric == "val" else None
+
+
+def test_the_direction_is_the_sources_resolved_before_the_runs_are_read():
+    source = DirectedSource(_frame())
+    unresolved = Spec(val="val", test="test", n=[1, 3], group_by=["model"], n_resamples=50)
+    result = run_job(source, unresolved)
+    assert (result.summary.spec.maximize, result.summary.spec.direction_from) == (False, "the test's study")
+    with pytest.raises(InputError, match="^the test's study minimizes 'val', but `maximize=True` says the opposite"):
+        run_job(source, dataclasses.replace(unresolved, maximize=True))
+    assert source.reads == 1  # the refusal came before the read
+    assert resolve_direction(FrameSource(_frame()), unresolved).direction_from == "default"
+
+
+def test_after_sweep_warns_once_and_returns_a_failed_result_unless_asked_to_raise():
+    def broken():
+        raise BackendError("tracker at https://alice:pw@host said no")
+
+    with pytest.warns(WriteBackWarning) as record:
+        result = after_sweep("summarizing the sweep", broken)
+    assert [str(w.message) for w in record] == ["summarizing the sweep failed: tracker at https://***@host said no"]
+    assert (result.status, result.error) == ("failed", str(record[0].message))
+    with pytest.raises(BackendError):
+        after_sweep("summarizing the sweep", broken, raise_on_error=True)
+    with pytest.warns(WriteBackWarning, match="^recording failed: KeyError: 'x'$"):
+        assert (
+            after_sweep("recording", lambda: {}["x"], failed=lambda message: message)
+            == "recording failed: KeyError: 'x'"
+        )

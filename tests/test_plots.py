@@ -246,7 +246,7 @@ def test_a_job_with_plots_false_writes_no_png(runs_csv, tmp_path):
     from boontrack.exceptions import InputError
     from boontrack.reaggregate import load_config, run_jobs
 
-    job = 'source = "runs.csv"\nval = "acc"\ngroup_by = ["model"]\nn = [1, 2]\nresamples = 99\n'
+    job = 'source = "runs.csv"\nval = "acc"\ngroup_by = ["model"]\nn = [1, 2]\nn_resamples = 99\n'
     config = tmp_path / "boontrack.toml"
     config.write_text(
         f'[[jobs]]\nname = "with"\nout = "with"\n{job}\n'

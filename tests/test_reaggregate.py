@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -21,8 +22,8 @@ from click.testing import CliRunner
 import boontrack
 from boontrack import cli
 from boontrack.backends import Source
+from boontrack.directory import DirectorySink
 from boontrack.exceptions import WriteBackWarning
-from boontrack.files import DirectorySink
 from boontrack.pipeline import change_token, fingerprint, run_job
 from boontrack.reaggregate import Job, load_config, run_jobs
 from boontrack.runtable import RunTable
@@ -37,7 +38,7 @@ val = "acc"
 test = "test_acc"
 group_by = ["model"]
 n = [1, 3]
-resamples = 200
+n_resamples = 200
 out = "summaries/small"
 """
 
@@ -177,9 +178,16 @@ SECOND = JOB.replace('"small"', '"second"').replace("summaries/small", "summarie
     [
         (JOB + SECOND.replace('val = "acc"', 'valu = "acc"'), "job 'second': unknown key 'valu' \\(known keys: "),
         (JOB + SECOND.replace('val = "acc"\n', ""), "job 'second': 'val' is required"),
-        (JOB + SECOND.replace("n = [1, 3]", 'n = "5"'), "job 'second': n must be a list of integers >= 1"),
-        (JOB + SECOND.replace("resamples = 200", "resamples = 1.5"), "job 'second': resamples must be an integer"),
-        (JOB + SECOND.replace("n = [1, 3]", 'estimator = "Z"'), "job 'second': estimator must be one of V, U, W"),
+        (JOB + SECOND.replace("n = [1, 3]", 'n = "5"'), "job 'second': `n` must be a list of integers >= 1"),
+        (
+            JOB + SECOND.replace("n_resamples = 200", "n_resamples = 1.5"),
+            "job 'second': `n_resamples` must be an integer",
+        ),
+        (JOB + SECOND.replace("n = [1, 3]", 'estimator = "Z"'), "job 'second': `estimator` must be one of V, U, W"),
+        (
+            JOB + SECOND.replace('val = "acc"', 'val = "val_loss"'),
+            "job 'second': 'val_loss' looks like a loss .* add `maximize = false` \\(or `maximize = true`",
+        ),
         (JOB + SECOND + "write_back = 'yes'\n", "job 'second': 'write_back' must be true or false"),
         (JOB + SECOND.replace('out = "summaries/second"', ""), "job 'second': no destination"),
         (JOB + SECOND.replace("summaries/second", ""), "job 'second': 'out' must be a non-empty string"),
@@ -234,11 +242,41 @@ def test_the_example_config_is_valid():
     assert len(jobs) >= 2 and len({job.name for job in jobs}) == len(jobs)
 
 
+def test_the_spellings_of_0_2_0_are_accepted_with_a_warning_naming_the_new_ones(workdir):
+    config = workdir / "boontrack.toml"
+    config.write_text(JOB.replace("n_resamples = 200", "resamples = 200\nminimize = true\nconfidence = 0.9"))
+    with pytest.warns(DeprecationWarning) as record:
+        (job,) = load_config(config)
+    assert (job.spec.n_resamples, job.spec.maximize, job.spec.confidence_level) == (200, False, 0.9)
+    assert sorted(str(w.message).split(";")[0] for w in record) == [
+        "`confidence` is now `confidence_level`",
+        "`minimize` is now `maximize`",
+        "`resamples` is now `n_resamples`",
+    ]
+    config.write_text(JOB.replace("n_resamples = 200", "resamples = 0"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", DeprecationWarning)  # as outside the tests: shown, not raised
+        result = reaggregate(config)
+    assert result.exit_code == 2 and result.stderr.splitlines() == [
+        "Warning: `resamples` is now `n_resamples`; the old name is accepted until boontrack 0.4.0",
+        "Error: job 'small': `resamples` must be an integer >= 1, got 0",
+    ]
+
+
+def test_a_file_job_refuses_the_best_validation_step(workdir):
+    config = workdir / "boontrack.toml"
+    config.write_text(JOB + 'pick = "best-val-step"\n')
+    result = reaggregate(config)
+    assert result.exit_code == 1
+    assert "a file of one row per run, holds one value per run and metric" in result.output
+    assert "summarize with `pick = 'last'`" in result.output
+
+
 def test_a_job_without_n_reports_the_default_budgets_its_groups_have_runs_for(workdir):
     config = workdir / "boontrack.toml"
-    config.write_text(JOB.replace("n = [1, 3]\n", 'pick = "best_val_step"\n'))
+    config.write_text(JOB.replace("n = [1, 3]\n", ""))
     (job,) = load_config(config)
-    assert (job.spec.n, job.spec.pick) == (None, "best_val_step")
+    assert job.spec.n is None
     result = reaggregate(config)
     assert result.exit_code == 0, result.output
     assert result.output.startswith("small: updated")
@@ -385,7 +423,7 @@ def test_a_pending_token_file_of_a_dead_writer_is_removed(workdir):
     out = workdir / "out"
     out.mkdir()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    from boontrack.files import _HOST_ID
+    from boontrack.directory import _HOST_ID
 
     pending = workdir / f".out.token-{dead.stdout.strip()}-{_HOST_ID}-{'a' * 12}"
     pending.write_text("{}")

@@ -27,7 +27,7 @@ name = "{name}"
 source = "runs.csv"
 val = "acc"
 n = [1, 3]
-resamples = 99
+n_resamples = 99
 plots = false
 out = "summaries/{name}"
 """
@@ -173,21 +173,21 @@ def _has_open(pid: int, path: Path) -> bool:
 _SWAP_UNDER_SIGNAL = """
 import errno, os, signal, sys
 from pathlib import Path
-from boontrack import files
+from boontrack import directory
 from boontrack.backends import SummaryOutputs
 
 def no_exchange(first, second):
     raise OSError(errno.EINVAL, "no atomic exchange here")  # as on NFS: the two-renames path
 
-files._exchange = no_exchange
-into_place = files.DirectorySink._rename_into_place
+directory._exchange = no_exchange
+into_place = directory.DirectorySink._rename_into_place
 
 def signalled(self, staging, previous):
     os.kill(os.getpid(), getattr(signal, sys.argv[2]))  # between the two renames: no destination now
     into_place(self, staging, previous)
 
-files.DirectorySink._rename_into_place = signalled
-sink = files.DirectorySink(sys.argv[1])
+directory.DirectorySink._rename_into_place = signalled
+sink = directory.DirectorySink(sys.argv[1])
 sink.write(SummaryOutputs(metrics={"boon/x": 2.0}, curves=(), artifacts={}, description="second"))
 sink.write_fingerprint("f" * 64)
 print("after the swap")
@@ -197,7 +197,7 @@ print("after the swap")
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
 def test_a_signal_between_the_two_renames_waits_for_the_second(tmp_path, name):
     from boontrack.backends import SummaryOutputs
-    from boontrack.files import DirectorySink
+    from boontrack.directory import DirectorySink
 
     out = tmp_path / "out"
     first = DirectorySink(out)

@@ -1,41 +1,135 @@
-"""make_spec: a Spec from the option names of the command line and the config file."""
+"""Spec: checked once when it is built, named as the caller typed it, and the metric's direction decided before
+any work."""
 
 from __future__ import annotations
+
+import dataclasses
+import warnings
 
 import pytest
 
 from boontrack.exceptions import InputError
-from boontrack.spec import make_spec
+from boontrack.spec import Direction, Spec, loss_word
+from boontrack.vocabulary import CLI, CONFIG, HYDRA, speaking
 
 
-def test_make_spec_maps_user_options_to_the_spec():
-    spec = make_spec(val="v", minimize=True, seed_column="s", resamples=10, seed=4, pick="best-val-step", n=[2])
-    assert (spec.maximize, spec.seed_column, spec.n_resamples, spec.seed, spec.pick, spec.n) == (
-        False,
-        "s",
-        10,
-        4,
-        "best_val_step",
-        (2,),
-    )
+def test_spellings_become_the_field_types():
+    spec = Spec(val="v", n=5, group_by="model", pick="best-val-step")
+    assert (spec.n, spec.group_by, spec.pick) == ((5,), ("model",), "best_val_step")
+    assert Spec(val="v", n=[1, 5], group_by=["a", "b"]).n == (1, 5)
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"val": 3}, "val must be a non-empty name, got 3"),
-        ({"val": "v", "seed_column": 7}, "seed_column must be a non-empty name, got 7"),
-        ({"val": "v", "n": [0, 5]}, "n must be a list of integers >= 1"),
-        ({"val": "v", "n": "5"}, "n must be a list"),
-        ({"val": "v", "estimator": "X"}, "estimator must be one of V, U, W"),
-        ({"val": "v", "minimize": "yes"}, "minimize must be true or false, got 'yes'"),
-        ({"val": "v", "group_by": "model"}, "group_by must be a list"),
-        ({"val": "v", "confidence": 95}, "confidence must be a number between 0 and 1"),
-        ({"val": "v", "resamples": 0}, "resamples must be an integer >= 1"),
-        ({"val": "v", "seed": -1}, "seed must be an integer >= 0"),
-        ({"val": "v", "pick": "best"}, "pick must be one of"),
+        ({"val": 3}, "`val` must be a non-empty name, got 3"),
+        ({"seed_column": 7}, "`seed_column` must be a non-empty name, got 7"),
+        ({"n": [0, 5]}, "`n` must be a list of integers >= 1, got [0, 5]"),
+        ({"n": "5"}, "`n` must be a list of integers >= 1, got '5'"),
+        ({"n": [5, 5]}, "`n` repeats a budget, got [5, 5]"),
+        ({"estimator": "X"}, "`estimator` must be one of V, U, W, got 'X'"),
+        ({"maximize": "yes"}, "`maximize` must be true or false, got 'yes'"),
+        ({"group_by": [""]}, "`group_by` must be a list of column names, got ['']"),
+        ({"confidence_level": 95}, "`confidence_level` must be a number between 0 and 1, got 95"),
+        ({"n_resamples": 0}, "`n_resamples` must be an integer >= 1, got 0"),
+        ({"seed": -1}, "`seed` must be an integer >= 0, got -1"),
+        ({"pick": "best"}, "`pick` must be one of last, best_val_step, got 'best'"),
     ],
 )
-def test_make_spec_names_the_bad_option(options, message):
-    with pytest.raises(InputError, match=message):
-        make_spec(**options)
+def test_a_bad_field_is_refused_when_the_spec_is_built(options, message):
+    with pytest.raises(InputError) as info:
+        Spec(**{"val": "v", **options})
+    assert str(info.value) == message
+
+
+def test_messages_name_the_option_as_the_caller_typed_it():
+    with speaking(CLI), pytest.raises(InputError, match=r"^--resamples must be an integer >= 1, got 0$"):
+        Spec(val="v", n_resamples=0)
+    with speaking(CLI), pytest.raises(InputError, match=r"^--confidence must be a number between 0 and 1"):
+        Spec(val="v", confidence_level=2)
+    with pytest.warns(DeprecationWarning, match="`resamples` is now `n_resamples`"):
+        with pytest.raises(InputError, match=r"^`resamples` must be an integer >= 1, got 0$"):
+            Spec.from_keywords({"val": "v", "resamples": 0}, spoken=CONFIG)
+    with pytest.warns(DeprecationWarning), pytest.raises(InputError, match=r"^`minimize` must be true or false"):
+        Spec.from_keywords({"val": "v", "minimize": "yes"}, spoken=HYDRA)
+
+
+def test_spellings_of_0_2_0_are_accepted_for_one_release_with_a_warning():
+    with pytest.warns(DeprecationWarning) as record:
+        spec = Spec.from_keywords({"val": "v", "minimize": True, "resamples": 10, "confidence": 0.9})
+    assert (spec.maximize, spec.n_resamples, spec.confidence_level) == (False, 10, 0.9)
+    assert len(record) == 3 and all("accepted until boontrack 0.4.0" in str(w.message) for w in record)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Spec.from_keywords({"val": "v", "maximize": False, "n_resamples": 10}).maximize is False
+
+
+def test_an_option_under_both_names_or_an_unknown_one_is_refused():
+    with pytest.raises(InputError, match="give `n_resamples` or its former name `resamples`, not both"):
+        Spec.from_keywords({"val": "v", "resamples": 10, "n_resamples": 20})
+    with pytest.raises(InputError, match=r"^unknown option `resamplez` \(known: `val`, `test`, `n`"):
+        Spec.from_keywords({"val": "v", "resamplez": 10})
+
+
+@pytest.mark.parametrize(
+    ("name", "word"),
+    [
+        ("val_loss", "loss"),
+        ("eval/perplexity", "perplexity"),
+        ("test_error_rate", "error"),
+        ("valLoss", "loss"),
+        ("MSELoss", "mse"),
+        ("top1_err", "err"),
+        ("metrics.val_wer", "wer"),
+        ("dev-ppl", "ppl"),
+        ("terrain_acc", None),
+        ("val_acc", None),
+        ("errand_f1", None),
+        ("lossless_bleu", None),
+    ],
+)
+def test_loss_words_are_whole_word_parts_of_real_names(name, word):
+    assert loss_word(name) == word
+
+
+def test_a_loss_without_a_direction_is_refused_naming_the_setting_to_add():
+    with pytest.raises(InputError, match=r"'val_loss' looks like a loss .* add `maximize=False` \(or `maximize=True`"):
+        Spec(val="val_loss").resolve_direction()
+    with speaking(CLI), pytest.raises(InputError, match=r"add --minimize \(or --maximize if higher is better\)$"):
+        Spec(val="val_loss").resolve_direction()
+    with speaking(CONFIG), pytest.raises(InputError, match=r"add `maximize = false` \(or `maximize = true`"):
+        Spec(val="eval/perplexity").resolve_direction()
+    with speaking(HYDRA), pytest.raises(InputError, match=r"add `maximize: false`"):
+        Spec(val="test_error_rate").resolve_direction()
+
+
+def test_the_direction_comes_from_the_source_else_the_caller_else_the_default():
+    study = Direction(maximize=False, said_by="the Optuna study 'cnn'")
+    from_source = Spec(val="val_loss").resolve_direction(study)
+    assert (from_source.maximize, from_source.direction_from) == (False, "the Optuna study 'cnn'")
+    assert from_source.direction == "lower is better, said by the Optuna study 'cnn'"
+    agreed = Spec(val="value", maximize=False).resolve_direction(study)
+    assert agreed.direction_from == "the Optuna study 'cnn'"  # the source's word, whoever else said it
+    asked = Spec(val="val_loss", maximize=False).resolve_direction()
+    assert (asked.maximize, asked.direction) == (False, "lower is better, as asked")
+    default = Spec(val="terrain_acc").resolve_direction()
+    assert (default.maximize, default.direction_from) == (True, "default")
+    assert default.direction.startswith("higher is better by default: nothing said which way")
+    assert default.resolve_direction(study) is default  # resolved once, before any work
+
+
+def test_a_direction_that_contradicts_the_source_is_refused():
+    study = Direction(maximize=False, said_by="the Optuna study 'cnn'")
+    with pytest.raises(InputError, match=r"^the Optuna study 'cnn' minimizes 'value', but `maximize=True` says"):
+        Spec(val="value", maximize=True).resolve_direction(study)
+    with speaking(CLI), pytest.raises(InputError, match="but --maximize says the opposite"):
+        Spec(val="value", maximize=True).resolve_direction(study)
+
+
+def test_who_said_the_direction_is_set_with_the_direction_only():
+    with pytest.raises(InputError, match="direction_from is set by resolve_direction"):
+        Spec(val="v", direction_from="caller")
+    with pytest.raises(InputError, match="unknown option `direction_from`"):
+        Spec.from_keywords({"val": "v", "maximize": True, "direction_from": "caller"})
+    resolved = Spec(val="v", maximize=False).resolve_direction()
+    assert dataclasses.replace(resolved, n_resamples=10).direction_from == "caller"  # kept by a copy

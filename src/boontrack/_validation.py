@@ -1,7 +1,9 @@
 """Input validation shared by the public functions of the estimator core.
 
 Every public function validates its arguments in one helper (``_<name>_iv``) built from these pieces, and
-raises :class:`ValueError` naming the parameter and the offending value or position.
+raises :class:`ValueError` naming the parameter and the offending value or position. A parameter is named as the
+caller writes it (:func:`boontrack.vocabulary.name`: ```n_resamples``` in Python, ``--resamples`` on the command
+line).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
+from boontrack.vocabulary import name as _named
 
 #: The largest magnitude a score may have. Beyond it the arithmetic of the intervals (sums over resamples,
 #: squared and cubed deviations) overflows and would give inf or NaN; no metric comes near it.
@@ -26,12 +30,12 @@ def as_real_array(x: Any, name: str) -> np.ndarray:
         is_complex = raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.flat))
         arr = None if is_complex else np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"`{name}` must be a 1-D sequence of numbers: {exc}") from None
+        raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers: {exc}") from None
     if arr is None:
         flat = raw.ravel()
         imaginary = np.flatnonzero(np.asarray(flat, dtype=complex).imag != 0)
         where = f"position {imaginary[0]} is {flat[imaginary[0]]!r}" if imaginary.size else "their type is complex"
-        raise ValueError(f"`{name}` must hold real numbers; {where}")
+        raise ValueError(f"{_named(name)} must hold real numbers; {where}")
     return arr
 
 
@@ -40,19 +44,19 @@ def as_scores(x: Any, name: str) -> np.ndarray:
     and the first bad position."""
     arr = as_real_array(x, name)
     if arr.ndim != 1:
-        raise ValueError(f"`{name}` must be 1-D, got an array of shape {arr.shape}")
+        raise ValueError(f"{_named(name)} must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"`{name}` is empty: at least one run is needed")
+        raise ValueError(f"{_named(name)} is empty: at least one run is needed")
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise ValueError(
-            f"`{name}` must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
+            f"{_named(name)} must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
             + (f" ({bad.size} non-finite values in all)" if bad.size > 1 else "")
         )
     huge = np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE)
     if huge.size:
         raise ValueError(
-            f"`{name}` must lie within ±{MAX_MAGNITUDE:g} (the intervals' arithmetic overflows beyond); "
+            f"{_named(name)} must lie within ±{MAX_MAGNITUDE:g} (the intervals' arithmetic overflows beyond); "
             f"position {huge[0]} is {float(arr[huge[0]])!r}; rescale the scores"
         )
     return arr
@@ -65,7 +69,7 @@ def as_val_test(val: Any, test: Any) -> tuple[np.ndarray, np.ndarray]:
         return v, v
     t = as_scores(test, "test")
     if t.shape != v.shape:
-        raise ValueError(f"`val` and `test` must have the same length, got {v.size} and {t.size}")
+        raise ValueError(f"{_named('val')} and {_named('test')} must have the same length, got {v.size} and {t.size}")
     return v, t
 
 
@@ -75,14 +79,14 @@ _INT64_MAX = int(np.iinfo(np.int64).max)
 def as_budget(n: Any, name: str = "n") -> int:
     """One budget: an integer >= 1 (bools are refused, integral floats like 5.0 accepted)."""
     if isinstance(n, bool) or not isinstance(n, (numbers.Integral, float, np.floating)):
-        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if isinstance(n, (float, np.floating)):
         if not float(n).is_integer():
-            raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+            raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if int(n) < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {n!r}")
     if int(n) > _INT64_MAX:
-        raise ValueError(f"`{name}` must be at most 2**63 - 1, got {n!r}")
+        raise ValueError(f"{_named(name)} must be at most 2**63 - 1, got {n!r}")
     return int(n)
 
 
@@ -92,7 +96,7 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
         return np.array([as_budget(n, name)], dtype=np.int64), True
     items = np.asarray(n) if isinstance(n, np.ndarray) else np.asarray(list(n), dtype=object)
     if items.size == 0:
-        raise ValueError(f"`{name}` is empty: give at least one budget")
+        raise ValueError(f"{_named(name)} is empty: give at least one budget")
     if items.dtype.kind in "iu":  # whole curves: checked at once, not budget by budget
         bad = np.flatnonzero((items < 1) | (items > _INT64_MAX))
         if bad.size:
@@ -104,14 +108,14 @@ def as_budgets(n: Any, name: str = "n") -> tuple[np.ndarray, bool]:
 def as_count(value: Any, name: str) -> int:
     """A count such as a number of resamples: an int (not a float, not a bool) >= 1."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or value < 1:
-        raise ValueError(f"`{name}` must be an integer >= 1, got {value!r}")
+        raise ValueError(f"{_named(name)} must be an integer >= 1, got {value!r}")
     return int(value)
 
 
 def as_flag(value: Any, name: str) -> bool:
     """A real boolean (not a truthy string or number), as a Python bool."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"`{name}` must be True or False, got {value!r}")
+        raise ValueError(f"{_named(name)} must be True or False, got {value!r}")
     return bool(value)
 
 
@@ -119,7 +123,7 @@ def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
     """``value`` if it is one of ``choices``, else ValueError listing them."""
     choices = tuple(choices)
     if value not in choices:
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ValueError(f"{_named(name)} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
@@ -128,19 +132,21 @@ def as_probability(x: Any, name: str) -> float:
     try:
         p = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a number in (0, 1), got {x!r}") from None
+        raise ValueError(f"{_named(name)} must be a number in (0, 1), got {x!r}") from None
     if not 0.0 < p < 1.0:
-        raise ValueError(f"`{name}` must be in (0, 1), got {x!r}")
+        raise ValueError(f"{_named(name)} must be in (0, 1), got {x!r}")
     return p
 
 
 def as_rng(rng: Any) -> np.random.Generator:
     """A Generator from ``None``, an int seed or a Generator; never the global RNG."""
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)) and not isinstance(rng, bool):
+    if rng is None or isinstance(rng, np.random.SeedSequence):
         return np.random.default_rng(rng)
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
     if isinstance(rng, np.random.Generator):
         return rng
-    raise ValueError(f"`rng` must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+    raise ValueError(f"{_named('rng')} must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
 
 
 def as_bounds(bounds: Any, scores: np.ndarray, name: str = "bounds") -> tuple[float, float]:
@@ -156,21 +162,21 @@ def as_bounds(bounds: Any, scores: np.ndarray, name: str = "bounds") -> tuple[fl
     try:
         low, high = bounds
     except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be a pair (low, high), got {bounds!r}") from None
+        raise ValueError(f"{_named(name)} must be a pair (low, high), got {bounds!r}") from None
     ends = []
     for end, open_side in ((low, -math.inf), (high, math.inf)):
         if end is None:
             end = open_side
         if isinstance(end, bool) or not isinstance(end, (numbers.Real, np.floating)) or math.isnan(end):
-            raise ValueError(f"`{name}` must be a pair of numbers or None (low, high), got {bounds!r}")
+            raise ValueError(f"{_named(name)} must be a pair of numbers or None (low, high), got {bounds!r}")
         ends.append(float(end))
     low, high = ends
     if not low < high:
-        raise ValueError(f"`{name}` must have low < high, got {bounds!r}")
+        raise ValueError(f"{_named(name)} must have low < high, got {bounds!r}")
     outside = np.flatnonzero((scores < low) | (scores > high))
     if outside.size:
         raise ValueError(
-            f"`{name}` ({low:g}, {high:g}) do not hold score {float(scores[outside[0]])!r} at position "
+            f"{_named(name)} ({low:g}, {high:g}) do not hold score {float(scores[outside[0]])!r} at position "
             f"{outside[0]}" + (f" ({outside.size} scores outside in all)" if outside.size > 1 else "")
         )
     return low, high

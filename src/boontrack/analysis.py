@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from boontrack import vocabulary
 from boontrack._progress import progress_bar
 from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
 from boontrack.spec import Spec
@@ -280,6 +282,7 @@ def analyze(
     from boontrack._bootstrap import using_threads
 
     _analyze_iv(table, spec, threads)
+    spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
     with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
         results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
         summaries = tuple(summary for summary, _ in results)
@@ -314,7 +317,6 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
         raise InputError(f"spec must be a boontrack Spec, got {type(spec).__name__}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InputError(f"threads must be a whole number >= 1 or None (every CPU), got {threads!r}")
-    spec.check()
     _check_same_spec(table, spec)
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
@@ -333,14 +335,18 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
         raise InputError(
             f"too few runs for n = {needed}: group {listed}{more} runs; {why}"
             + (" (BCa with U needs n + 1 runs)" if _bca_with_u(spec) else "")
-            + f". Give a smaller `n` (or leave it out: the default budgets adapt to each group) or add runs{keys}"
+            + f". Give a smaller {vocabulary.name('n')} (or leave it out: the default budgets adapt to each group) or "
+            f"add runs{keys}"
         )
 
 
 def _check_same_spec(table: RunTable, spec: Spec) -> None:
     """InputError unless ``table`` was built with ``spec``'s columns (else one metric is reported as another)."""
     metric, param = ("metrics.", "tags."), ("params.", "tags.")  # RunTable reads metrics from tags too
-    pairs = [("val", table.val_column, spec.val, metric), ("test", table.test_column, spec.test, metric)]
+    pairs: list[tuple[str, str | None, str | None, tuple[str, ...]]] = [
+        ("val", table.val_column, spec.val, metric),
+        ("test", table.test_column, spec.test, metric),
+    ]
     pairs.append(("seed_column", table.seed_column, spec.seed_column, param))
     if spec.group_by is not None:
         pairs += [("group_by", resolved, name, param) for resolved, name in zip(table.group_by, spec.group_by)]
@@ -400,9 +406,9 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
     budgets, left_out = spec.budgets_for(val.size)
-    common = dict(
+    common: dict[str, Any] = dict(
         estimator=spec.estimator,
-        maximize=spec.maximize,
+        maximize=spec.higher_is_better,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
         method=spec.ci_method,
@@ -416,7 +422,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         band = boo_n_curve_ci(val, test, n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
         boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in budgets}
         mean = IntervalEstimate.from_bootstrap(band.at(1))
-        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.maximize))
+        gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.higher_is_better))
         diagnostics = diagnose(val, test, n=max(budgets))
         for message in few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
             warnings.warn(message, FewRunsWarning, stacklevel=1)
@@ -456,11 +462,16 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
         left_out_budgets=left_out,
-        doubts={int(k): doubts(int(val.size), int(k), scores, spec.maximize) for k in sorted({1, *budgets})},
+        doubts={int(k): doubts(int(val.size), int(k), scores, spec.higher_is_better) for k in sorted({1, *budgets})},
         unseen=_unseen(scores, budgets, spec, bounds),
-        bounds=tuple(None if math.isinf(end) else end for end in bounds),
+        bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
     )
     return summary, band
+
+
+def _finite_or_none(end: float) -> float | None:
+    """A bound as :attr:`GroupSummary.bounds` keeps it: None for an open side."""
+    return None if math.isinf(end) else end
 
 
 def _unseen(scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tuple[float, float]) -> Unseen:
@@ -469,7 +480,7 @@ def _unseen(scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tu
 
     m = scores.size
     rate = unseen_rate(m)
-    floor = bounds[0] if spec.maximize else bounds[1]
+    floor = bounds[0] if spec.higher_is_better else bounds[1]
     known = math.isfinite(floor)
     return Unseen(
         rate=rate,
@@ -588,7 +599,7 @@ def _compare_groups(table: RunTable, spec: Spec, bands: Mapping[str, CurveBand])
     return tuple(out)
 
 
-def _adjusted(family: Mapping[int, tuple[str, Any]], correction: str) -> dict[int, float]:
+def _adjusted(family: Mapping[int, tuple[str, Any]], correction: Literal["holm", "bh"]) -> dict[int, float]:
     """Adjusted p-values of one family of tests (comparison position -> (name, result)), by position.
 
     A test is undefined (NaN p-value) when both groups have constant scores (or, paired, every difference is
@@ -624,7 +635,7 @@ def _compare_pair(
             comparison, differences = _paired_comparison(spec, aligned, has_test, a, b, budgets)
     left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
     if left_out:
-        smaller = min(runs, key=runs.get)
+        smaller = min(runs, key=lambda label: runs[label])
         messages.append(
             f"{', '.join(f'ΔBoo_{k}' for k in left_out)} left out: group {smaller!r} has {runs[smaller]} runs, "
             "too few for it"
@@ -660,7 +671,7 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         a_test = b_test = None
     options = dict(
         estimator=spec.estimator,
-        maximize=spec.maximize,
+        maximize=spec.higher_is_better,
         paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
         method=spec.ci_method if spec.ci_method in ("studentized-u", "studentized") else "percentile",
@@ -681,11 +692,16 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
     return comparison, differences
 
 
+#: catch_warnings swaps the process's warning filters: analyses in several threads take turns collecting, or one
+#: that ends would restore the filters under another, whose warnings would then escape its summary (or raise).
+_ONE_COLLECTOR = threading.RLock()
+
+
 @contextlib.contextmanager
 def _collected_warnings() -> Iterator[list[str]]:
     """Collect boontrack's warnings (deduplicated, in order) into the yielded list; re-emit any other warning."""
     messages: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
+    with _ONE_COLLECTOR, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield messages
     for w in caught:

@@ -25,8 +25,10 @@ Backends never drop runs: failed, running and incomplete runs come with their st
 (tagged ``boontrack.role=summary``) are the one exception: they are never read back as input.
 
 What every backend does to build this frame (typing, the best-validation pick, recognising summary runs,
-checking options, writing artifacts safely) is :mod:`boontrack.runframe`; a backend only translates between its
-SDK and that module.
+checking options, writing artifacts safely) is in the public integration layer, :mod:`boontrack.integration`; a
+backend only translates between its SDK and that layer. The layer also states the callback contract that every
+sweep framework's callback and every ``summarize_*`` function keeps: the same keywords with the same meaning,
+one failure rule after the sweep, one read and one analysis for every destination.
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from boontrack import vocabulary
 from boontrack.exceptions import InputError
 from boontrack.runframe import SUMMARY_ROLE_TAG, MetricRequest
+from boontrack.spec import Direction
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,6 +53,7 @@ __all__ = [
     "Backend",
     "CurveSeries",
     "DEFAULT_PREFIX",
+    "Direction",
     "Discovered",
     "MetricRequest",
     "Sink",
@@ -59,6 +64,7 @@ __all__ = [
     "discovery_key",
     "load_backend",
     "open_source",
+    "sink_at",
 ]
 
 ENTRY_POINT_GROUP = "boontrack.backends"
@@ -180,12 +186,24 @@ class Source(abc.ABC):
         """
         return None
 
+    def direction(self, metric: str) -> Direction | None:
+        """Which way ``metric`` (a name as the frame has it, without ``metrics.``) is better, where this source
+        knows it: an Optuna study's direction, a W&B sweep's ``metric.goal``, a Tune experiment's ``mode``.
+
+        Optional: the base class knows none (MLflow and files do not record one). Asked once per job, before
+        the runs are read; the summary then uses it and says so, and a caller's direction that contradicts it
+        is refused (:meth:`boontrack.spec.Spec.resolve_direction`).
+        """
+        return None
+
     def sink(self, key: str) -> Sink:
         """The sink that writes back next to these runs; ``key`` (hex) identifies the (source, spec) pair.
 
         Sources that cannot be written back to (files) raise :class:`InputError`.
         """
-        raise InputError(f"{self.describe()} cannot be written back to; write the summary to a directory with `out`")
+        raise InputError(
+            f"{self.describe()} cannot be written back to; write the summary to a directory with {vocabulary.name('out')}"
+        )
 
 
 @dataclass(frozen=True)
@@ -226,6 +244,9 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     #: Options :meth:`open_source` accepts (CLI flag name with dashes -> help text).
     options: ClassVar[Mapping[str, str]] = {}
+    #: Whether this backend's sources may know a metric's direction (:meth:`Source.direction`); a scheduled
+    #: job of a backend that never does is checked for a loss without a direction when its file is read.
+    knows_directions: ClassVar[bool] = False
     #: Keys of a job's ``discover = {...}`` table that :meth:`discover` accepts (name -> help text); a backend
     #: that can discover sweeps sets it (an empty table is then valid too: its default selection).
     discover_options: ClassVar[Mapping[str, str] | None] = None
@@ -233,6 +254,15 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def open_source(self, location: str, **options: Any) -> Source:
         """A source for ``location``; unknown or invalid options raise :class:`InputError`."""
+
+    def open_sink(self, location: str, key: str, **options: Any) -> Sink:
+        """A sink that writes a summary at ``location`` of this tracker (an MLflow experiment, ...) for runs
+        kept elsewhere: how a sweep framework's summary also goes to a tracker (:func:`sink_at`).
+
+        Optional: the base class cannot be written to this way (:class:`InputError`). ``key`` (hex)
+        identifies the (source, spec) pair, as for :meth:`Source.sink`.
+        """
+        raise InputError(f"the {self.name!r} backend cannot hold summaries of runs kept elsewhere")
 
     def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
         """Every sweep under ``location`` that ``select`` (the job's ``discover`` table) asks for.
@@ -279,6 +309,15 @@ def load_backend(name: str) -> Backend:
         known = ", ".join(sorted(registered)) or "none"
         raise InputError(f"no boontrack backend named {name!r} (installed: {known})")
     return registered[name].load()()
+
+
+def sink_at(destination: str, key: str, **options: Any) -> Sink:
+    """The sink of ``"scheme:LOCATION"`` (e.g. ``"mlflow:my-experiment"``) through the registered backend of
+    that scheme: how an integration writes to another tracker without importing it."""
+    scheme, sep, location = destination.partition(":")
+    if not sep:
+        raise InputError(f"a destination is SCHEME:LOCATION (e.g. mlflow:EXPERIMENT), got {destination!r}")
+    return load_backend(scheme).open_sink(location, key, **options)
 
 
 def open_source(spec: str, **options: Any) -> Source:

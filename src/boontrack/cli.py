@@ -8,69 +8,82 @@ Exit status: 0 success, 1 a tracker failed or a result could not be written (:cl
 input (:class:`InputError`: data, columns, options or config). Errors are one line on stderr; ``--verbose``
 shows the traceback.
 
-Commands defined elsewhere are listed in :data:`LAZY_COMMANDS` (name -> ``"module:attribute"``, a
-:class:`click.Command`); their module is imported only when the command runs or its help is shown.
+Options are named by the one table of :mod:`boontrack.vocabulary` (``--resamples`` is ``n_resamples`` in Python
+and the config file), and messages name them as this command's caller typed them.
+
+Commands defined elsewhere (``boontrack demo``, a plugin's) are registered under the entry-point group
+``boontrack.commands`` (name -> ``"module:attribute"``, a :class:`click.Command`); their module is imported only
+when the command runs or its help is shown. Engines of ``reaggregate --engine`` (Ray) are registered under
+``boontrack.engines``. This module imports no integration.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
+import functools
 import importlib
-import inspect
-import re
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any, Literal
 
 import click
 
-from boontrack import __version__
+from boontrack import __version__, vocabulary
 from boontrack._redact import redact
 from boontrack.backends import DEFAULT_PREFIX
+from boontrack.choices import CI_METHODS, COMPARE_MODES, CORRECTIONS, DEFAULT_BUDGETS, ESTIMATORS, PICK_SPELLINGS
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
-from boontrack.spec import (
-    CI_METHODS,
-    COMPARE_MODES,
-    CORRECTIONS,
-    DEFAULT_BUDGETS,
-    ESTIMATORS,
-    OPTION_NAMES,
-    PICK_SPELLINGS,
-    make_spec,
-)
+from boontrack.spec import Spec
+from boontrack.vocabulary import FLAGS
 
-__all__ = ["LAZY_COMMANDS", "main"]
+__all__ = ["COMMANDS_GROUP", "ENGINES_GROUP", "lazy_commands", "main"]
 
-#: Subcommands defined in other modules, imported on use: name -> "module:attribute".
-LAZY_COMMANDS: dict[str, str] = {"demo": "boontrack_mlflow.demo:demo_command"}
+#: Entry-point groups: subcommands defined elsewhere (name -> a click.Command), and reaggregate's engines
+#: (name -> a class taking ``(slots, *, address)``, see :class:`boontrack.reaggregate.Engine`).
+COMMANDS_GROUP = "boontrack.commands"
+ENGINES_GROUP = "boontrack.engines"
 
 #: Exit status per error class; the first match wins (InputError is a ValueError).
 EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = ((BackendError, 1), (ValueError, 2))
 
-_SPEC_DEFAULTS = {name: p.default for name, p in inspect.signature(make_spec).parameters.items()}
+_SPEC_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Spec)}
 _VERBOSE = "boontrack.verbose"
 
 
+@functools.lru_cache(maxsize=1)
+def lazy_commands() -> dict[str, str]:
+    """Subcommands registered under :data:`COMMANDS_GROUP`, imported on use: name -> ``"module:attribute"``."""
+    return {ep.name: ep.value for ep in entry_points(group=COMMANDS_GROUP)}
+
+
+def _engines() -> dict[str, Any]:
+    """Engines registered under :data:`ENGINES_GROUP`: name -> entry point (loaded when chosen)."""
+    return {ep.name: ep for ep in entry_points(group=ENGINES_GROUP)}
+
+
 class _BoontrackGroup(click.Group):
-    """A click group that loads :data:`LAZY_COMMANDS` on use and turns boontrack errors into exit codes."""
+    """A click group that loads the registered commands on use and turns boontrack errors into exit codes."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+        return sorted({*super().list_commands(ctx), *lazy_commands()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in LAZY_COMMANDS:
-            module, _, attribute = LAZY_COMMANDS[cmd_name].partition(":")
+        registered = lazy_commands()
+        if cmd_name in registered and cmd_name not in self.commands:
+            module, _, attribute = registered[cmd_name].partition(":")
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, cmd_name)
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         """Click's entry point, with its usage errors on one line (click prints usage, hint and error on four)."""
+        run: Callable[..., Any] = super().main  # click's overloads do not cover a forwarded call
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return run(*args, standalone_mode=False, **kwargs)
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = run(*args, standalone_mode=False, **kwargs)
         except click.exceptions.ClickException as exc:
             click.echo(f"Error: {_usage_line(exc)}", err=True)
             sys.exit(exc.exit_code)
@@ -151,45 +164,53 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
     return options
 
 
+def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """A click option under its flag from the one table (:data:`boontrack.vocabulary.FLAGS`); the parameter
+    keeps the option's Python name, so that the command hands Spec its own keywords."""
+    return click.option(FLAGS[name], name, **kwargs)
+
+
 @main.command()
 @click.argument("source")
-@click.option("--val", required=True, metavar="METRIC", help="Validation metric: the score runs are ranked by.")
-@click.option("--test", metavar="METRIC", help="Test metric reported for the best-validation run (default: val).")
-@click.option(
-    "--n",
+@_option("val", required=True, metavar="METRIC", help="Validation metric: the score runs are ranked by.")
+@_option("test", metavar="METRIC", help="Test metric reported for the best-validation run (default: val).")
+@_option(
     "n",
     callback=_parse_budgets,
     metavar="N[,N...]",
     help=f"Budgets: numbers of runs drawn. [default: {','.join(map(str, DEFAULT_BUDGETS))}, each where a group "
     "has at least n runs; given, every group must have enough runs]",
 )
-@click.option("--estimator", type=click.Choice(ESTIMATORS), default=_SPEC_DEFAULTS["estimator"], show_default=True)
-@click.option("--minimize", is_flag=True, help="Lower validation scores are better.")
-@click.option("--group-by", multiple=True, metavar="KEY", help="Group runs by this column (repeatable).")
-@click.option("--seed-column", metavar="COL", help="Column holding the seed (default grouping: all other params).")
-@click.option("--duration", metavar="COL", help="Column of training seconds per run.")
-@click.option("--baseline", metavar="GROUP", help="Group the others are compared with (default: the first).")
-@click.option("--compare", type=click.Choice(COMPARE_MODES), default=_SPEC_DEFAULTS["compare"], show_default=True)
-@click.option("--correction", type=click.Choice(CORRECTIONS), default=_SPEC_DEFAULTS["correction"], show_default=True)
-@click.option("--confidence", type=float, default=_SPEC_DEFAULTS["confidence"], show_default=True)
-@click.option(
-    "--resamples", type=int, default=_SPEC_DEFAULTS["resamples"], show_default=True, help="Bootstrap resamples."
+@_option("estimator", type=click.Choice(ESTIMATORS), default=_SPEC_DEFAULTS["estimator"], show_default=True)
+@_option(
+    "maximize",
+    default=None,
+    help="Higher (--maximize) or lower (--minimize) validation scores are better. [default: the source's "
+    "direction where it knows one; else higher, and a metric named like a loss or an error is refused]",
 )
-@click.option("--ci-method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
-@click.option("--bounds", type=(float, float), metavar="LOW HIGH", help="Bounds of the scores (inf: open side).")
-@click.option("--seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
-@click.option(
-    "--pick",
+@_option("group_by", multiple=True, metavar="KEY", help="Group runs by this column (repeatable).")
+@_option("seed_column", metavar="COL", help="Column holding the seed (default grouping: all other params).")
+@_option("duration", metavar="COL", help="Column of training seconds per run.")
+@_option("baseline", metavar="GROUP", help="Group the others are compared with (default: the first).")
+@_option("compare", type=click.Choice(COMPARE_MODES), default=_SPEC_DEFAULTS["compare"], show_default=True)
+@_option("correction", type=click.Choice(CORRECTIONS), default=_SPEC_DEFAULTS["correction"], show_default=True)
+@_option("confidence_level", type=float, default=_SPEC_DEFAULTS["confidence_level"], show_default=True)
+@_option("n_resamples", type=int, default=_SPEC_DEFAULTS["n_resamples"], show_default=True, help="Bootstrap resamples.")
+@_option("ci_method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
+@_option("bounds", type=(float, float), metavar="LOW HIGH", help="Bounds of the scores (inf: open side).")
+@_option("seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")
+@_option(
+    "pick",
     type=click.Choice(tuple(PICK_SPELLINGS)),  # best-val-step, and best_val_step as Python spells it
     default=_SPEC_DEFAULTS["pick"],
     show_default=True,
     help="Tracker metric value: the last logged, or val at its best step with test at that step.",
 )
-@click.option("--out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
-@click.option("--write-back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
-@click.option("--prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
+@_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
+@_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
+@_option("prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
 @click.option("--force", is_flag=True, help="Write even when the destination is up to date.")
-@click.option("--no-plots", is_flag=True, help="Write no PNG plots (most of the cost of writing a small summary).")
+@_option("plots", default=True, help="Write the PNG plots (--no-plots: most of the cost of a small summary).")
 @click.option(
     "--threads",
     type=click.IntRange(min=1),
@@ -197,14 +218,13 @@ def _parse_options(ctx: click.Context, param: click.Parameter, value: tuple[str,
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
-@click.option("--parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
-@click.option("--tracking-uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
-@click.option("--sweep", metavar="ID", help="Tracker source: sweep id (W&B).")
-@click.option("--group", metavar="NAME", help="Tracker source: run group (W&B).")
-@click.option("--study", metavar="NAME", help="Tracker source: study name (Optuna).")
-@click.option(
-    "--option",
-    "extra_options",
+@_option("parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
+@_option("tracking_uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
+@_option("sweep", metavar="ID", help="Tracker source: sweep id (W&B).")
+@_option("group", metavar="NAME", help="Tracker source: run group (W&B).")
+@_option("study", metavar="NAME", help="Tracker source: study name (Optuna).")
+@_option(
+    "options",
     multiple=True,
     callback=_parse_options,
     metavar="KEY=VALUE",
@@ -216,7 +236,7 @@ def summarize(
     write_back: bool,
     prefix: str,
     force: bool,
-    no_plots: bool,
+    plots: bool,
     threads: int | None,
     output_format: str,
     parent: str | None,
@@ -224,7 +244,7 @@ def summarize(
     sweep: str | None,
     group: str | None,
     study: str | None,
-    extra_options: dict[str, str],
+    options: dict[str, str],
     **spec_options: Any,
 ) -> None:
     """Summarize the runs of SOURCE: Boo_n, expected-validation curves, intervals, comparisons.
@@ -234,60 +254,40 @@ def summarize(
     the destination holds (computing it again only where the destination cannot give it back).
     """
     from boontrack.backends import open_source
-    from boontrack.pipeline import open_sink, run_job, source_options
+    from boontrack.pipeline import open_sinks, resolve_direction, run_job, source_options
     from boontrack.reports import format_table, to_json
 
     spec_options["group_by"] = spec_options["group_by"] or None  # no --group-by: the default grouping
-    with _option_vocabulary():
-        spec = make_spec(**spec_options)
-        options = source_options(
-            parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, study=study, options=extra_options
+    with vocabulary.speaking(vocabulary.CLI):
+        spec = Spec(**spec_options)
+        chosen = source_options(
+            parent=parent, tracking_uri=tracking_uri, sweep=sweep, group=group, study=study, options=options
         )
-        runs = open_source(source, **options)
-        sink = open_sink(runs, spec, out=out, write_back=write_back)
+        runs = open_source(source, **chosen)
+        spec = resolve_direction(runs, spec)
+        sinks = open_sinks(runs, spec, out=out, write_back=write_back)
         with warnings.catch_warnings():  # a failed write is reported once, as the error below
             warnings.simplefilter("ignore", WriteBackWarning)
             result = run_job(
                 runs,
                 spec,
-                sink=sink,
+                sink=sinks,
                 prefix=prefix,
                 progress=sys.stderr.isatty(),
                 force=force,
                 summarize_unchanged=True,
-                plots=not no_plots,
+                plots=plots,
                 threads=threads,
             )
     shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
+    assert shown is not None  # run_job computes the summary where no destination gives one back
     text = to_json(shown) if output_format == "json" else format_table(shown)
     click.echo(text, nl=not text.endswith("\n"))
     if result.error:
         raise BackendError(result.error)
-    if sink is not None:
+    if sinks:
         done = "up to date, nothing written" if result.status == "unchanged" else "written"
         click.echo(f"Summary {done}: {result.location}", err=True)
-
-
-#: A parameter name quoted in a message, as the Python API and the config file call it: `tracking_uri`.
-_QUOTED_NAME = re.compile(r"`(\w+)`")
-
-
-@contextlib.contextmanager
-def _option_vocabulary() -> Iterator[None]:
-    """Re-raise an InputError with the parameter names it quotes as ``summarize``'s options (`out` -> --out).
-
-    Messages from the library name Python parameters, which are also the config file's keys; a name that is
-    not an option of the command (a backend's own option, a core function's parameter) stays as it is.
-    """
-    try:
-        yield
-    except InputError as exc:
-        options = {p.name: p.opts[0] for p in summarize.params if isinstance(p, click.Option)}
-        options.update({field: options[name] for field, name in OPTION_NAMES.items() if name in options})
-        text = _QUOTED_NAME.sub(lambda m: options.get(m.group(1), m.group(0)), str(exc))
-        if text == str(exc):
-            raise
-        raise type(exc)(text) from exc
 
 
 @main.command()
@@ -314,10 +314,9 @@ def _option_vocabulary() -> Iterator[None]:
 )
 @click.option(
     "--engine",
-    type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="Where jobs run: this machine, or the Ray cluster of --ray-address.",
+    help="Where jobs run: this machine (local), or an installed engine (ray: the Ray cluster of --ray-address).",
 )
 @click.option(
     "--ray-address",
@@ -363,16 +362,16 @@ def reaggregate(
     """
     from boontrack.reaggregate import PassInterrupted, load_config, run_jobs
 
-    jobs = load_config(config)
+    engines = _engines()
+    if engine != "local" and engine not in engines:
+        known = ", ".join(["local", *sorted(engines)])
+        raise click.BadParameter(f"{engine!r} is not an installed engine (installed: {known})", param_hint="--engine")
+    with vocabulary.speaking(vocabulary.CONFIG):
+        jobs = load_config(config)
     on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
     runner = None
-    if engine == "ray":
-        from boontrack._optional import import_optional
-
-        import_optional("ray", extra="ray", needed_for="--engine ray")
-        from boontrack_ray.engine import RayEngine
-
-        runner = RayEngine(workers, address=ray_address, connect_timeout=ray_timeout)
+    if engine != "local":  # an engine is made with the slots, and where and how long to look for its cluster
+        runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
     try:
         failed = run_jobs(
             jobs,
@@ -391,7 +390,7 @@ def reaggregate(
 
 
 #: ``--population`` spellings of :data:`boontrack.simulate.POPULATIONS`.
-_POPULATION_SPELLINGS = {
+_POPULATION_SPELLINGS: dict[str, Literal["normal", "lognormal", "left_skewed", "beta_binomial"]] = {
     "normal": "normal",
     "lognormal": "lognormal",
     "left-skewed": "left_skewed",
@@ -404,7 +403,7 @@ _POPULATION_SPELLINGS = {
 @click.option("--population", type=click.Choice(tuple(_POPULATION_SPELLINGS)), help="A named population of runs.")
 @click.option("--val", metavar="METRIC", help="SOURCE: validation metric (the fit is of these runs).")
 @click.option("--test", metavar="METRIC", help="SOURCE: test metric (default: val).")
-@click.option("--minimize", is_flag=True, help="SOURCE: lower validation scores are better.")
+@_option("maximize", default=None, help="SOURCE: higher (--maximize) or lower (--minimize) scores are better.")
 @click.option("--group-by", multiple=True, metavar="KEY", help="SOURCE: group runs by this column (repeatable).")
 @click.option("--fit-group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
 @click.option("--m", "m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
@@ -429,7 +428,7 @@ def simulate(
     population: str | None,
     val: str | None,
     test: str | None,
-    minimize: bool,
+    maximize: bool | None,
     group_by: tuple[str, ...],
     fit_group: str | None,
     m: int | None,
@@ -450,15 +449,17 @@ def simulate(
 
     if (source is None) == (population is None):
         raise click.UsageError("give either SOURCE or --population, not both or neither")
-    if source is None and (val or test or minimize or group_by or fit_group):
-        raise click.UsageError("--val, --test, --minimize, --group-by and --fit-group describe SOURCE; none was given")
+    if source is None and (val or test or maximize is not None or group_by or fit_group):
+        raise click.UsageError(
+            "--val, --test, --maximize/--minimize, --group-by and --fit-group describe SOURCE; none was given"
+        )
     if source is not None and not val:
         raise click.UsageError("SOURCE needs --val")
     if population is not None:
         pop, runs = named_population(_POPULATION_SPELLINGS[population]), 20
     else:
-        pop, runs = _fitted_population(source, val, test, minimize, group_by, fit_group)
-    with _simulate_vocabulary():
+        pop, runs = _fitted_population(source, val, test, maximize, group_by, fit_group)
+    with vocabulary.speaking(SIMULATE):
         result = _study(pop, runs if m is None else m, n, methods, options)
     click.echo(format_study(result))
     if out is not None:
@@ -484,30 +485,35 @@ def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...]
     )
 
 
-#: ``study`` parameters whose option has another name; any other quoted parameter is its option (`m` -> --m).
-_SIMULATE_OPTIONS = {"n_resamples": "--resamples", "rng": "--seed", "methods": "--ci-method"}
+#: How ``simulate`` names the parameters of :func:`boontrack.simulate.study` in messages: its own flags.
+SIMULATE = vocabulary.Vocabulary(
+    "flags",
+    flags={
+        "m": "--m",
+        "n": "--n",
+        "methods": "--ci-method",
+        "width": "--width",
+        "shift": "--shift",
+        "power": "--power",
+        "replications": "--replications",
+        "n_resamples": "--resamples",
+        "rng": "--seed",
+    },
+)
 
 
-@contextlib.contextmanager
-def _simulate_vocabulary() -> Iterator[None]:
-    """Bad input found by the simulation, one line naming the option as ``simulate`` spells it."""
-    try:
-        yield
-    except ValueError as exc:
-        text = _QUOTED_NAME.sub(lambda m: _SIMULATE_OPTIONS.get(m.group(1), f"--{m.group(1)}"), str(exc))
-        raise InputError(text) from exc
-
-
-def _fitted_population(source, val, test, minimize, group_by, fit_group) -> tuple[Any, int]:
+def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tuple[Any, int]:
     """The smoothed fit of one group of SOURCE's runs, and its number of runs."""
     from boontrack.backends import MetricRequest, open_source
+    from boontrack.pipeline import resolve_direction
     from boontrack.runtable import RunTable
     from boontrack.simulate import kernel_fit
 
-    with _option_vocabulary():
-        spec = make_spec(val=val, test=test, minimize=minimize, group_by=group_by or None)
-        request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
-        table = RunTable.from_frame(open_source(source).read(request), spec)
+    with vocabulary.speaking(vocabulary.CLI):
+        runs = open_source(source)
+        spec = resolve_direction(runs, Spec(val=val, test=test, maximize=maximize, group_by=group_by or None))
+        request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
+        table = RunTable.from_frame(runs.read(request), spec)
     if fit_group is None and len(table.groups) > 1:
         raise InputError(
             f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group"
@@ -516,4 +522,4 @@ def _fitted_population(source, val, test, minimize, group_by, fit_group) -> tupl
     if label not in table.groups:
         raise InputError(f"--fit-group {label!r} is not a group of the runs; groups: {', '.join(table.groups)}")
     val_scores, test_scores = table.arrays(label)
-    return kernel_fit(val_scores, test_scores, maximize=spec.maximize), val_scores.size
+    return kernel_fit(val_scores, test_scores, maximize=spec.higher_is_better), val_scores.size

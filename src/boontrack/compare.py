@@ -55,10 +55,10 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
+from boontrack.choices import CORRECTIONS, ESTIMATORS
 from boontrack.estimators import Estimator, scaled_to_unit, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
-from boontrack.spec import CORRECTIONS, ESTIMATORS
 
 __all__ = [
     "Comparison",
@@ -329,6 +329,7 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     estimate = a.estimate - b.estimate
     if a.method == b.method and a.method in STUDENTIZED_METHODS:
         errors_a, errors_b = a.studentized_errors, b.studentized_errors
+        assert errors_a is not None and errors_b is not None  # studentized results keep their standard errors
         first = min(errors_a.resample_standard_errors.size, errors_b.resample_standard_errors.size)
         on_data = (
             estimate,
@@ -435,7 +436,7 @@ def boo_n_difference_ci(
     -------
     BootstrapResult
     """
-    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, bounds = (
+    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, group_bounds = (
         _boo_n_difference_ci_iv(
             a_val,
             b_val,
@@ -454,8 +455,8 @@ def boo_n_difference_ci(
     )
     _warn_difference(a_t, b_t, budget, stacklevel=2)
     groups = (
-        BudgetGroup(a_v, a_t, maximize, budget, estimator, method, bounds[0]),
-        BudgetGroup(b_v, b_t, maximize, budget, estimator, method, bounds[1]),
+        BudgetGroup(a_v, a_t, maximize, budget, estimator, method, group_bounds[0]),
+        BudgetGroup(b_v, b_t, maximize, budget, estimator, method, group_bounds[1]),
     )
     estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
@@ -496,11 +497,11 @@ def mean_difference_ci(
     -------
     BootstrapResult
     """
-    a, b, paired, method, level, n_resamples, rng, bounds = _mean_difference_ci_iv(
+    a, b, paired, method, level, n_resamples, rng, (bounds_a, bounds_b) = _mean_difference_ci_iv(
         a, b, paired, method, confidence_level, n_resamples, rng, bounds
     )
     _warn_difference(a, b, 1, stacklevel=2)
-    groups = BudgetGroup(a, a, True, 1, "V", method, bounds[0]), BudgetGroup(b, b, True, 1, "V", method, bounds[1])
+    groups = BudgetGroup(a, a, True, 1, "V", method, bounds_a), BudgetGroup(b, b, True, 1, "V", method, bounds_b)
     estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
 

@@ -36,8 +36,8 @@ from typing import Any, Literal
 import numpy as np
 
 from boontrack._validation import as_budgets, as_choice, as_flag, as_scores, as_val_test
+from boontrack.choices import ESTIMATORS
 from boontrack.exceptions import AccuracyWarning, ConstantScoresWarning, ExtrapolationWarning
-from boontrack.spec import ESTIMATORS
 
 __all__ = ["Estimator", "boo_n", "boo_n_gaussian", "expected_max", "expected_max_of"]
 
@@ -555,7 +555,7 @@ class _LatticeCdf:
         if x >= self.high:
             return True
         # A summed pmf cannot resolve 1 - F below its rounding: stop there, as scipy's own sf would.
-        return largest_budget * sf < _DISCRETE_TAIL or (not self.closed_form and sf < 4.0 * np.finfo(float).eps)
+        return bool(largest_budget * sf < _DISCRETE_TAIL or (not self.closed_form and sf < 4.0 * np.finfo(float).eps))
 
 
 def _lattice_expected_max(dist: Any, budgets: np.ndarray) -> tuple[np.ndarray, str | None]:

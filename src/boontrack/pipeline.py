@@ -16,15 +16,17 @@ This module imports nothing heavy at import time (the command line imports it on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from boontrack import vocabulary
 from boontrack._redact import describe_error, redact
 from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Sink, Source, SummaryOutputs
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
@@ -35,22 +37,38 @@ if TYPE_CHECKING:
     from boontrack.runtable import RunTable
 
 __all__ = [
+    "Destination",
     "JobResult",
-    "budgets",
+    "after_sweep",
     "change_token",
     "fingerprint",
-    "open_sink",
+    "open_sinks",
+    "resolve_direction",
     "run_job",
     "source_options",
     "summarize_after_sweep",
+    "summarize_source",
     "summary_key",
 ]
+
+T = TypeVar("T")
 
 #: Source options the command line and the config file name explicitly; others go through ``options``.
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group", "study")
 #: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``. (A local directory
 #: given as a path, MLflow's file store, is accepted too: see :func:`source_options`.)
 _TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
+
+
+@dataclass(frozen=True)
+class Destination:
+    """What one destination of a job holds after it: ``"unchanged"`` (it held the summary already),
+    ``"updated"`` (written) or ``"write-failed"`` (``error`` says why; the other destinations are written all
+    the same)."""
+
+    location: str
+    status: Literal["unchanged", "updated", "write-failed"]
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +80,7 @@ class JobResult:
     status
         ``"unchanged"``: the sink already held this fingerprint, nothing was computed or written.
         ``"updated"``: computed and written. ``"computed"``: computed, no sink given.
-        ``"write-failed"``: computed, but writing to the sink failed (see ``error``).
+        ``"write-failed"``: computed, but writing to a destination failed (see ``error`` and ``destinations``).
         ``"failed"``: the runs could not be read or summarized (only from :func:`summarize_after_sweep`;
         elsewhere that raises :class:`~boontrack.exceptions.BackendError` or
         :class:`~boontrack.exceptions.InputError`).
@@ -72,9 +90,9 @@ class JobResult:
     fingerprint
         The inputs' fingerprint (see :func:`fingerprint`).
     location
-        Where the result was written (the sink's location), "" without a sink.
+        Where the result was written (the sinks' locations, comma-separated), "" without a sink.
     error
-        One line describing what failed (no credentials), None when nothing failed.
+        What failed (no credentials), one sentence per failed destination; None when nothing failed.
     stored_summary
         With ``summarize_unchanged=True``, when unchanged: the summary the sink holds, as the JSON data of its
         ``summary.json`` (:meth:`Summary.to_dict <boontrack.analysis.Summary.to_dict>`), which
@@ -88,6 +106,8 @@ class JobResult:
     location: str
     error: str | None = None
     stored_summary: Mapping[str, Any] | None = None
+    #: Each destination's own outcome, in the order given (empty without a sink, or when the job failed).
+    destinations: tuple[Destination, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -111,7 +131,7 @@ def source_options(
     """
     if tracking_uri is not None and not (_TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
         raise InputError(
-            f"tracking_uri {redact(tracking_uri)!r} is neither a URI nor an existing directory "
+            f"{vocabulary.name('tracking_uri')} {redact(tracking_uri)!r} is neither a URI nor an existing directory "
             "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH, ./mlruns or databricks)"
         )
     named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group, "study": study}
@@ -119,7 +139,7 @@ def source_options(
     for key, value in (options or {}).items():
         key = key.replace("-", "_")
         if key in chosen:
-            raise InputError(f"source option {key!r} is given twice")
+            raise InputError(f"source option {vocabulary.name(key)} is given twice")
         chosen[key] = value
     return chosen
 
@@ -182,31 +202,90 @@ def change_token(
 
 
 def summary_key(source_identity: str, spec: Spec) -> str:
-    """32 hex digits naming the (source, spec) pair: where its summary lives, whatever the runs hold now."""
-    text = json.dumps({"source": source_identity, "spec": spec.to_dict()}, sort_keys=True)
+    """32 hex digits naming the (source, spec) pair: where its summary lives, whatever the runs hold now.
+
+    Who said the metric's direction (``Spec.direction_from``) changes the summary's text, not its place.
+    """
+    options = {key: value for key, value in spec.to_dict().items() if key != "direction_from"}
+    text = json.dumps({"source": source_identity, "spec": options}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def open_sink(source: Source, spec: Spec, *, out: str | Path | None = None, write_back: bool = False) -> Sink | None:
-    """The destination of a job: a :class:`~boontrack.files.DirectorySink`, the source's own sink, both, or
-    None."""
-    from boontrack.files import DirectorySink
+def resolve_direction(source: Source, spec: Spec) -> Spec:
+    """``spec`` with its metric's direction decided before any work (:meth:`Spec.resolve_direction`): the
+    source's own direction of ``val`` where it knows one (:meth:`Source.direction
+    <boontrack.backends.Source.direction>`, asked only while the spec has none), else the caller's, else by
+    the rule for names. A resolved spec is returned as it is."""
+    if spec.direction_from is not None:
+        return spec
+    return spec.resolve_direction(source.direction(spec.val.removeprefix("metrics.")))
 
-    sinks: list[Sink] = []
+
+def open_sinks(
+    source: Source,
+    spec: Spec,
+    *,
+    out: str | Path | None = None,
+    write_back: bool = False,
+    also: Mapping[str, Mapping[str, Any]] | None = None,
+    each_on_its_own: bool = False,
+) -> list[Sink]:
+    """The destinations of a job: a :class:`~boontrack.directory.DirectorySink` for ``out``, the source's own
+    sink (``write_back``), and a sink of another tracker for each ``"scheme:LOCATION"`` of ``also`` (with its
+    options, through that scheme's backend: :func:`~boontrack.backends.sink_at`). The summary key names each
+    tracker's sink, from the spec with its direction resolved.
+
+    A destination that cannot be opened raises, unless ``each_on_its_own``: it then stands in the list as a
+    sink whose every use raises that error, so that :func:`run_job` reports it as that destination's failure
+    and writes the others (a callback's destinations, after the sweep).
+    """
+    from boontrack.backends import sink_at
+    from boontrack.directory import DirectorySink
+
+    openers: list[tuple[str, Callable[[], Sink]]] = []
     if out is not None:
-        sinks.append(DirectorySink(out))
-    if write_back:
-        sinks.append(source.sink(summary_key(source.identity(), spec)))
-    if not sinks:
-        return None
-    return sinks[0] if len(sinks) == 1 else _SinkGroup(sinks)
+        openers.append((str(out), lambda: DirectorySink(out)))
+    if write_back or also:
+        key = summary_key(source.identity(), resolve_direction(source, spec))
+        if write_back:
+            openers.append((f"{source.describe()} (written back)", lambda: source.sink(key)))
+        for destination, options in (also or {}).items():
+            openers.append((destination, functools.partial(sink_at, destination, key, **options)))
+    sinks: list[Sink] = []
+    for location, opener in openers:
+        try:
+            sinks.append(opener())
+        except Exception as exc:
+            if not each_on_its_own:
+                raise
+            sinks.append(_Unopened(redact(location), exc))
+    return sinks
+
+
+class _Unopened(Sink):
+    """A destination that could not be opened: every use raises why, so that it fails on its own."""
+
+    def __init__(self, location: str, error: Exception) -> None:
+        self._location, self._error = location, error
+
+    def location(self) -> str:
+        return self._location
+
+    def read_fingerprint(self) -> str | None:
+        raise self._error
+
+    def write(self, outputs: SummaryOutputs) -> None:
+        raise self._error
+
+    def write_fingerprint(self, fingerprint: str) -> None:
+        raise self._error
 
 
 def run_job(
     source: Source,
     spec: Spec,
     *,
-    sink: Sink | None = None,
+    sink: Sink | Sequence[Sink] | None = None,
     prefix: str = DEFAULT_PREFIX,
     progress: bool = False,
     force: bool = False,
@@ -215,23 +294,28 @@ def run_job(
     plots: bool = True,
     threads: int | None = None,
 ) -> JobResult:
-    """Read the runs of ``source``, analyze them as ``spec`` says and write the result to ``sink``.
+    """Read the runs of ``source``, analyze them as ``spec`` says and write the result to each sink.
+
+    The runs are read once and analyzed once, whatever the number of destinations; each destination is
+    written only when it does not hold this summary yet, and a failure to write one is reported on its own
+    (warned, and in ``JobResult.destinations``) while the others are written all the same.
 
     Parameters
     ----------
     source, spec
-        Where the runs are, and what to compute.
+        Where the runs are, and what to compute. An unresolved direction is resolved first
+        (:func:`resolve_direction`).
     sink
-        Where to write; None computes only (status ``"computed"``).
+        Where to write: one sink or several (:func:`open_sinks`); None computes only (status ``"computed"``).
     prefix
         Metric-name prefix of the written summary (``boon/``).
     progress
         Show a progress bar during the analysis (for terminals).
     force
-        Recompute and write even when the sink holds the same fingerprint or change token.
+        Recompute and write even when the sinks hold the same fingerprint or change token.
     summarize_unchanged
-        When the sink is up to date, give its stored summary back (``JobResult.stored_summary``), or compute
-        the summary where the sink cannot give it back (nothing is written); for interactive use. A sink whose
+        When the sinks are up to date, give a stored summary back (``JobResult.stored_summary``), or compute
+        the summary where no sink can give it back (nothing is written); for interactive use. A sink whose
         stored summary is missing or damaged is written again.
     raise_on_write_error
         Raise a failed write instead of warning and reporting it in the result.
@@ -247,69 +331,122 @@ def run_job(
     Raises
     ------
     InputError
-        Bad data or spec (unknown column, text in a metric column, all runs dropped, ...). Nothing is written.
+        Bad data or spec (unknown column, text in a metric column, all runs dropped, a loss without a
+        direction, ...). Nothing is written.
     BackendError
         The source could not be read. Nothing is written.
     """
+    spec = resolve_direction(source, spec)
+    sinks = [sink] if isinstance(sink, Sink) else list(sink or ())
     # Asked before the runs are read: a change in between is then seen by the next run, never hidden.
-    token = _change_token_or_none(source, spec, prefix) if sink is not None else None
-    kept_token = _stored_change_token(sink) if token is not None and not force else None
-    if kept_token is not None and kept_token[0] == token and not summarize_unchanged:
-        return JobResult("unchanged", None, kept_token[1], sink.location())
+    token = _change_token_or_none(source, spec, prefix) if sinks else None
+    kept_tokens = [_stored_change_token(s) for s in sinks] if token is not None and not force else []
+    if kept_tokens and not summarize_unchanged and len(set(kept_tokens)) == 1:
+        kept = kept_tokens[0]
+        if kept is not None and kept[0] == token:
+            unchanged = tuple(Destination(s.location(), "unchanged") for s in sinks)
+            return JobResult("unchanged", None, kept[1], _locations(sinks), destinations=unchanged)
 
     from boontrack.analysis import analyze
     from boontrack.reports import group_names
     from boontrack.runtable import RunTable
 
-    request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.maximize, pick=spec.pick)
+    request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
     table = RunTable.from_frame(source.read(request), spec)
     group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix)
-    location = sink.location() if sink is not None else ""
 
-    stored, read_error = None, None
-    if sink is not None and not force:
+    stale: dict[int, Exception | None] = {}  # sink position -> why it cannot even be read (None: it can)
+    for position, each in enumerate(sinks):
         try:
-            stored = sink.read_fingerprint()
+            if force or each.read_fingerprint() != fp:
+                stale[position] = None
         except Exception as exc:  # a sink that cannot even be read cannot be written: report it as such
-            read_error = exc
-    unchanged = stored == fp
-    kept = None
-    if unchanged and summarize_unchanged:
-        try:
-            kept = sink.read_summary(fp)
-        except BackendError:  # the tracker did not answer this time: compute to show it, write nothing
-            kept = None
-        except Exception:  # up to date by its fingerprint, but the summary is lost: compute and write it again
-            unchanged = False
-    if unchanged and token is not None and kept_token != (token, fp):
-        _refresh_change_token(sink, token, fp)
-    if unchanged and (kept is not None or not summarize_unchanged):
-        return JobResult("unchanged", None, fp, location, stored_summary=kept)
+            stale[position] = exc
+    kept_summary = None
+    if not stale and summarize_unchanged:
+        kept_summary, damaged = _stored_summary(sinks, fp)
+        stale.update(dict.fromkeys(damaged))
+    if token is not None:
+        for position, each in enumerate(sinks):
+            if position not in stale and (kept_tokens[position] if kept_tokens else None) != (token, fp):
+                _refresh_change_token(each, token, fp)
+    if sinks and not stale and (kept_summary is not None or not summarize_unchanged):
+        unchanged = tuple(Destination(s.location(), "unchanged") for s in sinks)
+        return JobResult("unchanged", None, fp, _locations(sinks), stored_summary=kept_summary, destinations=unchanged)
 
     summary = analyze(table, spec, progress=progress, source=redact(source.describe()), threads=threads)
-    if sink is None:
-        return JobResult("computed", summary, fp, location)
-    if unchanged:
-        return JobResult("unchanged", summary, fp, location)
+    if not sinks:
+        return JobResult("computed", summary, fp, "")
+    if not stale:
+        unchanged = tuple(Destination(s.location(), "unchanged") for s in sinks)
+        return JobResult("unchanged", summary, fp, _locations(sinks), destinations=unchanged)
+    outcomes = _write_all(
+        sinks, stale, summary, fp, prefix=prefix, plots=plots, token=token, raise_on_error=raise_on_write_error
+    )
+    failures = [outcome.error for outcome in outcomes if outcome.error is not None]
+    status: Literal["updated", "write-failed"] = "write-failed" if failures else "updated"
+    # the locations after the writes: a sink may name a new run
+    return JobResult(status, summary, fp, _locations(sinks), "; ".join(failures) or None, destinations=outcomes)
+
+
+def after_sweep(
+    what: str,
+    job: Callable[[], T],
+    *,
+    raise_on_error: bool = False,
+    failed: Callable[[str], T] | None = None,
+) -> T:
+    """Run ``job``, work done for a finished sweep, under the one failure rule of callbacks and ``summarize_*``
+    functions: nothing that goes wrong raises into the user's script unless ``raise_on_error``.
+
+    The sweep is over (or the job it follows ran) when this runs. A tracker that cannot be read or written,
+    runs that cannot be summarized (none, a missing metric, too few for the budgets asked) and anything else
+    that fails are warned once (:class:`~boontrack.exceptions.WriteBackWarning`: "``what`` failed: reason",
+    without credentials) and ``failed(message)`` is returned: by default a :class:`JobResult` with status
+    ``"failed"`` and the message in ``error``. With ``raise_on_error`` the error is raised. A destination that
+    fails while others are written is ``job``'s own result (``"write-failed"``). Options are checked when the
+    callback or call is made, before this: they always raise.
+    """
     try:
-        if read_error is not None:
-            raise read_error
-        _write(sink, summary, fp, prefix=prefix, plots=plots, token=token)
+        return job()
     except Exception as exc:
-        if raise_on_write_error:
+        if raise_on_error:
             raise
-        message = f"writing the summary to {redact(location) or 'the sink'} failed: {describe_error(exc)}"
-        warnings.warn(message, WriteBackWarning, stacklevel=2)
-        return JobResult("write-failed", summary, fp, location, message)
-    return JobResult("updated", summary, fp, sink.location())  # after the write: it may name a new run
+        expected = isinstance(exc, (InputError, BackendError))
+        reason = " ".join(str(exc).split()) if expected else describe_error(exc)
+        message = redact(f"{what} failed: {reason}")
+        warnings.warn(message, WriteBackWarning, stacklevel=3)
+        if failed is not None:
+            return failed(message)
+        return JobResult("failed", None, "", "", message)  # type: ignore[return-value]
 
 
-def budgets(n: int | Sequence[int] | None) -> tuple[int, ...] | None:
-    """``Spec.n`` from one budget, several, or None (the default budgets), as the callbacks take them."""
-    if n is None:
-        return None
-    return tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
+def summarize_source(
+    source: Source,
+    spec: Spec,
+    *,
+    out: str | Path | None = None,
+    write_back: bool = True,
+    also: Mapping[str, Mapping[str, Any]] | None = None,
+    plots: bool = True,
+    summarize_unchanged: bool = False,
+    raise_on_write_error: bool = False,
+) -> JobResult:
+    """A callback's summary: the direction resolved, every destination opened (:func:`open_sinks`: ``out``, the
+    source's own sink when ``write_back``, the trackers of ``also``) and one :func:`run_job` for all of them:
+    the runs are read once and analyzed once. Raises what goes wrong; callbacks call it under
+    :func:`after_sweep`."""
+    resolved = resolve_direction(source, spec)
+    sinks = open_sinks(source, resolved, out=out, write_back=write_back, also=also, each_on_its_own=True)
+    return run_job(
+        source,
+        resolved,
+        sink=sinks,
+        plots=plots,
+        summarize_unchanged=summarize_unchanged,
+        raise_on_write_error=raise_on_write_error,
+    )
 
 
 def summarize_after_sweep(
@@ -319,38 +456,86 @@ def summarize_after_sweep(
     raise_on_error: bool = False,
     out: str | Path | None = None,
     write_back: bool = True,
+    also: Mapping[str, Mapping[str, Any]] | None = None,
     plots: bool = True,
 ) -> JobResult:
-    """The post-sweep callbacks' job: summarize ``source`` and write the result back beside its runs (and, with
-    ``out``, into that directory; ``write_back=False``: only there, see :func:`open_sink`).
+    """:func:`summarize_source` under the failure rule of :func:`after_sweep`: the summary of a finished sweep,
+    written back beside its runs (and into ``out``, and to the trackers of ``also``; ``write_back=False``: not
+    beside the runs), that never raises into the user's script unless ``raise_on_error``."""
 
-    The sweep is over when this runs, so nothing that goes wrong from here on crashes the user's script: a
-    tracker that cannot be read or written (:class:`~boontrack.exceptions.BackendError`) and anything about
-    the data (:class:`~boontrack.exceptions.InputError`: no runs, a missing metric, too few runs for the
-    budgets asked) is warned (:class:`~boontrack.exceptions.WriteBackWarning`) and returned (status
-    ``"failed"`` or ``"write-failed"``, the reason in ``error``), unless ``raise_on_error`` is True. An invalid
-    spec is a mistake in the call, found before anything is read: it always raises :class:`InputError`.
-    """
-    spec.check()
-    sink = None
-    try:
-        sink = open_sink(source, spec, out=out, write_back=write_back)  # may look the sweep up in the tracker
-        return run_job(source, spec, sink=sink, raise_on_write_error=raise_on_error, plots=plots)
-    except (BackendError, InputError) as exc:
-        if raise_on_error:
-            raise
-        message = redact(f"summarizing {source.describe()} failed: {exc}")
-        warnings.warn(message, WriteBackWarning, stacklevel=3)
-        return JobResult("failed", None, "", sink.location() if sink is not None else "", message)
+    def job() -> JobResult:
+        return summarize_source(
+            source, spec, out=out, write_back=write_back, also=also, plots=plots, raise_on_write_error=raise_on_error
+        )
+
+    return after_sweep(f"summarizing {source.describe()}", job, raise_on_error=raise_on_error)
 
 
-def _write(sink: Sink, summary: Summary, fp: str, *, prefix: str, plots: bool, token: str | None) -> None:
+def _locations(sinks: Sequence[Sink]) -> str:
+    return ", ".join(each.location() for each in sinks)
+
+
+def _stored_summary(sinks: Sequence[Sink], fp: str) -> tuple[Mapping[str, Any] | None, list[int]]:
+    """The stored summary of the first sink that gives one back, and the sinks whose summary is lost."""
+    damaged = []
+    for position, each in enumerate(sinks):
+        try:
+            kept = each.read_summary(fp)
+        except BackendError:  # the tracker did not answer this time: compute to show it, write nothing
+            continue
+        except Exception:  # up to date by its fingerprint, but the summary is lost: compute and write it again
+            damaged.append(position)
+            continue
+        if kept is not None:
+            return kept, damaged
+    return None, damaged
+
+
+def _write_all(
+    sinks: Sequence[Sink],
+    stale: Mapping[int, Exception | None],
+    summary: Summary,
+    fp: str,
+    *,
+    prefix: str,
+    plots: bool,
+    token: str | None,
+    raise_on_error: bool,
+) -> tuple[Destination, ...]:
+    """Render the summary once and write it to each stale sink, each failure apart from the others."""
     from boontrack.reports import render_outputs
 
-    sink.write(render_outputs(summary, prefix=prefix, plots=plots))
-    if token is not None:
-        sink.write_change_token(token, fp)  # published with the summary, by the fingerprint below
-    sink.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
+    outputs: SummaryOutputs | None = None
+    rendering_error: Exception | None = None
+    try:
+        outputs = render_outputs(summary, prefix=prefix, plots=plots)
+    except Exception as exc:
+        if raise_on_error:
+            raise
+        rendering_error = exc
+    done = []
+    for position, each in enumerate(sinks):
+        if position not in stale:
+            done.append(Destination(each.location(), "unchanged"))
+            continue
+        try:
+            problem = stale[position] or rendering_error
+            if problem is not None:
+                raise problem
+            assert outputs is not None
+            each.write(outputs)
+            if token is not None:
+                each.write_change_token(token, fp)  # published with the summary, by the fingerprint below
+            each.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
+        except Exception as exc:
+            if raise_on_error:
+                raise
+            message = f"writing the summary to {redact(each.location()) or 'the sink'} failed: {describe_error(exc)}"
+            warnings.warn(message, WriteBackWarning, stacklevel=4)
+            done.append(Destination(each.location(), "write-failed", message))
+        else:
+            done.append(Destination(each.location(), "updated"))
+    return tuple(done)
 
 
 def _change_token_or_none(source: Source, spec: Spec, prefix: str) -> str | None:
@@ -377,41 +562,3 @@ def _refresh_change_token(sink: Sink, token: str, fp: str) -> None:
         sink.write_change_token(token, fp)
     except Exception:  # noqa: BLE001 - the summary is right; only the next run's shortcut is lost
         pass
-
-
-class _SinkGroup(Sink):
-    """Several sinks written as one: up to date only when every one holds the fingerprint."""
-
-    def __init__(self, sinks: Sequence[Sink]) -> None:
-        self.sinks = tuple(sinks)
-
-    def read_fingerprint(self) -> str | None:
-        stored = {sink.read_fingerprint() for sink in self.sinks}
-        return stored.pop() if len(stored) == 1 else None
-
-    def write(self, outputs: SummaryOutputs) -> None:
-        for sink in self.sinks:
-            sink.write(outputs)
-
-    def write_fingerprint(self, fingerprint: str) -> None:
-        for sink in self.sinks:
-            sink.write_fingerprint(fingerprint)
-
-    def location(self) -> str:
-        return ", ".join(sink.location() for sink in self.sinks)
-
-    def read_change_token(self) -> tuple[str, str] | None:
-        stored = {sink.read_change_token() for sink in self.sinks}
-        return stored.pop() if len(stored) == 1 else None
-
-    def write_change_token(self, token: str, fingerprint: str) -> None:
-        for sink in self.sinks:
-            sink.write_change_token(token, fingerprint)
-
-    def read_summary(self, fingerprint: str) -> Mapping[str, Any] | None:
-        """The stored summary of the first sink that gives one back."""
-        for sink in self.sinks:
-            kept = sink.read_summary(fingerprint)
-            if kept is not None:
-                return kept
-        return None

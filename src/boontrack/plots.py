@@ -16,7 +16,7 @@ space), and are drawn once, straight to PNG by the Agg canvas with fast zlib com
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from boontrack.analysis import Summary
-    from boontrack.simulate import Study
 
 __all__ = ["figure_png", "plot_curves", "plot_distributions", "plot_study", "render_pngs", "x_scale"]
 
@@ -176,7 +175,10 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     colors = _colors(len(summary.groups))
     band_alpha = 0.18 if len(summary.groups) <= 4 else 0.08  # overlapping bands of many groups stay readable
     for g, color in zip(summary.groups, colors):
-        xs = g.curve.n if x == "n" else g.curve.time / unit_s
+        xs = g.curve.n
+        if x == "time":
+            assert g.curve.time is not None  # curves against time are drawn when every group has durations
+            xs = g.curve.time / unit_s
         _draw_band(ax, xs, g, color, band_alpha)
     xs_all = np.concatenate([g.curve.n if x == "n" else g.curve.time for g in summary.groups])
     _format_axes(ax, x=x_scale(xs_all), integer_x=x == "n")
@@ -244,8 +246,9 @@ def plot_distributions(summary: Summary) -> Figure:
     return figure
 
 
-def plot_study(result: Study) -> Figure:
-    """The study of :func:`boontrack.simulate.study`: the coverage of each interval method by budget against the
+def plot_study(result: Any) -> Figure:
+    """The study of :func:`boontrack.simulate.study` (a :class:`~boontrack.simulate.Study`, not imported here:
+    the simulation draws its figure with this module): the coverage of each interval method by budget against the
     nominal level (bars: two standard errors) and, when asked for, the runs-needed curves, side by side."""
     plans = [p for p in (result.width, result.power) if p is not None]
     figure = _new_figure((5.5 * (1 + len(plans)), 4.2))
@@ -279,7 +282,8 @@ def figure_png(figure: Figure, *, dpi: int = _DPI) -> bytes:
     buffer = io.BytesIO()
     figure.set_dpi(dpi)
     # zlib level 1: a few percent larger files than the default 6, encoded several times faster.
-    figure.canvas.print_png(buffer, pil_kwargs={"compress_level": 1})
+    canvas: Any = figure.canvas  # the Agg canvas of _new_figure, which prints PNG
+    canvas.print_png(buffer, pil_kwargs={"compress_level": 1})
     return buffer.getvalue()
 
 

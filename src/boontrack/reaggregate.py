@@ -12,14 +12,16 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
     write_back = true                     # the tracker the runs came from
     plots = false                         # no PNG plots (default true; they are most of a small job's cost)
 
-The other keys are the ``boontrack summarize`` options with underscores (``estimator``, ``minimize``,
-``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence``,
-``resamples``, ``ci_method``, ``seed``, ``pick``, ``prefix``) and the source options (``parent``,
-``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends). Relative file
-paths (in ``source`` and ``out``) are relative to the config file's directory. ``pick`` is spelled
-``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the default budgets 1, 5 and 10
-it has enough runs for (the others are named in its warnings); with ``n``, a group too small for it fails the
-job.
+The other keys are the fields of :class:`~boontrack.spec.Spec`, as in Python (``estimator``, ``maximize``,
+``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence_level``,
+``n_resamples``, ``ci_method``, ``seed``, ``pick``), ``prefix``, and the source options (``parent``,
+``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends); the
+command line's names of 0.2.0 (``minimize``, ``confidence``, ``resamples``) are accepted for one release with
+a DeprecationWarning. Relative file paths (in ``source`` and ``out``) are relative to the config file's
+directory. ``pick`` is spelled ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the
+default budgets 1, 5 and 10 it has enough runs for (the others are named in its warnings); with ``n``, a group
+too small for it fails the job. A job whose source never knows a metric's direction (a file, MLflow) and
+whose ``val`` is named like a loss without ``maximize`` makes the file invalid.
 
 A job may name a set of sweeps instead of one, with ``discover``: ``discover = true`` (every sweep of the
 source: the parent runs with children of an MLflow experiment, the sweeps of a W&B project) or a table of
@@ -34,7 +36,7 @@ The whole file is checked before any job runs. Each job then runs through :func:
 under a lock on its destination, so two copies started at once on one host wait for each other instead of
 computing twice. The lock is an optimisation, not what keeps results whole: ``flock`` does not reach other
 hosts (Kubernetes pods on other nodes; NFS may or may not pass it on), and writers that overlap anyway still
-end with one complete summary, because :class:`~boontrack.files.DirectorySink` publishes each summary,
+end with one complete summary, because :class:`~boontrack.directory.DirectorySink` publishes each summary,
 fingerprint included, in one swap and the last swap stays (and the MLflow sink keeps the newest complete
 summary of a key).
 
@@ -51,7 +53,6 @@ import collections
 import dataclasses
 import functools
 import heapq
-import inspect
 import signal
 import sys
 import tempfile
@@ -64,24 +65,30 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from boontrack import vocabulary
 from boontrack._redact import redact
 from boontrack._signals import STOPPING, signals_held
 from boontrack._workers import ProcessEngine
 from boontrack.backends import DEFAULT_PREFIX, available_backends, load_backend, open_source
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.pipeline import SOURCE_OPTIONS, change_token, open_sink, run_job, source_options, summary_key
+from boontrack.pipeline import (
+    SOURCE_OPTIONS,
+    change_token,
+    open_sinks,
+    resolve_direction,
+    run_job,
+    source_options,
+    summary_key,
+)
 from boontrack.runframe import seconds_from_environment
-from boontrack.spec import make_spec
+from boontrack.spec import Spec
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-if TYPE_CHECKING:
-    from boontrack.spec import Spec
 
 __all__ = [
     "DEFAULT_PER_SERVER",
@@ -95,8 +102,12 @@ __all__ = [
     "run_jobs",
 ]
 
-#: Keys of a job that make its spec: the keywords of make_spec, i.e. the ``boontrack summarize`` options.
-_SPEC_KEYS = frozenset(inspect.signature(make_spec).parameters)
+#: Keys of a job that make its spec: the options of Spec, and the config file's spellings of 0.2.0.
+_SPEC_KEYS = frozenset({f.name for f in dataclasses.fields(Spec) if f.name != "direction_from"}) | {
+    "minimize",
+    "confidence",
+    "resamples",
+}
 _JOB_KEYS = frozenset(
     ("name", "source", "out", "write_back", "plots", "prefix", "options", "discover", *SOURCE_OPTIONS)
 )
@@ -185,12 +196,11 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
         if not isinstance(value, (str, int, float, bool)):
             raise fail(f"option {key!r} must be a string, number or boolean, got a {type(value).__name__}")
 
-    spec_fields = {key: table[key] for key in _SPEC_KEYS & set(table)}
-    if isinstance(spec_fields.get("n"), int):
-        spec_fields["n"] = [spec_fields["n"]]
     try:
-        spec = make_spec(**spec_fields)
+        spec = Spec.from_keywords({key: table[key] for key in _SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
         chosen = source_options(**{key: table[key] for key in SOURCE_OPTIONS if key in table}, options=options)
+        if not _may_know_directions(table["source"]):
+            spec = spec.resolve_direction()  # a loss without a direction makes the file invalid, before any job
     except InputError as exc:
         raise fail(str(exc)) from None
     return Job(
@@ -204,6 +214,13 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
         source_options=chosen,
         discover=discover,
     )
+
+
+def _may_know_directions(source: str) -> bool:
+    """Whether the backend of ``source`` may know a metric's direction (:attr:`Backend.knows_directions
+    <boontrack.backends.Backend.knows_directions>`); a file never does."""
+    scheme, sep, _ = source.partition(":")
+    return bool(sep and scheme in available_backends() and load_backend(scheme).knows_directions)
 
 
 def _discover_options(table: dict[str, Any], fail: Callable[[str], InputError]) -> dict[str, Any] | None:
@@ -475,14 +492,14 @@ def _unchanged(job: Job) -> str | None:
     it only reads. A discovered sweep's token is the one found with it; a failure to tell is no failure here."""
     try:
         source = open_source(job.source, **job.source_options)
-        sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
-        if sink is None:
-            return None
-        token = change_token(source, job.spec, prefix=job.prefix, source_token=job.change_token)
-        stored = sink.read_change_token() if token is not None else None
+        spec = resolve_direction(source, job.spec)
+        sinks = open_sinks(source, spec, out=job.out, write_back=job.write_back)
+        token = change_token(source, spec, prefix=job.prefix, source_token=job.change_token) if sinks else None
+        stored = {sink.read_change_token() for sink in sinks} if token is not None else set()
     except Exception:  # noqa: BLE001 - the job itself reports what is wrong
         return None
-    return "unchanged" if stored is not None and stored[0] == token else None
+    (kept,) = stored if len(stored) == 1 else (None,)  # every destination holds the same summary and token
+    return "unchanged" if kept is not None and kept[0] == token else None
 
 
 class _Stop:
@@ -545,7 +562,8 @@ def run_job_line(
     job's share of the CPUs (None: all of them, for jobs run one at a time).
     """
     try:
-        return _run_locked(job, force=force, lock_timeout=lock_timeout, threads=threads), None
+        with vocabulary.speaking(vocabulary.CONFIG):  # messages name the job's keys as the config file writes them
+            return _run_locked(job, force=force, lock_timeout=lock_timeout, threads=threads), None
     except Exception as exc:
         return f"failed: {_one_line(exc)}", traceback.format_exc()
 
@@ -559,12 +577,11 @@ def _run_locked(job: Job, *, force: bool, lock_timeout: float, threads: int | No
     with _lock(_lock_path(job, source.identity()), timeout=lock_timeout) as acquired:
         if not acquired:
             return _LOCKED
-        sink = open_sink(source, job.spec, out=job.out, write_back=job.write_back)
+        spec = resolve_direction(source, job.spec)
+        sinks = open_sinks(source, spec, out=job.out, write_back=job.write_back)
         with warnings.catch_warnings():  # a failed write is the job's log line, not a second message
             warnings.simplefilter("ignore", WriteBackWarning)
-            result = run_job(
-                source, job.spec, sink=sink, prefix=job.prefix, force=force, plots=job.plots, threads=threads
-            )
+            result = run_job(source, spec, sink=sinks, prefix=job.prefix, force=force, plots=job.plots, threads=threads)
     if result.error:
         return f"failed: {result.error}"
     return result.status if result.status == "unchanged" else f"{result.status} ({result.location})"

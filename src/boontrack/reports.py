@@ -347,7 +347,7 @@ def _overview(summary: Summary) -> str:
     # The keys as the user named them (``model``, not the resolved ``params.model`` of a W&B config key).
     keys = spec.group_by or [short_name(column) for column in summary.group_by]
     grouping = f", grouped by {', '.join(map(markdown_literal, keys))}" if keys else ""
-    direction = "higher is better" if spec.maximize else "lower is better"
+    direction = spec.direction or ("higher is better" if spec.maximize is not False else "lower is better")
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
@@ -505,7 +505,7 @@ def to_markdown(summary: Summary) -> str:
     lines += ["## Boo_n per group", "", *_md_table(header, rows), "", _GAUSSIAN_NOTE, ""]
     lines += ["## Diagnostics", ""]
     for g in summary.groups:
-        lines += _group_lines(g, _scores(summary), spec.maximize)
+        lines += _group_lines(g, _scores(summary), spec.higher_is_better)
     ungrouped = [d for d in summary.dropped if d.group not in {g.label for g in summary.groups}]
     if ungrouped:
         lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
@@ -541,7 +541,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     ]
     lines = [
         f"{_printable(data['metric'])}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{data['runs']} runs, {len(data['dropped'])} dropped",
+        f"{data['runs']} runs, {len(data['dropped'])} dropped" + (f"; {spec.direction}" if spec.direction else ""),
         *_aligned([header, *rows]),
     ]
     if data["comparisons"]:
@@ -571,7 +571,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
             for label, g in left_out
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
-    lines += _terminal_footnotes(groups, spec.maximize)
+    lines += _terminal_footnotes(groups, spec.higher_is_better)
     warned = sum(len(g["warnings"]) for g in groups.values()) + sum(len(c["warnings"]) for c in data["comparisons"])
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
@@ -581,6 +581,7 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
 def _pair_doubts(summary: Summary | Mapping[str, Any], comparison: Any, n: int) -> list[str]:
     """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
     there. ``summary`` and ``comparison`` are the objects or their JSON data."""
+    groups: list[Mapping[int, Sequence[str]]]
     if isinstance(summary, Summary):
         groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
     else:
@@ -637,7 +638,7 @@ def _summary_data(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _spec(data: Mapping[str, Any]) -> Spec:
     """The :class:`Spec` of its JSON data (:meth:`Spec.to_dict`: tuples became lists)."""
-    return Spec(**{key: tuple(value) if isinstance(value, list) else value for key, value in data.items()})
+    return Spec.from_dict(data)
 
 
 def _intervals(data: Mapping[str, Mapping[str, Any]]) -> dict[int, IntervalEstimate]:
@@ -672,7 +673,7 @@ def _description(summary: Summary) -> str:
     )
     smallest = min(summary.groups, key=lambda g: g.runs)
     if smallest.unseen is not None:
-        unseen = _unseen_sentences(asdict(smallest.unseen), smallest.runs, spec.maximize)[0]
+        unseen = _unseen_sentences(asdict(smallest.unseen), smallest.runs, spec.higher_is_better)[0]
         who = f" ({markdown_literal(smallest.label)}, the smallest group)" if len(summary.groups) > 1 else ""
         footer = f"Not ruled out{who}: {unseen}. {footer}"
     lines.append(footer)

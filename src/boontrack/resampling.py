@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -68,9 +68,9 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
+from boontrack.choices import CI_METHODS, ESTIMATORS
 from boontrack.estimators import Estimator, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
-from boontrack.spec import CI_METHODS, ESTIMATORS
 
 __all__ = [
     "BootstrapResult",
@@ -436,8 +436,9 @@ def boo_n_ci(
     return _bootstrap_result(resampled, level, method, n_resamples)
 
 
-def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, str, str]:
-    return as_budget(m, "m"), as_choice(estimator, "estimator", ESTIMATORS), as_choice(method, "method", CI_METHODS)
+def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, Estimator, Method]:
+    checked_estimator = cast(Estimator, as_choice(estimator, "estimator", ESTIMATORS))
+    return as_budget(m, "m"), checked_estimator, cast(Method, as_choice(method, "method", CI_METHODS))
 
 
 def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized-u") -> np.ndarray:

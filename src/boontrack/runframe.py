@@ -8,8 +8,9 @@ does the rest, the same way for every tracker:
 - :func:`build_run_frame`: the run frame of :mod:`boontrack.backends` with one column typing (``run_id``,
   ``status`` and ``tags.*`` as ``str``, ``metrics.*`` as float64, ``created_at`` as UTC timestamps,
   ``duration_s`` as float seconds, ``params.*`` as logged);
-- :func:`pick_best_val_step` and :func:`apply_best_val_step`: the validation value at each run's best step and
-  the test value of the model at that step (``pick="best_val_step"``), one rule for every tracker;
+- :func:`pick_values`: each run's values as ``pick`` says, the one place the rule is applied (through
+  :func:`pick_best_val_step`: the validation value at each run's best step and the test value of the model at
+  that step), or refused where a source holds no per-step values;
 - :func:`is_summary_run`: boontrack's own summary runs, which are never inputs;
 - :func:`check_options`: a backend's source options, unknown ones refused;
 - :func:`write_artifacts`: artifact files written under a directory, paths that would leave it refused;
@@ -20,16 +21,21 @@ pandas and numpy are imported on first use: :mod:`boontrack.backends` imports th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
+from boontrack import vocabulary
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
+
+    #: What :func:`pick_values` takes as per-step points: metric name -> points (columns :data:`POINT_COLUMNS`),
+    #: or a function giving them (called only when the pick needs them).
+    Histories = Mapping[str, pd.DataFrame] | Callable[[], Mapping[str, pd.DataFrame]]
 
 __all__ = [
     "MetricRequest",
@@ -45,6 +51,7 @@ __all__ = [
     "check_options",
     "is_summary_run",
     "pick_best_val_step",
+    "pick_values",
     "seconds_from_environment",
     "write_artifacts",
 ]
@@ -75,13 +82,25 @@ class MetricRequest:
         ``"last"``: the value as the tracker reports it (the last logged one). ``"best_val_step"``: for runs
         that log per-epoch histories, ``val`` is the best value over the history and ``test`` the value of the
         model at that step (the pairing of the Boo_n paper), by the one rule of
-        :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``.
+        :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``. A
+        source gives each run's last values and, when :attr:`needs_history`, the per-step points to
+        :func:`pick_values`, which applies the pick.
     """
 
     val: str
     test: str | None = None
     maximize: bool = True
     pick: Literal["last", "best_val_step"] = "last"
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metric names asked for: ``val``, and ``test`` when there is one."""
+        return (self.val,) if self.test is None else (self.val, self.test)
+
+    @property
+    def needs_history(self) -> bool:
+        """Whether the pick needs the metrics' per-step points (:func:`pick_values`), which a source then reads."""
+        return self.pick == "best_val_step"
 
 
 def is_summary_run(tags: Mapping[str, Any]) -> bool:
@@ -99,8 +118,8 @@ def check_options(backend: str, options: Mapping[str, Any], known: Iterable[str]
     given = {name.replace("-", "_"): value for name, value in options.items() if value is not None}
     unknown = sorted(set(given) - set(known_names))
     if unknown:
-        listed = ", ".join(f"`{name}`" for name in unknown)
-        accepted = ", ".join(f"`{name}`" for name in known_names) or "none"
+        listed = ", ".join(vocabulary.name(name) for name in unknown)
+        accepted = ", ".join(vocabulary.name(name) for name in known_names) or "none"
         raise InputError(f"unknown option(s) for {backend} sources: {listed} (known: {accepted})")
     return given
 
@@ -279,6 +298,60 @@ def _column(frame: pd.DataFrame, name: str) -> np.ndarray:
     return np.asarray(frame[name].to_numpy(dtype=object), dtype=object)
 
 
+def pick_values(
+    frame: pd.DataFrame,
+    request: MetricRequest,
+    histories: Histories | None,
+    *,
+    source: str = "this source",
+    hint: str = "",
+    columns: tuple[str, str | None] | None = None,
+) -> pd.DataFrame:
+    """``frame`` (each run's last values) with the values ``request.pick`` asks for: the one place a pick is made.
+
+    ``pick="last"``: the frame as it is. ``pick="best_val_step"``: the values at each run's best validation
+    step, by :func:`pick_best_val_step` on ``histories`` (metric name -> its points; a metric without points,
+    or a run without any, keeps its last value, as a run that logged once has nothing to pick from).
+
+    Parameters
+    ----------
+    histories
+        The per-step points, or a function giving them (read only when the pick needs them); None: ``source``
+        holds one value per run and metric, and ``pick="best_val_step"`` is refused (:class:`InputError`)
+        rather than answered with last values.
+    source, hint
+        What holds the runs, and where the per-step values would be, for that message.
+    columns
+        The frame's columns of ``val`` and ``test`` (default ``metrics.<val>``, ``metrics.<test>``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame; ``frame`` is not modified.
+    """
+    import pandas as pd
+
+    if not request.needs_history:
+        return frame
+    if histories is None:
+        raise InputError(
+            f"{vocabulary.setting('pick', 'best_val_step')} takes each run's values at its best validation step, "
+            f"and {source} holds one value per run and metric{hint}: summarize with "
+            f"{vocabulary.setting('pick', 'last')}"
+        )
+    points = histories() if callable(histories) else histories
+    empty = pd.DataFrame({name: pd.Series(dtype=object) for name in POINT_COLUMNS})
+
+    def of(metric: str) -> pd.DataFrame:
+        found = points.get(metric)
+        return empty if found is None else found
+
+    picked = pick_best_val_step(
+        of(request.val), of(request.test) if request.test is not None else None, maximize=request.maximize
+    )
+    return apply_best_val_step(frame, picked, request, columns=columns)
+
+
 def pick_best_val_step(
     val_points: pd.DataFrame, test_points: pd.DataFrame | None = None, *, maximize: bool = True
 ) -> pd.DataFrame:
@@ -379,20 +452,30 @@ def _last_per_step(codes: np.ndarray, points: pd.DataFrame) -> tuple[np.ndarray,
     return code[last], step[last], value[last]
 
 
-def apply_best_val_step(frame: pd.DataFrame, picked: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
-    """``frame`` with ``metrics.<val>`` (and ``metrics.<test>``) replaced by :func:`pick_best_val_step`'s values.
+def apply_best_val_step(
+    frame: pd.DataFrame,
+    picked: pd.DataFrame,
+    request: MetricRequest,
+    *,
+    columns: tuple[str, str | None] | None = None,
+) -> pd.DataFrame:
+    """``frame`` with ``metrics.<val>`` (and ``metrics.<test>``; or ``columns``) replaced by
+    :func:`pick_best_val_step`'s values.
 
     Runs without validation points keep their last values (the fallback of ``pick="best_val_step"``); runs
     without any test point keep their last test value.
     """
-
+    val_column, test_column = columns or (
+        f"metrics.{request.val}",
+        None if request.test is None else f"metrics.{request.test}",
+    )
     out = frame.copy()
     ids = out["run_id"].astype(str)
     picked_here = ids.isin(picked.index).to_numpy()
-    _replace(out, f"metrics.{request.val}", picked_here, ids.map(picked["val"]))
-    if request.test is not None:
+    _replace(out, val_column, picked_here, ids.map(picked["val"]))
+    if test_column is not None:
         with_test = ids.isin(picked.index[picked["test_logged"].to_numpy(dtype=bool)]).to_numpy()
-        _replace(out, f"metrics.{request.test}", with_test, ids.map(picked["test"]))
+        _replace(out, test_column, with_test, ids.map(picked["test"]))
     return out
 
 

@@ -30,7 +30,7 @@ from boontrack.exceptions import InputError
 if TYPE_CHECKING:
     from boontrack.spec import Spec
 
-__all__ = ["DroppedRun", "RunTable"]
+__all__ = ["DroppedRun", "RunTable", "resolve_column"]
 
 #: Columns of :attr:`RunTable.runs` computed by boontrack; original columns of the same name are replaced
 #: (``seed`` only when a seed column is given: otherwise the frame's own ``seed`` column, if any, is kept).
@@ -147,11 +147,11 @@ class RunTable:
             )
         frame.columns = columns
 
-        val_column = _resolve(columns, spec.val, "metric")
-        test_column = _resolve(columns, spec.test, "metric") if spec.test is not None else None
-        seed_column = _resolve(columns, spec.seed_column, "param") if spec.seed_column is not None else None
+        val_column = resolve_column(columns, spec.val, "metric")
+        test_column = resolve_column(columns, spec.test, "metric") if spec.test is not None else None
+        seed_column = resolve_column(columns, spec.seed_column, "param") if spec.seed_column is not None else None
         if spec.duration is not None:
-            duration_column: str | None = _resolve(columns, spec.duration, "metric")
+            duration_column: str | None = resolve_column(columns, spec.duration, "metric")
         else:
             duration_column = "duration_s" if "duration_s" in columns else None
 
@@ -181,7 +181,7 @@ class RunTable:
         if spec.group_by is None:
             group_by = _default_group_by(frame.loc[kept], columns, seed_column)
         else:
-            group_by = tuple(_resolve(columns, name, "param") for name in spec.group_by)
+            group_by = tuple(resolve_column(columns, name, "param") for name in spec.group_by)
         labels, order_keys = _group_labels(frame, group_by)
 
         canonical = pd.DataFrame({"run_id": run_ids, "group": labels, "val": val, "test": test})
@@ -219,7 +219,7 @@ class RunTable:
         return self._all_runs.copy()
 
 
-def _resolve(columns: Sequence[str], name: str, kind: str) -> str:
+def resolve_column(columns: Sequence[str], name: str, kind: str) -> str:
     """The column that ``name`` refers to: exact, else with the prefixes of ``kind`` ("metric" or "param")."""
     prefixes = ("metrics.", "tags.") if kind == "metric" else ("params.", "tags.")
     candidates = [name, *(prefix + name for prefix in prefixes)]
@@ -283,7 +283,7 @@ def _numeric_column(
             f"column {column!r} must hold numbers; run {run_ids[i]!r} has {cells.iloc[i]!r}"
             + (f" ({bad.size} such cells)" if bad.size > 1 else "")
         )
-    texts = np.where(not_numbers, cells.to_numpy(dtype=object), None).astype(object) if bad.size else no_text
+    texts = np.asarray(np.where(not_numbers, cells.to_numpy(dtype=object), None), dtype=object) if bad.size else no_text
     return numbers.to_numpy(dtype=np.float64, na_value=np.nan), texts
 
 

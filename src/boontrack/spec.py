@@ -1,38 +1,44 @@
-"""What to compute: the :class:`Spec`, the values its options take, and its one validation.
+"""What to compute: the :class:`Spec`, checked once when it is built, and the metric's direction.
 
 This module imports nothing heavy, so the command line builds its option choices from it at start-up.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from boontrack import vocabulary
+from boontrack.choices import (
+    CI_METHODS,
+    COMPARE_MODES,
+    CORRECTIONS,
+    DEFAULT_BUDGETS,
+    DEFAULT_CI_METHOD,
+    ESTIMATORS,
+    PICK_SPELLINGS,
+    PICKS,
+)
 from boontrack.exceptions import InputError
 
 __all__ = [
     "CI_METHODS",
     "COMPARE_MODES",
-    "DEFAULT_CI_METHOD",
     "CORRECTIONS",
     "DEFAULT_BUDGETS",
+    "DEFAULT_CI_METHOD",
     "ESTIMATORS",
+    "LOSS_WORDS",
     "PICKS",
+    "Direction",
     "Spec",
+    "loss_word",
 ]
-
-ESTIMATORS = ("V", "U", "W")
-COMPARE_MODES = ("baseline", "all-pairs")
-CORRECTIONS = ("holm", "bh")
-CI_METHODS = ("studentized-u", "studentized", "percentile", "bca", "smoothed")
-#: The interval method of every summary and function unless another is asked for.
-DEFAULT_CI_METHOD = CI_METHODS[0]
-PICKS = ("last", "best_val_step")
-#: The budgets reported when none are asked for, each where a group has enough runs for it.
-DEFAULT_BUDGETS = (1, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,9 @@ class Spec:
     #: Budgets of Boo_n; None: :data:`DEFAULT_BUDGETS`, each where a group has enough runs for it.
     n: tuple[int, ...] | None = None
     estimator: Literal["V", "U", "W"] = "V"
-    maximize: bool = True
+    #: True: higher is better; False: lower is better (losses, errors); None: not said. An unsaid direction is
+    #: resolved before any work (:meth:`resolve_direction`): from the source where it knows it, else by default.
+    maximize: bool | None = None
     #: None: group by every ``params.*`` column except the seed when a seed column is known, else one group.
     group_by: tuple[str, ...] | None = None
     seed_column: str | None = None
@@ -77,10 +85,110 @@ class Spec:
     #: computed on a scale where they lie at infinity); None: [0, 1] for a group whose test scores all lie in it,
     #: else none. ``(None, None)`` declares the scores unbounded.
     bounds: tuple[float | None, float | None] | None = None
+    #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
+    #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
+    direction_from: str | None = None
+
+    def __post_init__(self) -> None:
+        """Normalize the values callers spell in several ways, then check every field, once: a bad one is an
+        :class:`InputError` naming the option as the caller typed it (see :mod:`boontrack.vocabulary`)."""
+        for f in fields(self):
+            given = getattr(self, f.name)
+            value = _NORMALIZE.get(f.name, _as_given)(given)
+            object.__setattr__(self, f.name, value)
+            problem = _PROBLEMS[f.name](value)
+            if problem:
+                raise InputError(f"{vocabulary.name(f.name)} {problem}, got {given!r}")
+        if self.direction_from is not None and self.maximize is None:
+            raise InputError("direction_from is set by resolve_direction, with maximize")
+
+    @classmethod
+    def from_keywords(
+        cls,
+        keywords: Mapping[str, Any],
+        *,
+        spoken: vocabulary.Vocabulary = vocabulary.PYTHON,
+        defaults: Mapping[str, Any] | None = None,
+    ) -> Spec:
+        """A spec from the keywords of a callback, a config file's job or a Hydra config, as ``spoken`` writes them.
+
+        The keywords are the fields' names; earlier spellings (``minimize``, ``resamples``, ``confidence``, ...;
+        see :data:`boontrack.vocabulary.DEPRECATED`) are accepted with a :class:`DeprecationWarning`. A bad value
+        or an unknown keyword is an :class:`InputError` naming it as the caller typed it. ``defaults``: the
+        caller's own defaults of keywords that always arrive (a callback's signature), so that an earlier
+        spelling in ``**spec_options`` is not taken for a second value.
+        """
+        modern, typed = vocabulary.modernize(keywords, defaults=defaults)
+        with vocabulary.speaking(spoken.knowing(typed)):
+            unknown = sorted(set(modern) - set(_OPTIONS))
+            if unknown:
+                known = ", ".join(vocabulary.name(option) for option in _OPTIONS)
+                raise InputError(f"unknown option {vocabulary.name(unknown[0])} (known: {known})")
+            return cls(**modern)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Spec:
+        """The spec of :meth:`to_dict`'s data (a stored ``summary.json``), its direction as it was resolved; fields
+        a summary of an earlier version did not store take their defaults."""
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {
+            key: tuple(v) if isinstance(v, list) else v for key, v in data.items() if key in known
+        }
+        return cls(**values)
+
+    @property
+    def higher_is_better(self) -> bool:
+        """``maximize`` once decided (:meth:`resolve_direction`); ValueError before, where no work may start."""
+        if self.maximize is None:
+            raise ValueError("the spec's direction is not decided yet: resolve_direction() first")
+        return self.maximize
+
+    def resolve_direction(self, known: Direction | None = None) -> Spec:
+        """This spec with its direction decided, before any work: ``known`` (the source's own direction of
+        ``val``) where there is one, else the caller's ``maximize``, else higher is better, except for a metric
+        whose name says it is a loss or an error (:func:`loss_word`).
+
+        Raises :class:`InputError` when the caller's direction contradicts the source's, and when a loss-like
+        metric has no direction: it names the setting to add, as the caller writes it. A resolved spec is
+        returned as it is.
+        """
+        if self.direction_from is not None:
+            return self
+        if known is not None:
+            if self.maximize is not None and self.maximize != known.maximize:
+                verb = "maximizes" if known.maximize else "minimizes"
+                raise InputError(
+                    f"{known.said_by} {verb} {self.val!r}, but {vocabulary.setting('maximize', self.maximize)} says "
+                    "the opposite: leave the direction out"
+                )
+            return dataclasses.replace(self, maximize=known.maximize, direction_from=known.said_by)
+        if self.maximize is not None:
+            return dataclasses.replace(self, direction_from="caller")
+        word = loss_word(self.val)
+        if word is not None:
+            raise InputError(
+                f"{self.val!r} looks like a loss or an error ({word!r} in its name) and nothing says which way is "
+                f"better: add {vocabulary.setting('maximize', False)} (or {vocabulary.setting('maximize', True)} "
+                "if higher is better)"
+            )
+        return dataclasses.replace(self, maximize=True, direction_from="default")
+
+    @property
+    def direction(self) -> str:
+        """Which way is better and who said so, as the summary states it (``"lower is better, said by the
+        Optuna study 'cnn'"``); ``""`` before :meth:`resolve_direction`."""
+        if self.direction_from is None:
+            return ""
+        better = "higher is better" if self.maximize else "lower is better"
+        if self.direction_from == "caller":
+            return f"{better}, as asked"
+        if self.direction_from == "default":
+            return f"{better} by default: nothing said which way, and {self.val!r} does not name a loss or an error"
+        return f"{better}, said by {self.direction_from}"
 
     @property
     def budgets(self) -> tuple[int, ...]:
@@ -114,19 +222,6 @@ class Spec:
         """The name of the reported metric: the test metric, else the validation metric (no ``metrics.``)."""
         name = self.test if self.test is not None else self.val
         return name.removeprefix("metrics.")
-
-    def check(self, names: Mapping[str, str] | None = None) -> Spec:
-        """This spec if every field is valid, else :class:`InputError` naming the first invalid one.
-
-        ``names`` says what to call a field in the message (the command line says ``resamples`` where the
-        spec says ``n_resamples``); by default a field is called by its own name.
-        """
-        for f in fields(self):
-            problem = _PROBLEMS[f.name](getattr(self, f.name))
-            if problem:
-                name = (names or {}).get(f.name, f.name)
-                raise InputError(f"{name} {problem}, got {getattr(self, f.name)!r}")
-        return self
 
 
 def _is_int(value: Any) -> bool:
@@ -179,7 +274,7 @@ _PROBLEMS = {
     "test": _optional_text,
     "n": _budgets,
     "estimator": _choice(ESTIMATORS),
-    "maximize": lambda v: None if isinstance(v, bool) else "must be true or false",
+    "maximize": lambda v: None if v is None or isinstance(v, bool) else "must be true or false",
     "group_by": _group_by,
     "seed_column": _optional_text,
     "baseline": _optional_text,
@@ -187,7 +282,7 @@ _PROBLEMS = {
     "correction": _choice(CORRECTIONS),
     "confidence_level": lambda v: (
         None
-        if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < v < 1
+        if isinstance(v, numbers.Real) and not isinstance(v, bool) and 0 < float(v) < 1
         else "must be a number between 0 and 1"
     ),
     "n_resamples": lambda v: None if _is_int(v) and v >= 1 else "must be an integer >= 1",
@@ -196,74 +291,72 @@ _PROBLEMS = {
     "pick": _choice(PICKS),
     "duration": _optional_text,
     "bounds": _bounds,
+    "direction_from": _optional_text,
 }
 
 
-#: Spellings of ``pick`` accepted by the command line and the config file -> Spec spelling.
-PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
+def _as_given(value: Any) -> Any:
+    return value
 
 
-def make_spec(
-    *,
-    val: str,
-    test: str | None = None,
-    n: Sequence[int] | None = None,
-    estimator: str = "V",
-    minimize: bool = False,
-    group_by: Sequence[str] | None = None,
-    seed_column: str | None = None,
-    duration: str | None = None,
-    baseline: str | None = None,
-    compare: str = "baseline",
-    correction: str = "holm",
-    confidence: float = 0.95,
-    resamples: int = 9999,
-    ci_method: str = DEFAULT_CI_METHOD,
-    seed: int = 0,
-    pick: str = "last",
-    bounds: Sequence[float | None] | None = None,
-) -> Spec:
-    """A :class:`~boontrack.spec.Spec` from the option names of the command line and the config file.
-
-    The keywords are the ``boontrack summarize`` options (dashes as underscores) and the keys of a
-    ``[[jobs]]`` table. :meth:`Spec.check <boontrack.spec.Spec.check>` validates every value, and a bad one
-    raises :class:`InputError` naming the option as the user wrote it. ``n=None`` (not given): the default
-    budgets, each where a group has enough runs (see :meth:`Spec.budgets_for`).
-    """
-    spec = Spec(
-        val=val,
-        test=test,
-        n=tuple(n) if isinstance(n, list) else n,
-        estimator=estimator,
-        # a non-boolean stays as it is, so that the check reports it (``not "yes"`` would be a silent False)
-        maximize=not minimize if isinstance(minimize, bool) else minimize,
-        group_by=tuple(group_by) if isinstance(group_by, list) else group_by,
-        seed_column=seed_column,
-        duration=duration,
-        baseline=baseline,
-        compare=compare,
-        correction=correction,
-        confidence_level=confidence,
-        n_resamples=resamples,
-        ci_method=ci_method,
-        seed=seed,
-        pick=PICK_SPELLINGS.get(pick, pick),
-        bounds=_open_sides(bounds),
-    )
-    return spec.check(names=OPTION_NAMES)
+def _sequence(value: Any) -> Any:
+    """A list, tuple or other sequence (a YAML list arrives as omegaconf's ListConfig) as a tuple; a single
+    text or number as a tuple of one; anything else as given, for the check to report."""
+    if isinstance(value, (str, numbers.Integral)):
+        return (value,)
+    if isinstance(value, Sequence) or (hasattr(value, "__iter__") and not isinstance(value, (Mapping, bytes))):
+        return tuple(value)
+    return value
 
 
 def _open_sides(bounds: Any) -> Any:
-    """Bounds as a tuple, an infinite side (``inf`` on the command line) as None; anything else as it is, for the
-    check to report."""
-    if not isinstance(bounds, (list, tuple)):
+    """Bounds as a tuple, an infinite side (``inf`` on the command line and in TOML) as None; anything else as it
+    is, for the check to report."""
+    if isinstance(bounds, str) or not isinstance(bounds, Sequence):
         return bounds
     return tuple(None if isinstance(end, float) and math.isinf(end) else end for end in bounds)
 
 
-#: Spec fields whose command-line and config name differs (spec field -> option name).
-OPTION_NAMES = {
-    "maximize": "minimize",
-    "confidence_level": "confidence",
-    "n_resamples": "resamples",
-}
+def _pick(value: Any) -> Any:
+    return PICK_SPELLINGS.get(value, value) if isinstance(value, str) else value
+
+
+#: How the values callers spell in several ways become the field's one type.
+_NORMALIZE = {"n": _sequence, "group_by": _sequence, "pick": _pick, "bounds": _open_sides}
+
+
+#: The options of a spec: its fields but ``direction_from``, which :meth:`Spec.resolve_direction` sets.
+_OPTIONS = tuple(f.name for f in fields(Spec) if f.name != "direction_from")
+
+
+@dataclass(frozen=True)
+class Direction:
+    """Which way a metric is better, as a source knows it (:meth:`boontrack.backends.Source.direction`)."""
+
+    maximize: bool
+    #: Who says so, read after "said by": ``"the Optuna study 'cnn'"``, ``"the metric.goal of W&B sweep abc"``.
+    said_by: str
+
+
+#: Word parts of a metric's name that say lower is better: losses, errors and their usual abbreviations.
+LOSS_WORDS = frozenset(
+    {
+        "loss", "losses", "logloss", "error", "errors", "err", "errs", "perplexity", "ppl", "nll", "xent",
+        "crossentropy", "ce", "mse", "mae", "rmse", "msle", "rmsle", "mape", "smape", "wer", "cer", "ter",
+        "bpc", "bpd", "bpb", "fid", "regret",
+    }
+)  # fmt: skip
+#: A name's word parts: runs of letters split at case changes (``valLoss``, ``MSELoss``), and runs of digits.
+_WORD_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def loss_word(metric: str) -> str | None:
+    """The word part of ``metric`` that says it is a loss or an error (:data:`LOSS_WORDS`), or None.
+
+    Only whole word parts count: ``val_loss``, ``eval/perplexity``, ``test_error_rate`` and ``valMSE`` are
+    losses, ``terrain_acc`` is not.
+
+    >>> loss_word("eval/perplexity"), loss_word("test_error_rate"), loss_word("terrain_acc")
+    ('perplexity', 'error', None)
+    """
+    return next((part.lower() for part in _WORD_PARTS.findall(metric) if part.lower() in LOSS_WORDS), None)

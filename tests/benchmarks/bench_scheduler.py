@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 from boontrack import reaggregate
 from boontrack.reaggregate import Job, run_jobs
-from boontrack.spec import make_spec
+from boontrack.spec import Spec
 
 
 class NullEngine:
@@ -46,7 +46,7 @@ def main() -> None:
     options = parser.parse_args()
     if hasattr(reaggregate, "_unchanged"):
         reaggregate._unchanged = lambda job: None  # the scheduler only
-    spec = make_spec(val="val_acc", n=[1])
+    spec = Spec(val="val_acc", n=(1,), maximize=True)
     jobs = [
         Job(
             name=f"job-{i}",

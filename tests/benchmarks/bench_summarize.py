@@ -129,7 +129,7 @@ def main() -> None:
             config = tmp_path / "boontrack.toml"
             config.write_text(
                 f'[[jobs]]\nname = "bench"\nsource = "{table}"\nval = "val_acc"\ntest = "test_acc"\n'
-                f'group_by = ["model"]\nn = [{BUDGETS}]\nresamples = {options.resamples}\nout = "{out}"\n'
+                f'group_by = ["model"]\nn = [{BUDGETS}]\nn_resamples = {options.resamples}\nout = "{out}"\n'
             )
             wall, peak, unchanged, cpu = boontrack("reaggregate", "--config", str(config))
             assert unchanged.stdout.strip() == "bench: unchanged", unchanged.stdout

@@ -1,62 +1,87 @@
-"""One fixture per source of runs: each logs :data:`sweep.SWEEP` for real and returns ``open(pick) -> Source``.
+"""One fixture per source of runs: each logs :data:`sweep.SWEEP` for real and returns a :class:`Logged`.
 
-A new integration joins the conformance suite by adding one session fixture here that logs the sweep to it and
-returns such an ``open`` function, and its name to :data:`SOURCES`. The tracker fixtures (a real ``mlflow
-server``, the isolated wandb settings) are the session fixtures of ``tests/conftest.py``, shared with the
-integration tests.
+A new integration joins the conformance suite by adding one session fixture here, ``source_<name>``, that logs the
+sweep to it and returns ``Logged(open, profile)`` (``open(pick) -> Source``; the profile says, by hand, what the
+source cannot hold), and its name to :data:`SOURCES`. The tracker fixtures (a real ``mlflow server``, the isolated
+wandb settings, a local Ray) are the session fixtures of ``tests/conftest.py``, shared with the integration tests.
 """
 
 from __future__ import annotations
 
 import contextlib
 import csv
+import json
 import math
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from boontrack.backends import Source, open_source
 
-from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
+from conformance import memory_backend
+from conformance.sweep import ENDED, FULL, HYDRA, OPTUNA, STEP_FILE, SWEEP, TEST, VAL, Profile
 from offline_files import cut_before_last_record, finish_offline_runs
+from plugins import installed
 
-#: Source fixtures the suite runs against, each named ``source_<name>``.
-SOURCES = ("csv", "mlflow_sqlite", "mlflow_sqlite_client", "mlflow_server", "wandb_offline", "wandb_double")
+#: Source fixtures the suite runs against, each named ``source_<name>``: every built-in backend, and a
+#: third-party one written against boontrack.integration alone.
+SOURCES = (
+    "csv",
+    "mlflow_sqlite",
+    "mlflow_sqlite_client",
+    "mlflow_server",
+    "wandb_offline",
+    "wandb_double",
+    "optuna",
+    "ray_tune",
+    "hydra",
+    "memory",
+)
 
 Opener = Callable[[str], Source]
+TESTS = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Logged:
+    """The sweep as one source holds it: ``open(pick)`` gives the source, ``profile`` what it must give back."""
+
+    open: Opener
+    profile: Profile
 
 
 @pytest.fixture(params=SOURCES)
-def open_sweep(request) -> Opener:
-    """``open(pick) -> Source`` of the sweep as one source logged it (the suite runs once per source)."""
+def logged(request) -> Logged:
+    """The sweep as one source logged it (the suite runs once per source)."""
     return request.getfixturevalue(f"source_{request.param}")
 
 
-# -- CSV export ----------------------------------------------------------------------------------------------
+# -- A file: one row per run and step, as a tracker's history is exported ---------------------------------------
 @pytest.fixture(scope="session")
-def source_csv(tmp_path_factory) -> Opener:
-    """The sweep as a CSV export holds it: one row per run with the picked values, written from the expectation
-    (a file has no histories, so each pick is its own export)."""
-    directory = tmp_path_factory.mktemp("csv")
-    for pick, (kept, dropped) in EXPECTED.items():
-        with open(directory / f"{pick}.csv", "w", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["run_id", "status", "params.model", "params.seed", f"metrics.{VAL}", f"metrics.{TEST}"])
-            for run in SWEEP:
-                val, test = kept[run.key] if run.key in kept else _values_of_dropped(dropped[run.key])
-                writer.writerow([f"{run.model}-{run.seed}", run.status, run.model, run.seed, _cell(val), _cell(test)])
-    return lambda pick: open_source(str(directory / f"{pick}.csv"))
+def source_csv(tmp_path_factory) -> Logged:
+    """Each logged row of each run as a row of a CSV file (``run_id``, ``step``, the status and params repeated);
+    a metric not logged at a step, or logged as NaN, is an empty cell."""
+    path = tmp_path_factory.mktemp("csv") / "sweep.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["run_id", "step", "status", "params.model", "params.seed", f"metrics.{VAL}", f"metrics.{TEST}"]
+        )
+        for run in SWEEP:
+            for step, row in enumerate(run.rows):
+                cells = [_cell(row.get(VAL)), _cell(row.get(TEST))]
+                writer.writerow([f"{run.model}-{run.seed}", step, run.status, run.model, run.seed, *cells])
+    return Logged(lambda pick: open_source(str(path)), STEP_FILE)
 
 
-def _values_of_dropped(reason: str) -> tuple[float, float]:
-    """What a dropped run shows in an export: a missing value for the metric it is dropped for, else any."""
-    return (math.nan, 0.5) if VAL in reason else (0.5, math.nan) if TEST in reason else (0.5, 0.5)
-
-
-def _cell(value: float) -> str:
-    return "" if math.isnan(value) else repr(value)
+def _cell(value: float | None) -> str:
+    return "" if value is None or math.isnan(value) else repr(value)
 
 
 # -- MLflow --------------------------------------------------------------------------------------------------
@@ -71,7 +96,7 @@ def _mlflow_sqlite_sweep(_mlflow_sqlite_path, _mlflow_quiet) -> Opener:
 
 
 @pytest.fixture(scope="session")
-def source_mlflow_sqlite(_mlflow_sqlite_sweep, _mlflow_sqlite_path) -> Opener:
+def source_mlflow_sqlite(_mlflow_sqlite_sweep, _mlflow_sqlite_path) -> Logged:
     """The sqlite store read by SQL: the default for a database URI whose schema revision is known."""
     import sqlite3
 
@@ -79,18 +104,18 @@ def source_mlflow_sqlite(_mlflow_sqlite_sweep, _mlflow_sqlite_path) -> Opener:
 
     with contextlib.closing(sqlite3.connect(_mlflow_sqlite_path)) as store:
         assert store.execute("SELECT version_num FROM alembic_version").fetchone()[0] in KNOWN_REVISIONS
-    return _mlflow_sqlite_sweep
+    return Logged(_mlflow_sqlite_sweep, FULL)
 
 
 @pytest.fixture(scope="session")
-def source_mlflow_sqlite_client(_mlflow_sqlite_sweep) -> Opener:
+def source_mlflow_sqlite_client(_mlflow_sqlite_sweep) -> Logged:
     """The same store read through MlflowClient."""
-    return lambda pick: _mlflow_sqlite_sweep(pick, read_path="client")
+    return Logged(lambda pick: _mlflow_sqlite_sweep(pick, read_path="client"), FULL)
 
 
 @pytest.fixture(scope="session")
-def source_mlflow_server(mlflow_server, _mlflow_quiet) -> Opener:
-    return _log_to_mlflow(mlflow_server)
+def source_mlflow_server(mlflow_server, _mlflow_quiet) -> Logged:
+    return Logged(_log_to_mlflow(mlflow_server), FULL)
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +152,7 @@ def _log_to_mlflow(uri: str) -> Opener:
 
 
 # -- W&B -----------------------------------------------------------------------------------------------------
-ENTITY, PROJECT = "team", "conformance"
+ENTITY, PROJECT, SWEEP_ID = "team", "conformance", "confsweep"
 
 
 @pytest.fixture(scope="session")
@@ -167,19 +192,21 @@ def wandb_sweep_dir(wandb_env: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def source_wandb_offline(wandb_sweep_dir: Path) -> Opener:
-    return lambda pick: open_source(f"wandb-offline:{wandb_sweep_dir}")
+def source_wandb_offline(wandb_sweep_dir: Path) -> Logged:
+    return Logged(lambda pick: open_source(f"wandb-offline:{wandb_sweep_dir}"), FULL)
 
 
 @pytest.fixture(scope="session")
-def source_wandb_double(wandb_sweep_dir: Path) -> Opener:
-    """The W&B public API path, against the wire-protocol double seeded from the offline files."""
+def source_wandb_double(wandb_sweep_dir: Path) -> Logged:
+    """The W&B public API path, against the wire-protocol double seeded from the offline files: the runs of a
+    sweep whose configuration maximizes val_acc."""
     from boontrack_wandb._offline import find_run_files
     from boontrack_wandb._records import read_offline_run
 
     from wandb_double import FakeRun, WandbDouble
 
     server = WandbDouble(ENTITY).start()
+    server.add_sweep(ENTITY, PROJECT, SWEEP_ID, config=f"method: grid\nmetric:\n  name: {VAL}\n  goal: maximize\n")
     for i, path in enumerate(find_run_files(wandb_sweep_dir)):
         rec = read_offline_run(path, with_history=True)
         server.add_run(
@@ -192,13 +219,141 @@ def source_wandb_double(wandb_sweep_dir: Path) -> Opener:
                 config={k: v for k, v in rec.config.items() if k != "_wandb"},
                 summary=rec.summary,
                 history=rec.history,
+                sweep=SWEEP_ID,
                 created_at=f"2026-01-01T00:00:{i:02d}",
             )
         )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)
-        yield lambda pick: open_source(f"wandb:{ENTITY}/{PROJECT}")
+        yield Logged(
+            lambda pick: open_source(f"wandb:{ENTITY}/{PROJECT}", sweep=SWEEP_ID), Profile(FULL.expected, True)
+        )
         import wandb
 
         wandb.teardown()  # before the server goes: the sidecar would otherwise retry it at exit
         server.stop()
+
+
+# -- Optuna --------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def source_optuna(tmp_path_factory) -> Logged:
+    """The sweep through Optuna's ask-and-tell interface, in a study that maximizes val_acc: the validation score
+    reported at every step and told as the objective, the last test score as a user attribute, the running run
+    never told."""
+    optuna = pytest.importorskip("optuna")
+    import warnings
+
+    storage = f"sqlite:///{tmp_path_factory.mktemp('conformance-optuna') / 'optuna.db'}"
+    study = optuna.create_study(study_name="conformance", storage=storage, direction="maximize")
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        study.set_metric_names([VAL])
+    space = {
+        "model": optuna.distributions.CategoricalDistribution(["cnn", "mlp"]),
+        "seed": optuna.distributions.IntDistribution(0, 3),
+    }
+    for run in SWEEP:
+        study.enqueue_trial({"model": run.model, "seed": run.seed})
+        trial = study.ask(space)
+        vals = [(step, row[VAL]) for step, row in enumerate(run.rows) if VAL in row]
+        for step, value in vals:
+            trial.report(value, step)
+        tests = [row[TEST] for row in run.rows if TEST in row]
+        if tests:
+            trial.set_user_attr(TEST, tests[-1])
+        if run.status == "failed":
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        elif run.status == "finished":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "The value nan is not acceptable": Optuna fails it
+                study.tell(trial, vals[-1][1])
+    return Logged(lambda pick: open_source(f"optuna:{storage}"), OPTUNA)
+
+
+# -- Ray Tune ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def source_ray_tune(ray_local, tmp_path_factory) -> Logged:
+    """The sweep run by Tune for real, a grid over model x seed whose trials report their rows (the failed run
+    raises after them), with ``TuneConfig(metric=val_acc, mode="max")``; read back from the experiment directory."""
+    from ray import tune
+
+    rows = {(run.model, run.seed): (run.rows, run.status) for run in SWEEP}
+
+    def trainable(config: dict) -> None:
+        from ray import tune
+
+        reported, status = rows[(config["model"], config["seed"])]
+        for row in reported:
+            tune.report(dict(row))
+        if status == "failed":
+            raise RuntimeError("diverged")
+
+    storage = tmp_path_factory.mktemp("conformance-ray")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")  # some rows hold the test score only
+        tune.Tuner(
+            trainable,
+            param_space={"model": tune.grid_search(["cnn", "mlp"]), "seed": tune.grid_search([0, 1, 2, 3])},
+            tune_config=tune.TuneConfig(metric=VAL, mode="max"),
+            run_config=tune.RunConfig(name="conformance", storage_path=str(storage), verbose=0),
+        ).fit()
+    return Logged(lambda pick: open_source(f"ray-tune:{storage / 'conformance'}"), Profile(ENDED.expected, True))
+
+
+# -- Hydra ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def source_hydra(tmp_path_factory) -> Logged:
+    """The sweep as a Hydra multirun of a small app (model x seed, the boontrack callback configured), each job
+    returning its last values; the failed run raises. Read back from the sweep directory's job records."""
+    pytest.importorskip("hydra")
+    root = tmp_path_factory.mktemp("conformance-hydra")
+    scores = {
+        f"{run.model}/0.1/{run.seed}": "fail" if run.status == "failed" else _last_values(run.rows) for run in SWEEP
+    }
+    (root / "scores.json").write_text(json.dumps(scores))  # NaN as JSON's NaN, which json reads back
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_", "HYDRA_"))}
+    env["SWEEP_SCORES"] = str(root / "scores.json")
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(TESTS / "integrations" / "hydra" / "sweep_app" / "app.py"),
+            "--multirun",
+            "model=cnn,mlp",
+            "seed=0,1,2,3",
+            f"hydra.sweep.dir={root / 'sweep'}",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "RuntimeError: diverged at seed 3" in done.stderr, done.stderr  # Hydra raises the failed job's error
+    return Logged(lambda pick: open_source(f"hydra:{root / 'sweep'}"), HYDRA)
+
+
+def _last_values(rows) -> dict[str, float]:
+    """Each metric's last logged value (a NaN logged last stays NaN)."""
+    values: dict[str, float] = {}
+    for row in rows:
+        values.update(row)
+    return values
+
+
+# -- A third party's backend ---------------------------------------------------------------------------------
+@pytest.fixture
+def source_memory(tmp_path) -> Logged:
+    """The in-memory tracker of :mod:`conformance.memory_backend`, registered under ``boontrack.backends`` as an
+    installed distribution registers it, for the test; its tracker's goal maximizes val_acc."""
+    tracker = memory_backend.Tracker("conformance", metric=VAL, goal="maximize")
+    for run in SWEEP:
+        params = {"model": run.model, "seed": run.seed}
+        tracker.runs.append(
+            memory_backend.Run(f"{run.model}-{run.seed}", run.status, params, [dict(r) for r in run.rows])
+        )
+    summary_run = memory_backend.Run("summary", "finished", {}, [{VAL: 0.99}], tags={"boontrack.role": "summary"})
+    tracker.runs.append(summary_run)  # boontrack's own run: never an input
+    memory_backend.TRACKERS[tracker.name] = tracker
+    entry = {"boontrack.backends": {"memory": "conformance.memory_backend:MemoryBackend"}}
+    with installed(tmp_path, entry, name="memory"):
+        yield Logged(lambda pick: open_source("memory:conformance"), Profile(FULL.expected, True))
+    del memory_backend.TRACKERS[tracker.name]

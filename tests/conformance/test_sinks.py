@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from boontrack.backends import CurveSeries, SummaryOutputs
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 
 KEY = "0123456789abcdef0123456789abcdef"
 
@@ -22,11 +22,11 @@ def outputs_with(artifact: str) -> SummaryOutputs:
     )
 
 
-@pytest.fixture(params=["directory", "mlflow_sqlite", "wandb_double"])
+@pytest.fixture(params=["directory", "mlflow_sqlite", "wandb_double", "memory"])
 def sink(request, tmp_path):
     if request.param == "directory":
         return DirectorySink(tmp_path / "out" / "summary")
-    return request.getfixturevalue(f"source_{request.param}")("last").sink(KEY)
+    return request.getfixturevalue(f"source_{request.param}").open("last").sink(KEY)
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ with :class:`BoonCallback` (``pip install "boontrack[hydra]"``).
 
 from __future__ import annotations
 
-from boontrack._lazy import lazy_exports
+from boontrack.integration import lazy_exports
 
 _EXPORTS = {
     "BoonCallback": "boontrack_hydra.callback",

@@ -13,7 +13,10 @@ half a record), and the end of the multirun reads them all. A record holds plain
 into the run frame of :mod:`boontrack.backends` through :func:`boontrack.runframe.build_run_frame`: the job
 number is the run id, the overridden keys are the params (``params.model``, ``params.seed``), the numbers the
 job returned are the metrics, and ``overrides``, ``error`` and ``output_dir`` are tags. Its sink, when it is given an MLflow tracking URI, is the MLflow integration's
-summary run in an experiment of that store (:func:`boontrack_mlflow.experiment_sink`, without a parent run).
+summary run in an experiment of that store (through the MLflow backend, by its scheme: no parent run).
+
+Beside the records, ``<sweep dir>/.boontrack/sweep.json`` says what the multirun's sweeper optimized: with Hydra's
+Optuna sweeper, the number each job returns (``val``) and its ``direction``, which is then ``val``'s direction.
 """
 
 from __future__ import annotations
@@ -27,16 +30,29 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from boontrack._redact import describe_error
-from boontrack.backends import Backend, MetricRequest, Sink, Source
-from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.runframe import RunRecord, build_run_frame, check_options
+from boontrack.integration import (
+    Backend,
+    Direction,
+    InputError,
+    MetricRequest,
+    RunRecord,
+    Sink,
+    Source,
+    WriteBackWarning,
+    build_run_frame,
+    check_options,
+    describe_error,
+    pick_values,
+    sink_at,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Where the records live, relative to the sweep directory.
 JOBS_DIR = Path(".boontrack") / "jobs"
+#: What the sweeper optimized, relative to the sweep directory.
+SWEEP_RECORD = Path(".boontrack") / "sweep.json"
 COMPLETED = "completed"
 FAILED = "failed"
 
@@ -87,10 +103,20 @@ def override_params(overrides: Sequence[str]) -> dict[str, Any]:
     return params
 
 
+def write_sweep_record(sweep_dir: Path, record: Mapping[str, Any]) -> Path:
+    """Write what the sweeper optimized (``{"sweeper", "objective", "direction"}``) for :meth:`HydraSweepSource.direction`."""
+    return _write_json(sweep_dir / SWEEP_RECORD, record)
+
+
 def write_record(directory: Path, record: Mapping[str, Any]) -> Path:
     """Write ``record`` as ``<directory>/<job>.json``, atomically (a temporary file renamed into place)."""
+    return _write_json(directory / f"{record['job']}.json", record)
+
+
+def _write_json(target: Path, record: Mapping[str, Any]) -> Path:
+    """``record`` as JSON at ``target``, atomically (a temporary file renamed into place)."""
+    directory = target.parent
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / f"{record['job']}.json"
     temporary = directory / f".{target.name}.{os.getpid()}-{uuid.uuid4().hex[:12]}.tmp"
     try:
         temporary.write_text(json.dumps(record, indent=1), encoding="utf-8")
@@ -180,15 +206,21 @@ class HydraSweepSource(Source):
         return f"hydra:{self.sweep_dir}"
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
-        # A job returns one value per metric: there is no per-step history, so every pick is the returned value.
-        return build_run_frame([run_record(record) for record in self.records])
+        frame = build_run_frame([run_record(record) for record in self.records])
+        return pick_values(frame, request, None, source="a Hydra job, which returns its final scores,")
+
+    def direction(self, metric: str) -> Direction | None:
+        """The direction of Hydra's Optuna sweeper, for the number each job returned (``val``)."""
+        try:
+            sweep = json.loads((self.sweep_dir / SWEEP_RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # a sweep recorded before this file existed, or by another sweeper
+            return None
+        return sweeper_direction(sweep, metric)
 
     def sink(self, key: str) -> Sink:
         if self.tracking_uri is None:
             return super().sink(key)
-        from boontrack_mlflow import experiment_sink
-
-        return experiment_sink(self.experiment, key, tracking_uri=self.tracking_uri)
+        return sink_at(f"mlflow:{self.experiment}", key, tracking_uri=self.tracking_uri)
 
 
 class HydraBackend(Backend):
@@ -196,6 +228,7 @@ class HydraBackend(Backend):
     multirun whose launching process was killed before it could summarize)."""
 
     name: ClassVar[str] = "hydra"
+    knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "tracking-uri": "MLflow tracking URI that --write-back writes the summary run to",
         "experiment": "MLflow experiment of that summary run (default: hydra)",
@@ -206,3 +239,14 @@ class HydraBackend(Backend):
         if not location:
             raise InputError("a hydra source needs the sweep directory: hydra:SWEEP_DIR")
         return HydraSweepSource(location, **options)
+
+
+def sweeper_direction(sweep: Any, metric: str) -> Direction | None:
+    """The direction of ``metric`` in a sweep record (:func:`write_sweep_record`): that of Hydra's Optuna sweeper,
+    for the number each job returns; None when the record says none."""
+    if not isinstance(sweep, dict) or sweep.get("objective") != metric:
+        return None
+    goal = sweep.get("direction")
+    if goal not in ("maximize", "minimize"):
+        return None
+    return Direction(maximize=goal == "maximize", said_by="the direction of Hydra's Optuna sweeper")

@@ -9,18 +9,25 @@ from __future__ import annotations
 import atexit
 import json
 import time
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from boontrack._optional import import_optional
-from boontrack._redact import describe_error
-from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.pipeline import JobResult, budgets, source_options
-from boontrack.spec import make_spec
+from boontrack.integration import (
+    InputError,
+    JobResult,
+    after_sweep,
+    callback_options,
+    describe_error,
+    import_optional,
+    mlflow_destination,
+    option_name,
+    option_setting,
+    summarize_source,
+)
+from boontrack.vocabulary import HYDRA, speaking
 from boontrack_hydra._records import (
     COMPLETED,
     FAILED,
@@ -29,16 +36,23 @@ from boontrack_hydra._records import (
     jobs_dir,
     override_params,
     returned_metrics,
+    sweeper_direction,
     write_record,
+    write_sweep_record,
 )
 
 #: Failed jobs listed by name after the table; the others are counted.
 _LISTED_FAILURES = 10
+#: Where the summary goes without ``out``: this directory of the sweep directory.
+DEFAULT_OUT = "boontrack"
 
-_callback = import_optional("hydra.experimental.callback", extra="hydra", needed_for="boontrack.hydra.BoonCallback")
+#: Hydra's callback class, the base of ours (imported here: the error names the extra to install).
+_HydraCallback: Any = import_optional(
+    "hydra.experimental.callback", extra="hydra", needed_for="boontrack.hydra.BoonCallback"
+).Callback
 
 
-class BoonCallback(_callback.Callback):
+class BoonCallback(_HydraCallback):
     """Summarize a Hydra multirun with boontrack: Boo_n, expected-validation curves, intervals, comparisons.
 
     Configure it under ``hydra.callbacks``::
@@ -54,14 +68,21 @@ class BoonCallback(_callback.Callback):
     test score) or a mapping of metrics (``{"val_acc": 0.91, "test_acc": 0.90}``), whose numeric entries are
     kept. ``on_job_end`` writes one record per job into the sweep directory (it may run in a worker process);
     ``on_multirun_end`` reads them, groups the jobs by the overridden keys that vary, except the seed, and
-    writes the summary to ``<sweep dir>/<out>`` (a :class:`~boontrack.files.DirectorySink`: ``summary.json``,
-    ``report.md``, ``runs.csv``, ``curves.csv``, plots) and prints its table. Failed jobs are recorded with
-    their error and dropped. Hydra calls no end-of-multirun callback when a job failed (its basic sweeper
-    raises the job's error first): the summary of the jobs that ran is then made when the process exits.
+    writes the summary to ``<sweep dir>/boontrack`` (a :class:`~boontrack.directory.DirectorySink`:
+    ``summary.json``, ``report.md``, ``runs.csv``, ``curves.csv``, plots) and prints its table. Failed jobs
+    are recorded with their error and dropped. Hydra calls no end-of-multirun callback when a job failed (its
+    basic sweeper raises the job's error first): the summary of the jobs that ran is then made when the
+    process exits.
 
-    Nothing raises into Hydra's run once it has started: a failure to record a job or to summarize is a
-    :class:`~boontrack.exceptions.WriteBackWarning`. Invalid options raise
-    :class:`~boontrack.exceptions.InputError` when Hydra creates the callback, before any job runs.
+    Nothing raises into Hydra's run once it has started (unless ``raise_on_error``): a failure to record a job
+    or to summarize is a :class:`~boontrack.exceptions.WriteBackWarning`. Invalid options raise
+    :class:`~boontrack.exceptions.InputError` when Hydra creates the callback, before any job runs. A metric
+    named like a loss without a direction, or a direction that contradicts the Optuna sweeper's, is warned about
+    when the multirun starts, and the summary refused at its end.
+
+    The keys are those of every callback (see :mod:`boontrack.integration`), as in Python. The command line's
+    names of 0.2.0 (``minimize``, ``resamples``, ``confidence``, ``bootstrap_seed``, ``seed_key``,
+    ``mlflow_tracking_uri``) are accepted for one release, with a DeprecationWarning.
 
     Parameters
     ----------
@@ -69,26 +90,34 @@ class BoonCallback(_callback.Callback):
         Names of the validation and (optional) test metrics in the mapping a job returns.
     n
         Budgets of Boo_n (a number or a list). None: 1, 5 and 10, each where a group has that many jobs.
-    seed_key
-        The overridden key that holds the training seed: never a group key, and the key that pairs jobs of two
-        groups in comparisons. A nested key matches by its last part (``train.seed``).
     group_by
         Overridden keys to group by. None: every overridden key that takes more than one value, except the seed.
-    out
-        Where the summary goes: a directory relative to the sweep directory (or absolute).
-    estimator, minimize, baseline, compare, correction, confidence, resamples, ci_method
-        As the options of ``boontrack summarize`` of the same names.
-    bootstrap_seed
-        Seed of the bootstrap (``boontrack summarize --seed``).
-    plots
-        Render the PNG plots (needs matplotlib; most of the time of a small summary).
-    print_table
-        Print the summary table at the end of the multirun.
-    mlflow_tracking_uri, mlflow_experiment
+    seed_column
+        The overridden key that holds the training seed (default ``seed``): never a group key, and the key that
+        pairs jobs of two groups in comparisons. A nested key matches by its last part (``train.seed``).
+    pick
+        ``"last"`` only: a job returns one value per metric, so there is no per-step history to pick from.
+    maximize
+        The direction of ``val``. None (default): the ``direction`` of Hydra's Optuna sweeper when the sweep
+        uses it (``val`` is then the number each job returns; a direction given that contradicts it is
+        refused); else higher, except for a metric named like a loss or an error.
+    n_resamples, confidence_level, seed, **spec_options
+        As the fields of :class:`boontrack.spec.Spec` (``estimator``, ``baseline``, ``compare``,
+        ``correction``, ``ci_method``, ...), as ``boontrack summarize`` takes them.
+    tracking_uri, mlflow_experiment
         Also write the summary to MLflow (``pip install "boontrack[mlflow]"``): a summary run, as
         ``boontrack summarize --write-back`` writes, in the experiment ``mlflow_experiment`` (default: Hydra's
-        job name, the app's name; created when missing). A failure to write there is warned and leaves the
-        directory's summary in place.
+        job name, the app's name; created when missing). The runs are read and analyzed once for both
+        destinations, and a failure to write one leaves the other written.
+    out
+        Where the summary goes: a directory relative to the sweep directory (or absolute). Default:
+        ``boontrack``.
+    plots
+        Render the PNG plots (needs matplotlib; most of the time of a small summary).
+    raise_on_error
+        Raise what goes wrong after the jobs ran instead of warning.
+    print_table
+        Print the summary table at the end of the multirun.
     """
 
     def __init__(
@@ -97,66 +126,70 @@ class BoonCallback(_callback.Callback):
         val: str,
         test: str | None = None,
         n: int | Sequence[int] | None = None,
-        seed_key: str = "seed",
         group_by: str | Sequence[str] | None = None,
-        out: str = "boontrack",
-        estimator: str = "V",
-        minimize: bool = False,
-        baseline: str | None = None,
-        compare: str = "baseline",
-        correction: str = "holm",
-        confidence: float = 0.95,
-        resamples: int = 9999,
-        ci_method: str = "studentized",
-        bootstrap_seed: int = 0,
+        seed_column: str | None = "seed",
+        pick: str = "last",
+        maximize: bool | None = None,
+        n_resamples: int = 9999,
+        confidence_level: float = 0.95,
+        seed: int = 0,
+        tracking_uri: str | None = None,
+        out: str | Path | None = None,
         plots: bool = True,
-        print_table: bool = True,
-        mlflow_tracking_uri: str | None = None,
+        raise_on_error: bool = False,
         mlflow_experiment: str | None = None,
+        print_table: bool = True,
+        **spec_options: Any,
     ) -> None:
-        self.spec = make_spec(
-            val=val,
-            test=test,
-            n=budgets(n),
-            estimator=estimator,
-            minimize=minimize,
-            group_by=_names(group_by),
-            baseline=baseline,
-            compare=compare,
-            correction=correction,
-            confidence=confidence,
-            resamples=resamples,
-            ci_method=ci_method,
-            seed=bootstrap_seed,
-        )
-        names = {"seed_key": seed_key, "out": out, "mlflow_experiment": mlflow_experiment}
-        for name, value in names.items():
-            if not (isinstance(value, str) and value) and not (name == "mlflow_experiment" and value is None):
-                raise InputError(f"{name} must be a non-empty name, got {value!r}")
-        if mlflow_tracking_uri is not None:
-            source_options(tracking_uri=str(mlflow_tracking_uri))  # InputError for what is not a URI
-        for name, value in (("plots", plots), ("print_table", print_table)):
-            if not isinstance(value, bool):
-                raise InputError(f"{name} must be true or false, got {value!r}")
-        self.seed_key = seed_key
-        self.out = out
-        self.plots = plots
+        arguments = {**locals(), "group_by": _names(group_by)}  # a YAML list arrives as a ListConfig
+        self.options = callback_options(type(self).__init__, arguments, spoken=HYDRA)
+        with speaking(HYDRA):
+            if self.options.spec.pick != "last":
+                raise InputError(
+                    f"a Hydra job returns one value per metric: there is no per-step history to pick from "
+                    f"({option_setting('pick', 'last')})"
+                )
+            for name, value in (
+                ("mlflow_experiment", mlflow_experiment),
+                ("seed_column", self.options.spec.seed_column),
+            ):
+                if value is not None and not (isinstance(value, str) and value):
+                    raise InputError(f"{option_name(name)} must be a non-empty name, got {value!r}")
+            if not isinstance(print_table, bool):
+                raise InputError(f"{option_name('print_table')} must be true or false, got {print_table!r}")
+        self.out = str(self.options.out) if self.options.out is not None else DEFAULT_OUT
         self.print_table = print_table
-        self.mlflow_tracking_uri = None if mlflow_tracking_uri is None else str(mlflow_tracking_uri)
         self.mlflow_experiment = mlflow_experiment
         self.result: JobResult | None = None  #: the last summary made in this process
         self._job_name = "hydra"  # Hydra's job name, the default MLflow experiment
         self._started: dict[int, tuple[datetime, float]] = {}
         self._unfinished: Path | None = None  # a multirun begun here whose end Hydra has not announced yet
 
+    @property
+    def spec(self) -> Any:
+        """The spec of the summary (its grouping and seed column set from the jobs when they have run)."""
+        return self.options.spec
+
     # -- Hydra's hooks ---------------------------------------------------------------------------------------
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         self._job_name = str(_select(config, "hydra.job.name") or self._job_name)
-        try:
+        goal = _optuna_sweeper_goal(config, self.spec.val)
+
+        def prepare() -> Path:
             sweep_dir = _sweep_dir(config)
             clear_records(jobs_dir(sweep_dir))  # a previous multirun into the same directory
-        except Exception as exc:
-            _warn(f"boontrack could not prepare the sweep directory: {describe_error(exc)}")
+            write_sweep_record(sweep_dir, goal)
+            return sweep_dir
+
+        def decide_direction() -> None:
+            with speaking(HYDRA):
+                self.spec.resolve_direction(sweeper_direction(goal, self.spec.val))
+
+        sweep_dir = self._guarded("preparing the sweep directory", prepare)
+        # Decided now as it will be at the end, so that a summary that will be refused (a metric named like a loss
+        # without a direction, a direction the Optuna sweeper's contradicts) is said before the jobs run.
+        self._guarded("deciding the direction of the metric", decide_direction)
+        if sweep_dir is None:
             return
         self._unfinished = sweep_dir
         # Imported now: at exit, after threading has shut down, its first import fails (pandas imports it).
@@ -171,57 +204,57 @@ class BoonCallback(_callback.Callback):
     def on_job_end(self, config: Any, job_return: Any, **kwargs: Any) -> None:
         if not _in_multirun(config):
             return
-        try:
-            write_record(jobs_dir(_sweep_dir(config)), self._job_record(config, job_return))
-        except Exception as exc:
-            _warn(f"boontrack could not record job {_select(config, 'hydra.job.num')}: {describe_error(exc)}")
+        record = lambda: write_record(jobs_dir(_sweep_dir(config)), self._job_record(config, job_return))  # noqa: E731
+        self._guarded(f"recording job {_select(config, 'hydra.job.num')}", record)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         if self._unfinished is not None:
             atexit.unregister(self._summarize_at_exit)
             self._unfinished = None
-        try:
-            sweep_dir = _sweep_dir(config)
-        except Exception as exc:
-            _warn(f"boontrack could not find the sweep directory: {describe_error(exc)}")
-            return
-        self.summarize(sweep_dir)
+        sweep_dir = self._guarded("finding the sweep directory", lambda: _sweep_dir(config))
+        if sweep_dir is not None:
+            self.summarize(sweep_dir)
+
+    def _guarded(self, what: str, action: Callable[[], Any]) -> Any:
+        """``action()`` under the one failure rule (None when it failed): the jobs run on regardless."""
+        return after_sweep(f"boontrack: {what}", action, raise_on_error=self.options.raise_on_error, failed=_none)
 
     # -- the work --------------------------------------------------------------------------------------------
     def summarize(self, sweep_dir: str | Path, *, note: str = "") -> JobResult | None:
-        """Summarize the job records in ``sweep_dir`` and write the summary to its ``out`` directory.
+        """Summarize the job records in ``sweep_dir`` and write the summary to its ``out`` directory and, with a
+        tracking URI, to MLflow: the records are read once and analyzed once for both.
 
-        Returns the :class:`~boontrack.pipeline.JobResult` of the directory (also kept in :attr:`result`), or
-        None when there was nothing to summarize or it failed; a failure is warned, never raised. With an MLflow
-        tracking URI the summary is then written there too (see the class docstring).
+        Returns the :class:`~boontrack.pipeline.JobResult` (also kept in :attr:`result`), or None when there was
+        nothing to summarize or it failed; a failure is warned, never raised (unless ``raise_on_error``).
         """
-        from boontrack.files import DirectorySink
-        from boontrack.pipeline import run_job, summary_key
-
         sweep_dir = Path(sweep_dir).absolute()
-        try:
-            experiment = self.mlflow_experiment or self._job_name
-            source = HydraSweepSource(sweep_dir, tracking_uri=self.mlflow_tracking_uri, experiment=experiment)
-            records = source.records
-            spec = replace(self.spec, **self._grouping(records))
-            sink = DirectorySink(sweep_dir / self.out)
-            result = run_job(source, spec, sink=sink, summarize_unchanged=True, plots=self.plots)
-        except Exception as exc:  # the sweep is over: say what went wrong, do not fail the user's run
-            _warn(f"boontrack could not summarize the Hydra sweep in {sweep_dir}: {describe_error(exc)}")
+        experiment = self.mlflow_experiment or self._job_name
+        source = HydraSweepSource(sweep_dir)
+
+        def job() -> JobResult:
+            spec = replace(self.spec, **self._grouping(source.records))
+            with speaking(HYDRA):  # a summary refused names the keys to set as the Hydra config writes them
+                return summarize_source(
+                    source,
+                    spec,
+                    out=sweep_dir / self.out,
+                    write_back=False,
+                    also=mlflow_destination(
+                        experiment if self.options.tracking_uri else None, self.options.tracking_uri
+                    ),
+                    plots=self.options.plots,
+                    summarize_unchanged=True,
+                    raise_on_write_error=self.options.raise_on_error,
+                )
+
+        result = after_sweep(
+            f"summarizing the Hydra sweep in {sweep_dir}", job, raise_on_error=self.options.raise_on_error
+        )
+        if result.status == "failed":
             return None
         self.result = result
         if self.print_table:
-            print(_report(result, records, note), flush=True)
-        if self.mlflow_tracking_uri is not None:
-            try:  # apart from the directory: a tracker that fails leaves the directory's summary in place
-                tracked = run_job(
-                    source, spec, sink=source.sink(summary_key(source.identity(), spec)), plots=self.plots
-                )
-            except Exception as exc:
-                _warn(f"boontrack could not write the summary to MLflow: {describe_error(exc)}")
-            else:
-                if self.print_table and tracked.ok:
-                    print(f"boontrack: summary in {tracked.location} ({tracked.status})", flush=True)
+            print(_report(result, source.records, note), flush=True)
         return result
 
     def _summarize_at_exit(self) -> None:
@@ -260,7 +293,8 @@ class BoonCallback(_callback.Callback):
     def _grouping(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """``group_by`` and ``seed_column`` of the spec for these jobs (see the class docstring)."""
         keys = list(dict.fromkeys(key for record in records for key in record.get("params", {})))
-        seeds = [key for key in keys if key == self.seed_key or key.endswith("." + self.seed_key)]
+        seed_key = self.spec.seed_column or ""
+        seeds = [key for key in keys if key == seed_key or key.endswith("." + seed_key)]
         group_by = self.spec.group_by
         if group_by is None:
             varying = tuple(key for key in keys if key not in seeds and len(_values(records, key)) > 1)
@@ -271,9 +305,11 @@ class BoonCallback(_callback.Callback):
 def _report(result: JobResult, records: Sequence[Mapping[str, Any]], note: str) -> str:
     from boontrack.reports import format_table
 
-    lines = [f"boontrack: {len(records)} jobs summarized in {result.location} ({result.status})"]
+    directory, *others = result.destinations
+    lines = [f"boontrack: {len(records)} jobs summarized in {directory.location} ({directory.status})"]
     if note:
         lines[0] += f"; {note}"
+    lines += [f"boontrack: summary in {other.location} ({other.status})" for other in others if other.error is None]
     summary = result.summary if result.summary is not None else result.stored_summary
     if summary is not None:
         lines.append(format_table(summary))
@@ -309,6 +345,20 @@ def _values(records: Iterable[Mapping[str, Any]], key: str) -> set[str]:
     return {json.dumps(record.get("params", {}).get(key), sort_keys=True) for record in records}
 
 
+def _optuna_sweeper_goal(config: Any, val: str) -> dict[str, Any]:
+    """What the sweep record says of the sweeper: Hydra's Optuna sweeper optimizes the number each job returns
+    (named ``val``) in its ``direction``; with one objective that is ``val``'s direction."""
+    target = str(_select(config, "hydra.sweeper._target_") or "")
+    direction = _select(config, "hydra.sweeper.direction")
+    if "optuna" not in target.lower() or direction is None:
+        return {"sweeper": target}
+    directions = [direction] if isinstance(direction, str) else [str(d) for d in direction]
+    if len(directions) != 1:
+        return {"sweeper": target}
+    name = directions[0].lower().rpartition(".")[2]  # "minimize", or an enum's "StudyDirection.minimize"
+    return {"sweeper": target, "objective": val, "direction": name} if name in ("maximize", "minimize") else {}
+
+
 def _names(value: Any) -> tuple[str, ...] | None:
     """A key or a list of keys (a YAML list arrives as an omegaconf ListConfig) as a tuple; others as given."""
     if value is None or isinstance(value, str):
@@ -319,5 +369,5 @@ def _names(value: Any) -> tuple[str, ...] | None:
         return value
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, WriteBackWarning, stacklevel=3)
+def _none(message: str) -> None:
+    return None

@@ -56,7 +56,7 @@ mlflow when it is first called (``pip install "boontrack[mlflow]"``).
 
 from __future__ import annotations
 
-from boontrack._lazy import lazy_exports
+from boontrack.integration import lazy_exports
 
 _EXPORTS = {
     "MlflowSink": "boontrack_mlflow._sink",

@@ -15,9 +15,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from boontrack._optional import import_optional
-from boontrack._redact import redact
 from boontrack.exceptions import BackendError, InputError
+from boontrack.integration import import_optional, redact
 from boontrack.runframe import seconds_from_environment
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has

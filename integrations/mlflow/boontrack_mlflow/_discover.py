@@ -105,7 +105,8 @@ def search_experiments(client: Any, pattern: str | None, extra: str | None) -> l
     if pattern is not None:
         # LIKE narrows the listing on the server; the glob decides (LIKE also takes % and _ in names).
         clauses.append(f"name LIKE '{pattern.replace('*', '%').replace('?', '_')}'")
-    found, token = [], None
+    found: list[Any] = []
+    token = None
     while True:
         page = client.search_experiments(
             view_type=ViewType.ACTIVE_ONLY,

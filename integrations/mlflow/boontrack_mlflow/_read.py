@@ -47,12 +47,13 @@ def read_run_frame(
     10,000 runs read in about half the time. Against an SQL store, ``MlflowClient.search_runs``.
     """
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
+    read: list[tuple[RunRecord, dict[str, int] | None]]
     if _is_rest(client):
         read = [_from_json(run) for run in _rest_search(client, [experiment_id], filter_string)]
     else:
         read = [_from_entity(run) for run in _client_search(client, [experiment_id], filter_string)]
     parents = {record.tags.get(PARENT_RUN_TAG) for record, _ in read}
-    steps = {record.run_id: latest for record, latest in read if latest is not None}
+    steps: dict[str, dict[str, int]] = {record.run_id: latest for record, latest in read if latest is not None}
     return build_run_frame([record for record, _ in read if record.run_id not in parents]), steps
 
 

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
+from boontrack.integration import redact
 from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
 from boontrack_mlflow._client import (
     RetryBudget,
@@ -116,7 +116,7 @@ class MlflowSink(Sink):
         """The complete summary's fingerprint, or None unless the key holds exactly that summary and its runs."""
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
             state = self._state()
-        if not state.clean:
+        if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
         return state.keep.data.tags[FINGERPRINT_TAG]
@@ -131,7 +131,7 @@ class MlflowSink(Sink):
         experiment, self._fetched_experiment = self._fetched_experiment, None
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
             state = self._state(experiment)
-        if not state.clean:
+        if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
         tags = state.keep.data.tags
@@ -360,7 +360,7 @@ class MlflowSink(Sink):
             NOTE_TAG: curve_run_description(label, columns["n"]),
         }
         run = self._client.create_run(self._experiment_id, tags=tags, run_name=label)
-        metrics = []
+        metrics: list[Any] = []
         for suffix, column in (("", "estimate"), ("/ci_low", "ci_low"), ("/ci_high", "ci_high")):
             n, values = thin_curve(CurveSeries(GROUP_CURVE_KEY + suffix, columns["n"], columns[column]))
             # a band undefined at some n (too few runs) has no point there, rather than a NaN MLflow cannot draw

@@ -8,10 +8,16 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from boontrack._redact import redact
-from boontrack.backends import Backend, Discovered, MetricRequest, Source
-from boontrack.exceptions import InputError
-from boontrack.runframe import apply_best_val_step, check_options, pick_best_val_step
+from boontrack.integration import (
+    Backend,
+    Discovered,
+    InputError,
+    MetricRequest,
+    Source,
+    check_options,
+    pick_values,
+    redact,
+)
 from boontrack_mlflow import _discover, _read, _sql
 from boontrack_mlflow._client import (
     RetryBudget,
@@ -22,7 +28,7 @@ from boontrack_mlflow._client import (
     is_missing,
     resolve_tracking_uri,
 )
-from boontrack_mlflow._sink import MlflowSink
+from boontrack_mlflow._sink import MlflowSink, experiment_sink
 
 #: MLflow's default experiment.
 DEFAULT_EXPERIMENT_ID = "0"
@@ -39,6 +45,14 @@ class MlflowBackend(Backend):
     }
 
     discover_options: ClassVar[dict[str, str]] = _discover.DISCOVER_OPTIONS
+
+    def open_sink(self, location: str, key: str, **options: Any) -> MlflowSink:
+        """A summary run directly in the experiment ``location`` (a name; created when missing), for runs kept
+        elsewhere (Hydra jobs, Optuna trials, Tune trials). Option ``tracking_uri`` (default: the process's)."""
+        options = check_options(self.name, options, ("tracking-uri",))
+        if not location:
+            raise InputError("an MLflow destination names its experiment: mlflow:EXPERIMENT")
+        return experiment_sink(location, key, tracking_uri=options.get("tracking_uri"))
 
     def open_source(self, location: str, **options: Any) -> MlflowSource:
         options = check_options(self.name, options, self.options)
@@ -144,9 +158,7 @@ class MlflowSource(Source):
         experiment_id = self.experiment_id()
         with bounded_http(self._budget), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
             frame, steps, histories = self._read_runs(experiment_id, request)
-            if request.pick == "best_val_step" and f"metrics.{request.val}" in frame.columns:
-                frame = self._with_best_val_step(frame, request, steps, histories)
-        return frame
+            return pick_values(frame, request, lambda: self._histories(frame, request, steps, histories))
 
     def change_token(self) -> str | None:
         """A sweep's token (:func:`._sql.children_token` of its children); None for a whole experiment."""
@@ -201,33 +213,26 @@ class MlflowSource(Source):
         """The run frame, the latest steps and a ``histories(run_ids, key)`` reader: by SQL where the store
         allows it (:mod:`._sql`), else through the client."""
         if self._sql_reads():
-            picked = [m for m in (request.val, request.test) if m] if request.pick == "best_val_step" else []
+            picked = list(request.metrics) if request.needs_history else []
             read = self._store.read(experiment_id, self._parent, picked)
             return read.frame, read.steps, read.histories
         frame, steps = _read.read_run_frame(self.client, experiment_id, self._parent)
         return frame, steps, functools.partial(_read.metric_histories, self.client)
 
-    def _with_best_val_step(
+    def _histories(
         self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]], histories: Callable
-    ) -> pd.DataFrame:
-        """Histories are read only for runs that may have one: those whose latest val or test point is past step
+    ) -> dict[str, pd.DataFrame]:
+        """The per-step points of the metrics asked for, for :func:`~boontrack.integration.pick_values`.
+
+        Histories are read only for runs that may have one: those whose latest val or test point is past step
         0 (a NaN last value may follow a better step), and those the search gave no steps for. A run that logged
         once, at step 0, has nothing to pick from and keeps the value the search returned."""
-        metrics = [m for m in (request.val, request.test) if m is not None]
+        metrics = [m for m in request.metrics if f"metrics.{m}" in frame.columns]
         run_ids = frame["run_id"].tolist()
         with_history = [r for r in run_ids if r not in steps or any(steps[r].get(m, 0) != 0 for m in metrics)]
-        if not with_history:
-            return frame
-        val_history = histories(with_history, request.val)
-        test_history = None
-        if request.test is not None and f"metrics.{request.test}" in frame.columns:
-            test_history = histories(with_history, request.test)
-        picked = pick_best_val_step(
-            _in_logging_order(val_history),
-            None if test_history is None else _in_logging_order(test_history),
-            maximize=request.maximize,
-        )
-        return apply_best_val_step(frame, picked, request)
+        if not with_history or request.val not in metrics:
+            return {}
+        return {metric: _in_logging_order(histories(with_history, metric)) for metric in metrics}
 
     def _resolve(self) -> str:
         """The experiment id: by SQL, or through the client (then the experiment is kept for the sink)."""
@@ -244,6 +249,7 @@ class MlflowSource(Source):
                 raise
             parent_experiment = self._checked_parent(parent_run.info.lifecycle_stage, parent_run.info.experiment_id)
         if not self._experiment_ref:
+            assert parent_experiment is not None  # a source has an experiment or a parent run
             return parent_experiment
         experiment = self._experiment = self._find_experiment(self._experiment_ref)
         return self._checked_experiment(
@@ -258,6 +264,7 @@ class MlflowSource(Source):
                 raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}")
             parent_experiment = self._checked_parent(found[1], found[0])
         if not self._experiment_ref:
+            assert parent_experiment is not None  # a source has an experiment or a parent run
             return parent_experiment
         experiment = self._store.find_experiment(self._experiment_ref)
         return self._checked_experiment(

@@ -43,8 +43,8 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from boontrack._redact import redact
 from boontrack.exceptions import BackendError, BoontrackWarning, InputError
+from boontrack.integration import redact
 from boontrack.runframe import SUMMARY_ROLE_TAG, build_run_frame_long
 from boontrack_mlflow._client import sqlite_path
 

@@ -61,7 +61,7 @@ def run_demo(
     JobResult
         ``"updated"`` after a new sweep, ``"unchanged"`` when a reused sweep's summary was already written.
     """
-    from boontrack.pipeline import run_job, summary_key
+    from boontrack.pipeline import open_sinks, run_job
     from boontrack.reports import format_table
     from boontrack.spec import Spec
     from boontrack_mlflow import MlflowSource
@@ -87,13 +87,14 @@ def run_demo(
     # The default budgets, as `boontrack summarize` uses them: each of 1, 5, 10 that the groups have runs for.
     spec = Spec(val="val_acc", test="test_acc", group_by=("model",), seed_column="seed", pick="best_val_step")
     source = MlflowSource(EXPERIMENT, parent=parent_id, tracking_uri=uri)
-    sink = source.sink(summary_key(source.identity(), spec))
-    result = run_job(source, spec, sink=sink, summarize_unchanged=True)
+    result = run_job(source, spec, sink=open_sinks(source, spec, write_back=True), summarize_unchanged=True)
+    shown = result.summary if result.summary is not None else result.stored_summary
+    assert shown is not None  # run_job computes the summary where the sink cannot give it back
     echo("")
-    echo(format_table(result.summary if result.summary is not None else result.stored_summary))
+    echo(format_table(shown))
     echo("")
     done = "already up to date" if result.status == "unchanged" else "written"
-    echo(f"Summary run {done}: {sink.location()}")
+    echo(f"Summary run {done}: {result.location}")
     echo(f"Look at it: mlflow ui --backend-store-uri {uri}")
     return result
 

@@ -20,7 +20,7 @@ Importing this package imports neither optuna nor numpy or pandas (``pip install
 
 from __future__ import annotations
 
-from boontrack._lazy import lazy_exports
+from boontrack.integration import lazy_exports
 
 _EXPORTS = {
     "OptunaBackend": "boontrack_optuna._source",

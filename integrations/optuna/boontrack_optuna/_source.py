@@ -10,17 +10,26 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from boontrack._optional import import_optional
-from boontrack._redact import describe_error, redact
-from boontrack.backends import Backend, Discovered, MetricRequest, Sink, Source, discovery_key
-from boontrack.exceptions import BackendError, InputError
-from boontrack.runframe import (
+from boontrack.integration import (
     POINT_COLUMNS,
+    Backend,
+    BackendError,
+    Direction,
+    Discovered,
+    InputError,
+    MetricRequest,
     RunRecord,
-    apply_best_val_step,
+    Sink,
+    Source,
     build_run_frame,
     check_options,
-    pick_best_val_step,
+    describe_error,
+    discovery_key,
+    import_optional,
+    option_name,
+    pick_values,
+    redact,
+    sink_at,
 )
 
 #: Run frame status of each Optuna trial state (by the state's name): the spellings the other trackers use, so
@@ -42,6 +51,7 @@ class OptunaBackend(Backend):
     path of a journal file (``optuna:./optuna-journal.log``)."""
 
     name: ClassVar[str] = "optuna"
+    knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "study": "study name (may be left out when the storage holds one study)",
         "mlflow-experiment": "with --write-back: the MLflow experiment that receives the summary run",
@@ -157,7 +167,8 @@ def load_study(storage: Any, name: str | None, url: str) -> Any:
     if name is None:
         if len(names) > 1:
             raise InputError(
-                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with `study`"
+                f"the Optuna storage at {redact(url)} holds {len(names)} studies ({listed}): name one with "
+                f"{option_name('study')}"
             )
         name = names[0]
     elif name not in names:
@@ -216,7 +227,10 @@ class OptunaSource(Source):
         tracking_uri: str | None = None,
     ) -> None:
         if tracking_uri is not None and mlflow_experiment is None:
-            raise InputError("`tracking_uri` of an optuna source says where `mlflow_experiment` is: give both")
+            raise InputError(
+                f"{option_name('tracking_uri')} of an optuna source says where {option_name('mlflow_experiment')} "
+                "is: give both"
+            )
         self._study = study
         self._storage_url = storage_url
         self._sampler = sampler
@@ -234,23 +248,32 @@ class OptunaSource(Source):
 
     def read(self, request: MetricRequest) -> Any:
         names = objective_names(self._study)
-        self._check_direction(request, names)
         with storage_errors(self._storage_url or "memory"):
             trials = self._study.get_trials(deepcopy=False)
         frame = build_run_frame([_record(trial, names) for trial in trials])
-        if request.pick == "best_val_step" and names == [request.val]:
-            frame = _with_best_val_step(frame, trials, request)
-        return frame
+        # The intermediate values (trial.report) are the per-step history of the one objective, of nothing else.
+        histories = (lambda: _objective_history(trials, request.val)) if names == [request.val] else None
+        return pick_values(frame, request, histories, source=f"{request.val!r}, not the study's one objective,")
+
+    def direction(self, metric: str) -> Direction | None:
+        """The study's direction of ``metric`` when it is an objective the study maximizes or minimizes."""
+        names = objective_names(self._study)
+        if metric not in names:
+            return None
+        direction = self._study.directions[names.index(metric)].name  # MAXIMIZE, MINIMIZE or NOT_SET
+        if direction not in ("MAXIMIZE", "MINIMIZE"):
+            return None
+        return Direction(maximize=direction == "MAXIMIZE", said_by=f"the Optuna study {self._study.study_name!r}")
 
     def sink(self, key: str) -> Sink:
         if self._mlflow_experiment is None:
             raise InputError(
                 f"Optuna study {self._study.study_name!r} cannot be written back to: write the summary to a "
-                "directory with `out`, or name the MLflow experiment that tracks the study (`mlflow_experiment`)"
+                f"directory with {option_name('out')}, or name the MLflow experiment that tracks the study "
+                f"({option_name('mlflow_experiment')})"
             )
-        from boontrack_mlflow import experiment_sink
-
-        return experiment_sink(self._mlflow_experiment, key, tracking_uri=self._tracking_uri)
+        options = {} if self._tracking_uri is None else {"tracking_uri": self._tracking_uri}
+        return sink_at(f"mlflow:{self._mlflow_experiment}", key, **options)
 
     # -- helpers -------------------------------------------------------------------------------------------
     def _sampling_note(self) -> str:
@@ -263,17 +286,6 @@ class OptunaSource(Source):
         if self._sampler is None:
             return f" (the storage does not record the sampler: unless it was {RANDOM_SAMPLER}, its trials are not i.i.d. and {reading})"
         return f" (sampler {self._sampler}: not i.i.d. random search, so {reading})"
-
-    def _check_direction(self, request: MetricRequest, names: Sequence[str]) -> None:
-        """InputError when ``val`` is an objective that the study optimizes in the other direction."""
-        if request.val not in names:
-            return
-        direction = self._study.directions[list(names).index(request.val)].name.lower()  # maximize, minimize, not_set
-        if direction in ("maximize", "minimize") and (direction == "maximize") != request.maximize:
-            fix = "with `minimize` (Python: maximize=False)" if direction == "minimize" else "without `minimize`"
-            raise InputError(
-                f"Optuna study {self._study.study_name!r} {direction}s {request.val!r}: summarize it {fix}"
-            )
 
 
 def _record(trial: Any, names: Sequence[str]) -> RunRecord:
@@ -305,14 +317,11 @@ def _utc(moment: datetime.datetime | None) -> datetime.datetime | None:
     return None if moment is None else moment.astimezone(datetime.timezone.utc)
 
 
-def _with_best_val_step(frame: Any, trials: Sequence[Any], request: MetricRequest) -> Any:
-    """The objective at each trial's best reported step (``trial.report(value, step)``): intermediate values are
-    the objective's per-step history. Optuna has no per-step history of anything else, so the test metric (a
-    user attribute set once) is the single value that describes the model the trial kept."""
+def _objective_history(trials: Sequence[Any], metric: str) -> dict[str, Any]:
+    """The objective's per-step points (``trial.report(value, step)``) of every trial, under its name. Optuna
+    has no per-step history of anything else: a test score (a user attribute set once) is the single value
+    that describes the model the trial kept."""
     import pandas as pd
 
     points = [(str(t.number), step, value) for t in trials for step, value in sorted(t.intermediate_values.items())]
-    if not points:
-        return frame
-    picked = pick_best_val_step(pd.DataFrame(points, columns=list(POINT_COLUMNS)), None, maximize=request.maximize)
-    return apply_best_val_step(frame, picked, request)
+    return {metric: pd.DataFrame(points, columns=list(POINT_COLUMNS))}

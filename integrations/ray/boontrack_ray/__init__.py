@@ -15,16 +15,18 @@ Reading (``ray-tune:PATH``, :class:`RayTuneBackend`, :class:`RayTuneSource`)
 Callback (:class:`BoonCallback`, also as ``boontrack.ray.BoonCallback``)
     ``tune.RunConfig(callbacks=[BoonCallback(val=..., test=...)])`` summarizes the trials in
     ``on_experiment_end`` and writes the summary to a directory (default: ``boontrack/`` in the experiment
-    directory) and, when asked, to MLflow. It never raises into Tune.
+    directory) and, when asked, to MLflow. It never raises into Tune (unless ``raise_on_error``).
+
+Direction
+    The ``mode`` of ``tune.TuneConfig(metric=..., mode=...)`` is the direction of that metric, read from the
+    experiment's ``tuner.pkl`` without running its code (:mod:`._tuner`); a local experiment directory only.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from boontrack._lazy import lazy_exports
-from boontrack.backends import Backend
-from boontrack.runframe import check_options
+from boontrack.integration import Backend, check_options, lazy_exports
 
 __all__ = ["BoonCallback", "RayTuneBackend", "RayTuneSource"]
 
@@ -37,6 +39,7 @@ class RayTuneBackend(Backend):
     """``ray-tune:PATH``."""
 
     name: ClassVar[str] = "ray-tune"
+    knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {}
 
     def open_source(self, location: str, **options: Any):

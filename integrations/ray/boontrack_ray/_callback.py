@@ -3,36 +3,44 @@
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from boontrack._optional import import_optional
-from boontrack._redact import describe_error
-from boontrack.backends import MetricRequest, Sink, Source
-from boontrack.exceptions import WriteBackWarning
-from boontrack.pipeline import JobResult, budgets, summarize_after_sweep
-from boontrack.spec import Spec
+from boontrack.integration import (
+    Direction,
+    JobResult,
+    MetricRequest,
+    Source,
+    Spec,
+    after_sweep,
+    callback_options,
+    import_optional,
+    mlflow_destination,
+    summarize_source,
+)
+from boontrack_ray._source import experiment_direction
 from boontrack_ray._trials import build_frame, flatten, history_row
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_tune = import_optional("ray.tune", extra="ray", needed_for="boontrack.ray.BoonCallback")
+#: Tune's callback class, the base of ours (imported here: the error names the extra to install).
+_TuneCallback: Any = import_optional("ray.tune", extra="ray", needed_for="boontrack.ray.BoonCallback").Callback
 
 #: Where the summary goes in a local experiment directory when no ``out`` is given.
 DEFAULT_SUBDIRECTORY = "boontrack"
 
 
-class BoonCallback(_tune.Callback):
+class BoonCallback(_TuneCallback):
     """Summarize a Tune experiment when it ends: Boo_n, expected-validation curves, intervals, comparisons.
 
     ``tune.RunConfig(callbacks=[BoonCallback(val="val_acc", test="test_acc")])``. In ``on_experiment_end`` the
     trials are summarized from their last results (``pick="last"``) or from the results of each trial's best
     validation iteration (``pick="best_val_step"``, each trial's per-iteration results as its history), exactly
     as the ``ray-tune:PATH`` source reads the finished experiment directory. Errored trials are dropped (status
-    ``failed``, their error's last line in ``runs.csv``'s ``tags.error``).
+    ``failed``, their error's last line in ``runs.csv``'s ``tags.error``). The keywords are those of every
+    callback (see :mod:`boontrack.integration`).
 
     Parameters
     ----------
@@ -40,24 +48,34 @@ class BoonCallback(_tune.Callback):
         Names of the reported validation and (optional) test metrics (nested keys joined with ``/``).
     n
         Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many trials.
-    pick
-        ``"last"`` or ``"best_val_step"``.
+    group_by
+        Config keys to group by. None: the config keys that vary across the trials except the seed.
     seed_column
         The config key holding the seed (default ``"seed"``; ignored when no trial's config has it). Without
         ``group_by``, the trials are grouped by the config keys that vary across them except this one, so a
         search over ``model`` x ``seed`` gives one group per model; without a seed, all trials form one group.
-    out
-        Directory to write the summary to (:class:`~boontrack.files.DirectorySink`). Default: ``boontrack/`` in
-        the experiment directory when that is local; with remote storage and no ``out`` (and no MLflow), the
-        summary is only computed (``result``).
-    mlflow_experiment, mlflow_tracking_uri
-        Also write the summary to MLflow, as a summary run in this experiment (name or id), e.g. the one
+    pick
+        ``"last"`` or ``"best_val_step"``.
+    maximize
+        The direction of ``val``. None (default): the ``mode`` of ``tune.TuneConfig`` when its ``metric`` is
+        ``val`` (a direction given that contradicts it is refused); else higher, except for a metric named
+        like a loss or an error.
+    n_resamples, confidence_level, seed
+        As the fields of :class:`boontrack.spec.Spec`.
+    tracking_uri, mlflow_experiment
+        Also write the summary to MLflow, as a summary run in this experiment (name), e.g. the one
         ``MLflowLoggerCallback`` logs the trials to; the URI defaults to ``MLFLOW_TRACKING_URI``.
+    out
+        Directory to write the summary to (:class:`~boontrack.directory.DirectorySink`). Default: ``boontrack/``
+        in the experiment directory when that is local; with remote storage and no ``out`` (and no MLflow), the
+        summary is only computed (``result``).
+    plots
+        Render the PNG plots.
     raise_on_error
         False (default): nothing raises into Tune; a summary that cannot be computed or written warns
         :class:`~boontrack.exceptions.WriteBackWarning` and ``result`` says so. True: the error propagates.
     **spec_options
-        Any other field of :class:`boontrack.spec.Spec` (``estimator``, ``maximize``, ``group_by``, ...).
+        Any other field of :class:`boontrack.spec.Spec` (``estimator``, ``ci_method``, ``baseline``, ...).
 
     Attributes
     ----------
@@ -67,7 +85,7 @@ class BoonCallback(_tune.Callback):
     Raises
     ------
     InputError
-        Invalid spec options, when the callback is created (a mistake in the call, before Tune runs).
+        Invalid options, when the callback is created (a mistake in the call, before Tune runs).
     """
 
     def __init__(
@@ -76,47 +94,57 @@ class BoonCallback(_tune.Callback):
         val: str,
         test: str | None = None,
         n: int | Sequence[int] | None = None,
-        pick: Literal["last", "best_val_step"] = "last",
+        group_by: str | Sequence[str] | None = None,
         seed_column: str | None = "seed",
+        pick: str = "last",
+        maximize: bool | None = None,
+        n_resamples: int = 9999,
+        confidence_level: float = 0.95,
+        seed: int = 0,
+        tracking_uri: str | None = None,
         out: str | Path | None = None,
-        mlflow_experiment: str | None = None,
-        mlflow_tracking_uri: str | None = None,
+        plots: bool = True,
         raise_on_error: bool = False,
+        mlflow_experiment: str | None = None,
         **spec_options: Any,
     ) -> None:
-        self.spec = Spec(val=val, test=test, n=budgets(n), pick=pick, seed_column=seed_column, **spec_options).check()
-        self.out = out
-        self.mlflow_experiment = mlflow_experiment
-        self.mlflow_tracking_uri = mlflow_tracking_uri
-        self.raise_on_error = raise_on_error
+        self.options = callback_options(type(self).__init__, locals())
+        self._also = mlflow_destination(mlflow_experiment, self.options.tracking_uri)
         self.result: JobResult | None = None
         self._histories: dict[str, list[dict[str, Any]]] = {}
+
+    @property
+    def spec(self) -> Spec:
+        """The spec the summary is made with (its grouping and seed adjusted to the trials when they end)."""
+        return self.options.spec
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         keys = [key for key in (self.spec.val, self.spec.test) if key is not None]
         self._histories.setdefault(trial.trial_id, []).append(history_row(result, keys))
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
-        try:
-            self.result = self._summarize(trials)
-        except Exception as exc:  # the experiment is over: a failure here never reaches Tune
-            if self.raise_on_error:
-                raise
-            message = f"summarizing the Tune experiment failed: {describe_error(exc)}"
-            warnings.warn(message, WriteBackWarning, stacklevel=2)
-            self.result = JobResult("failed", None, "", "", message)
+        summarize = lambda: self._summarize(trials)  # noqa: E731 - one line, under the one failure rule
+        self.result = after_sweep(
+            "summarizing the Tune experiment", summarize, raise_on_error=self.options.raise_on_error
+        )
 
     def _summarize(self, trials: list) -> JobResult:
         local, location = _experiment_location(trials)
         spec = self.spec
         if spec.seed_column is not None and not _in_some_config(spec.seed_column, trials):
             spec = dataclasses.replace(spec, seed_column=None)
-        out = self.out
+        out = self.options.out
         if out is None and local:
             out = Path(location) / DEFAULT_SUBDIRECTORY
-        source = _TrialsSource(trials, self._histories, location, self.mlflow_experiment, self.mlflow_tracking_uri)
-        return summarize_after_sweep(
-            source, spec, out=out, write_back=self.mlflow_experiment is not None, raise_on_error=self.raise_on_error
+        source = _TrialsSource(trials, self._histories, location)
+        return summarize_source(
+            source,
+            spec,
+            out=out,
+            write_back=False,
+            also=self._also,
+            plots=self.options.plots,
+            raise_on_write_error=self.options.raise_on_error,
         )
 
 
@@ -138,21 +166,12 @@ def _experiment_location(trials: Sequence[Any]) -> tuple[bool, str]:
 
 class _TrialsSource(Source):
     """The trials of a running experiment as a source: the same frame as ``ray-tune:PATH`` reads afterwards, with
-    the same identity (so the fingerprints agree), written back to MLflow when asked."""
+    the same identity (so the fingerprints agree)."""
 
-    def __init__(
-        self,
-        trials: Sequence[Any],
-        histories: Mapping[str, list[dict[str, Any]]],
-        location: str,
-        mlflow_experiment: str | None,
-        mlflow_tracking_uri: str | None,
-    ) -> None:
+    def __init__(self, trials: Sequence[Any], histories: Mapping[str, list[dict[str, Any]]], location: str) -> None:
         self.trials = list(trials)
         self.histories = histories
         self.location = location
-        self.mlflow_experiment = mlflow_experiment
-        self.mlflow_tracking_uri = mlflow_tracking_uri
 
     def describe(self) -> str:
         return f"Ray Tune experiment {self.location}"
@@ -160,15 +179,12 @@ class _TrialsSource(Source):
     def identity(self) -> str:
         return f"ray-tune:{self.location}"
 
+    def direction(self, metric: str) -> Direction | None:
+        return experiment_direction(self.location, metric)
+
     def read(self, request: MetricRequest) -> pd.DataFrame:
         import pandas as pd
 
         return build_frame(
             self.trials, request, lambda: {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}
         )
-
-    def sink(self, key: str) -> Sink:
-        """The summary run in :attr:`mlflow_experiment` (the MLflow integration's sink)."""
-        from boontrack_mlflow import MlflowSource
-
-        return MlflowSource(self.mlflow_experiment, tracking_uri=self.mlflow_tracking_uri).sink(key)

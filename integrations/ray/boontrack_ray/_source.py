@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from boontrack._optional import import_optional
-from boontrack.backends import MetricRequest, Source
-from boontrack.exceptions import InputError
+from boontrack.integration import Direction, InputError, MetricRequest, Source, import_optional
 from boontrack_ray._trials import build_frame
+from boontrack_ray._tuner import tune_goal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,6 +31,9 @@ class RayTuneSource(Source):
     def identity(self) -> str:
         return f"ray-tune:{self.location}"
 
+    def direction(self, metric: str) -> Direction | None:
+        return experiment_direction(self.location, metric)
+
     def read(self, request: MetricRequest) -> pd.DataFrame:
         analysis = self._analysis()
         return build_frame(analysis.trials, request, lambda: analysis.trial_dataframes)
@@ -43,6 +45,15 @@ class RayTuneSource(Source):
         except (ValueError, OSError) as exc:  # no experiment_state-*.json there, or unreadable
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"ray-tune: {self.location} is not a Tune experiment directory ({first})") from None
+
+
+def experiment_direction(location: str, metric: str) -> Direction | None:
+    """The ``mode`` of the experiment at ``location`` (a local directory) for ``metric``, when its
+    ``TuneConfig`` names that metric (see :mod:`boontrack_ray._tuner`); None otherwise (a URI: not read)."""
+    goal = None if "://" in location else tune_goal(location)
+    if goal is None or goal[0] != metric:
+        return None
+    return Direction(maximize=goal[1] == "max", said_by=f"the mode of the Tune experiment {Path(location).name!r}")
 
 
 def experiment_location(location: str) -> str:

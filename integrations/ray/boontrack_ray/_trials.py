@@ -14,18 +14,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from boontrack._optional import import_optional
-from boontrack.runframe import (
-    RunRecord,
-    apply_best_val_step,
-    build_run_frame,
-    pick_best_val_step,
-)
+from boontrack.integration import RunRecord, build_run_frame, import_optional, pick_values
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.backends import MetricRequest
+    from boontrack.integration import MetricRequest
 
 #: Tune's trial statuses as the run frame names them; the others (``RUNNING``, ``PENDING``, ``PAUSED``) are
 #: lower-cased. ``TERMINATED`` is a trial that ended without error, also when a scheduler stopped it early.
@@ -139,27 +133,24 @@ def build_frame(
 ) -> pd.DataFrame:
     """The run frame of ``trials``; ``load_histories()`` gives each trial's per-iteration table by trial id.
 
-    ``pick="last"``: each metric's last reported value, as trackers keep it (a trial whose last result lacks
-    ``val`` or ``test``, e.g. a test score reported on its own after the last epoch, takes the metric's last
-    value from its history; histories are read only when some trial needs them). ``pick="best_val_step"``: the
-    values at each trial's best validation iteration (:func:`boontrack.runframe.pick_best_val_step`).
+    Each metric's last reported value, as trackers keep it (a trial whose last result lacks ``val`` or
+    ``test``, e.g. a test score reported on its own after the last epoch, takes the metric's last value from its
+    history; histories are read only when some trial, or the pick, needs them), then the values ``request.pick``
+    asks for (:func:`boontrack.integration.pick_values`; step = the iteration).
     """
     trials = list(trials)
-    keys = [key for key in (request.val, request.test) if key is not None]
+    keys = list(request.metrics)
     incomplete = any(trial.last_result and not set(keys) <= set(flat_result(trial.last_result)) for trial in trials)
-    if request.pick == "last" and not incomplete:
+    if not (incomplete or request.needs_history):
         return build_run_frame([trial_record(trial) for trial in trials])
     history = long_history(load_histories(), keys)
     last = history.groupby("run_id")[keys].last().to_dict("index")  # last() skips NaN: the last reported value
     frame = build_run_frame([trial_record(t, last.get(str(t.trial_id))) for t in trials])
-    if request.pick == "last":
-        return frame
 
-    def points(key: str) -> pd.DataFrame:
-        reported = history.loc[history[key].notna(), ["run_id", "step", key]]
-        return reported.rename(columns={key: "value"})
+    def points() -> dict[str, pd.DataFrame]:
+        return {
+            key: history.loc[history[key].notna(), ["run_id", "step", key]].rename(columns={key: "value"})
+            for key in keys
+        }
 
-    picked = pick_best_val_step(
-        points(request.val), points(request.test) if request.test else None, maximize=request.maximize
-    )
-    return apply_best_val_step(frame, picked, request)
+    return pick_values(frame, request, points)

@@ -24,9 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from boontrack._optional import import_optional
-from boontrack._redact import redact
-from boontrack.exceptions import BackendError
+from boontrack.integration import BackendError, import_optional, redact
 from boontrack.reaggregate import Job, run_job_line
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_MAX_RETRIES", "RayEngine"]

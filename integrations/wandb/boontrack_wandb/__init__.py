@@ -26,10 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from boontrack._lazy import lazy_exports
-from boontrack.backends import Backend, Discovered
-from boontrack.exceptions import InputError
-from boontrack.runframe import check_options
+from boontrack.integration import Backend, Discovered, InputError, check_options, lazy_exports
 
 __all__ = ["WandbBackend", "WandbOfflineBackend", "summarize_sweep"]
 
@@ -42,6 +39,7 @@ class WandbBackend(Backend):
     """``wandb:ENTITY/PROJECT``."""
 
     name: ClassVar[str] = "wandb"
+    knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "sweep": "only runs of this sweep id",
         "group": "only runs of this W&B group",

@@ -5,14 +5,34 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
-from boontrack._optional import import_optional
-from boontrack._redact import redact
 from boontrack.exceptions import BackendError, InputError
+from boontrack.integration import import_optional, redact
 
 #: Seconds to wait for one W&B API call, retries included (wandb retries 429 and 5xx with back-off).
 DEFAULT_TIMEOUT_S = 60.0
+#: Runs listed per request.
+PAGE_SIZE = 500
+
+
+class Selection(Protocol):
+    """What the discovery, the change token and the sink need of a ``wandb:`` source (its selection of runs)."""
+
+    entity: str
+    project: str
+    sweep: str | None
+    group: str | None
+    timeout_s: float
+
+    @property
+    def path(self) -> str: ...
+
+    def describe(self) -> str: ...
+
+    def identity(self) -> str: ...
+
+    def server_filters(self) -> dict[str, Any]: ...
 
 
 def import_wandb() -> Any:

@@ -11,22 +11,19 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
+from boontrack_wandb._client import PAGE_SIZE, Selection, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE
-from boontrack_wandb._online import PAGE_SIZE, make_api, translate_errors
-
-if TYPE_CHECKING:
-    from boontrack_wandb._online import WandbSource
 
 SWEEPS_PER_REQUEST = 100
 #: Runs looked at for the token: the most recent heartbeats, past boontrack's own aggregate runs.
 TOKEN_RUNS = 10
 
 
-def discover(source: WandbSource, select: Mapping[str, Any]) -> list[Discovered]:
+def discover(source: Selection, select: Mapping[str, Any]) -> list[Discovered]:
     """One :class:`Discovered` per sweep (``by = "sweep"``) or run group (``by = "group"``) of the project that
     ``source`` (its filters included) selects; the source's options stay, the sweep or group is added."""
     by = select.get("by", "sweep")
@@ -48,7 +45,7 @@ def discover(source: WandbSource, select: Mapping[str, Any]) -> list[Discovered]
     ]
 
 
-def _sweeps(api: Any, source: WandbSource) -> list[str]:
+def _sweeps(api: Any, source: Selection) -> list[str]:
     """The project's sweep ids, in the order W&B lists them (``filters`` are run filters: not applied here)."""
     from wandb.apis._generated import GET_SWEEPS_GQL
 
@@ -67,13 +64,13 @@ def _sweeps(api: Any, source: WandbSource) -> list[str]:
         variables["cursor"] = page.get("endCursor")
 
 
-def _groups(api: Any, source: WandbSource) -> list[str]:
+def _groups(api: Any, source: Selection) -> list[str]:
     """The run groups of the selected runs (boontrack's aggregate runs left out), sorted."""
     runs = api.runs(source.path, filters=source.server_filters(), per_page=PAGE_SIZE, lazy=True)
     return sorted({run.group for run in runs if run.group and run.job_type != AGGREGATE_JOB_TYPE})
 
 
-def change_token(source: WandbSource) -> str | None:
+def change_token(source: Selection) -> str | None:
     """How many runs the source selects and its most recently alive run (id, state, heartbeat), as JSON: one
     lightweight request. None (read in full) when boontrack's own aggregate runs hide every recent run.
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from boontrack.backends import MetricRequest
-from boontrack.runframe import (
+from boontrack.integration import (
     POINT_COLUMNS,
     SUMMARY_ROLE,
+    MetricRequest,
     RunRecord,
-    apply_best_val_step,
     build_run_frame,
     is_summary_run,
-    pick_best_val_step,
+    pick_values,
 )
 
 if TYPE_CHECKING:
@@ -103,20 +102,13 @@ def wandb_tags(*, group: str | None, job_type: str | None, sweep: str | None, ta
 def build_frame(
     records: list[RunRecord],
     request: MetricRequest,
-    histories: Mapping[str, Mapping[str, list[tuple[str, int, float]]]] | None = None,
+    histories: Callable[[], Mapping[str, list[tuple[str, int, float]]]],
 ) -> pd.DataFrame:
-    """The run frame; with ``histories`` (metric key -> points, from :func:`metric_points`) the best-validation
-    pick replaces the last-logged values (:func:`boontrack.runframe.pick_best_val_step`)."""
+    """The run frame, with the values ``request.pick`` asks for (:func:`boontrack.integration.pick_values`);
+    ``histories()`` gives each metric's points (:func:`metric_points`), read only when the pick needs them."""
     import pandas as pd
 
-    frame = build_run_frame(records)
-    if histories is None:
-        return frame
+    def points() -> dict[str, pd.DataFrame]:
+        return {key: pd.DataFrame(rows, columns=list(POINT_COLUMNS)) for key, rows in histories().items()}
 
-    def points(key: str) -> pd.DataFrame:
-        return pd.DataFrame(histories.get(key, []), columns=list(POINT_COLUMNS))
-
-    picked = pick_best_val_step(
-        points(request.val), points(request.test) if request.test else None, maximize=request.maximize
-    )
-    return apply_best_val_step(frame, picked, request)
+    return pick_values(build_run_frame(records), request, points)

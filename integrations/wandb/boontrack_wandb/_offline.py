@@ -16,9 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from boontrack.backends import MetricRequest, Source
-from boontrack.exceptions import InputError
-from boontrack.runframe import seconds_from_environment
+from boontrack.integration import InputError, MetricRequest, RunRecord, Source, seconds_from_environment
 from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 from boontrack_wandb._records import OfflineRun, read_offline_run
 
@@ -71,15 +69,16 @@ class WandbOfflineSource(Source):
         files = find_run_files(self.directory)
         if not files:
             raise InputError(f"{self.describe()}: no offline runs (offline-run-*/run-*.wandb) found")
-        with_history = request.pick == "best_val_step"
+        with_history = request.needs_history  # a history costs most of a file's parse: read it only when picked
         runs = read_run_files(
             files, with_history=with_history, wait_s=seconds_from_environment(WAIT_VARIABLE, DEFAULT_WAIT_S)
         )
         if all(run.problem is not None for run in runs):
             listed = "; ".join(f"{run.path.name}: {run.state} run file ({run.detail})" for run in runs[:3])
             raise InputError(f"{self.describe()}: no run file could be read: {listed}")
-        keys = [key for key in (request.val, request.test) if key]
-        records, histories = [], {key: [] for key in keys}
+        keys = list(request.metrics)
+        records: list[RunRecord] = []
+        histories: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
         for run in runs:
             if not self._selected(run):
                 continue
@@ -96,7 +95,7 @@ class WandbOfflineSource(Source):
             )
             for key in keys if with_history else ():
                 histories[key].extend(metric_points(run.run_id, run.history, key))
-        return build_frame(records, request, histories if with_history else None)
+        return build_frame(records, request, lambda: histories)
 
 
 def read_run_files(files: list[Path], *, with_history: bool, wait_s: float) -> list[OfflineRun]:

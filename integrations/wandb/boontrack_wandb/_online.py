@@ -10,16 +10,13 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from boontrack.backends import MetricRequest, Sink, Source
-from boontrack.exceptions import InputError
-from boontrack.runframe import RunRecord
-from boontrack_wandb._client import DEFAULT_TIMEOUT_S, make_api, translate_errors
+from boontrack.integration import Direction, InputError, MetricRequest, RunRecord, Sink, Source, option_name
+from boontrack_wandb._client import DEFAULT_TIMEOUT_S, PAGE_SIZE, make_api, translate_errors
 from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 
 if TYPE_CHECKING:
     import pandas as pd
 
-PAGE_SIZE = 500
 #: The query ``wandb.apis.public.Run.history`` sends (wandb 0.31), which takes one spec per list of keys.
 _SAMPLED_HISTORY = """
 query RunSampledHistory($project: String!, $entity: String!, $name: String!, $specs: [JSONString!]!) {
@@ -37,9 +34,11 @@ def parse_filters(filters: Any) -> dict[str, Any]:
     try:
         parsed = json.loads(filters)
     except json.JSONDecodeError as exc:
-        raise InputError(f"wandb: `filters` must be a JSON object (Mongo-style W&B run filters): {exc}") from None
+        raise InputError(
+            f"wandb: {option_name('filters')} must be a JSON object (Mongo-style W&B run filters): {exc}"
+        ) from None
     if not isinstance(parsed, dict):
-        raise InputError(f"wandb: `filters` must be a JSON object, got {filters!r}")
+        raise InputError(f"wandb: {option_name('filters')} must be a JSON object, got {filters!r}")
     return parsed
 
 
@@ -86,6 +85,23 @@ class WandbSource(Source):
 
         return change_token(self)
 
+    def direction(self, metric: str) -> Direction | None:
+        """The sweep's ``metric.goal`` when its ``metric.name`` is ``metric`` (one request); None for a project
+        or a group, which record no direction."""
+        if not self.sweep:
+            return None
+        api = make_api(self.entity, self.timeout_s)
+        with translate_errors(f"{self.describe()}: reading the sweep's metric", self.timeout_s):
+            config = api.sweep(f"{self.path}/{self.sweep}").config or {}
+        goal = config.get("metric") if isinstance(config, Mapping) else None
+        if (
+            not isinstance(goal, Mapping)
+            or goal.get("name") != metric
+            or goal.get("goal") not in ("maximize", "minimize")
+        ):
+            return None
+        return Direction(maximize=goal["goal"] == "maximize", said_by=f"the metric.goal of W&B sweep {self.sweep}")
+
     def _check_sweep(self, api: Any) -> None:
         # A filter on an unknown sweep lists nothing; ask for the sweep so that a typo is an error, not 0 runs.
         if self.sweep:
@@ -102,13 +118,15 @@ class WandbSource(Source):
         api = make_api(self.entity, self.timeout_s)
         runs = self.list_runs(api)
         records = [self._record(run) for run in runs]
-        if request.pick != "best_val_step":
-            return build_frame(records, request)
-        keys = [key for key in (request.val, request.test) if key]
-        histories: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
-        for run in runs:
-            for key, rows in zip(keys, self._histories(run, keys)):
-                histories[key].extend(metric_points(run.id, rows, key))
+
+        def histories() -> dict[str, list[tuple[str, int, float]]]:  # one more request per run: only when picked
+            keys = list(request.metrics)
+            points: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
+            for run in runs:
+                for key, rows in zip(keys, self._histories(run, keys)):
+                    points[key].extend(metric_points(run.id, rows, key))
+            return points
+
         return build_frame(records, request, histories)
 
     def _histories(self, run: Any, keys: list[str]) -> list[list[dict[str, Any]]]:

@@ -169,9 +169,10 @@ def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
 
 def _remove_path(target: dict[str, Any], path: list[str]) -> None:
     for part in path[:-1]:
-        target = target.get(part)
-        if not isinstance(target, dict):
+        inner = target.get(part)
+        if not isinstance(inner, dict):
             return
+        target = inner
     target.pop(path[-1], None)
 
 

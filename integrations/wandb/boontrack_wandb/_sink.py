@@ -25,17 +25,14 @@ import tempfile
 import warnings
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from boontrack._redact import redact
 from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
+from boontrack.integration import redact
 from boontrack.runframe import artifact_path, write_artifacts
-from boontrack_wandb._client import import_wandb, make_api, translate_errors
+from boontrack_wandb._client import Selection, import_wandb, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
-
-if TYPE_CHECKING:
-    from boontrack_wandb._online import WandbSource
 
 #: Summary key of the input fingerprint in the aggregate run.
 FINGERPRINT_KEY = "boontrack/fingerprint"
@@ -73,7 +70,7 @@ def aggregate_run_id(key: str) -> str:
 
 def curve_chart_spec() -> str:
     """The Vega-Lite spec of the curve chart preset, as shipped in the package."""
-    return resources.files(__package__).joinpath("assets", CHART_SPEC_FILE).read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("assets").joinpath(CHART_SPEC_FILE).read_text(encoding="utf-8")
 
 
 def chart_preset_name(spec: str) -> str:
@@ -93,7 +90,7 @@ def curve_rows(outputs: SummaryOutputs) -> list[dict[str, float]]:
 class WandbSink(Sink):
     """Writes a :class:`SummaryOutputs` into the aggregate run next to ``source``'s runs."""
 
-    def __init__(self, source: WandbSource, key: str) -> None:
+    def __init__(self, source: Selection, key: str) -> None:
         self.source = source
         self.key = key
         self.run_id = aggregate_run_id(key)

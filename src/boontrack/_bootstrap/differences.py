@@ -116,9 +116,9 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
 def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
     """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
     resampled on its own, its centre and the centre's standard error."""
-    value = group.runs.boo_n(positions, group.cdf)[:, 0] if not studentized or group.centred_elsewhere else None
     if not studentized:
-        return (value,)
+        return (group.runs.boo_n(positions, group.cdf)[:, 0],)
+    value = group.runs.boo_n(positions, group.cdf)[:, 0] if group.centred_elsewhere else None
     centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope)
     return (centre[:, 0] if value is None else value), centre[:, 0], error[:, 0]
 
@@ -170,7 +170,8 @@ def difference_interval(
             return (difference,)
         centre = difference
         if group_a.centred_elsewhere:
-            centre = np.subtract(*(g.runs.boo_n(p, g.centre_cdf)[:, 0] for g, p in zip(groups, positions)))
+            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf)[:, 0] for g, p in zip(groups, positions))
+            centre = centre_a - centre_b
         return difference, centre, _paired_standard_error(group_a, group_b, indices_a)
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
@@ -182,10 +183,12 @@ def difference_interval(
     if paired:
         error = float(_paired_standard_error(group_a, group_b, identity)[0])
     else:
-        error = float(np.hypot(*(_data_error(group) for group in (group_a, group_b))))
+        error = float(np.hypot(_data_error(group_a), _data_error(group_b)))
+    resample_centres, resample_errors = pivot
     interval = studentized_difference(
         (estimate, centre, reference, error),
-        *pivot,
+        resample_centres,
+        resample_errors,
         difference_range(group_a.plausible, group_b.plausible),
         difference_scale(group_a.bounds, group_b.bounds),
         confidence_level,

@@ -170,8 +170,10 @@ def studentized_interval(resampled: Resampled, confidence_level: float) -> tuple
     resamples are degenerate (se* = 0: every draw had the same test score) q is unbounded and the interval is
     that range.
     """
-    quantile = np.quantile(np.abs(resampled.pivot.studentized()), confidence_level, axis=0)
-    return _held_and_cut(resampled, *resampled.pivot.bounds(quantile))
+    pivot = resampled.pivot
+    assert pivot is not None  # kept by the studentized resampling
+    quantile = np.quantile(np.abs(pivot.studentized()), confidence_level, axis=0)
+    return _held_and_cut(resampled, *pivot.bounds(quantile))
 
 
 def _held_and_cut(resampled: Resampled, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -191,11 +193,11 @@ def interval_ends(resampled: Resampled, confidence_level: float, method: str) ->
         return studentized_interval(resampled, confidence_level)
     dist = resampled.dist
     low, high = np.empty(dist.shape[1]), np.empty(dist.shape[1])
+    jackknife = resampled.jackknife
     for k in range(dist.shape[1]):
         if method == "bca":
-            low[k], high[k] = bca_interval(
-                dist[:, k], float(resampled.estimate[k]), resampled.jackknife[:, k], confidence_level
-            )
+            assert jackknife is not None  # kept by the resampling for BCa
+            low[k], high[k] = bca_interval(dist[:, k], float(resampled.estimate[k]), jackknife[:, k], confidence_level)
         else:
             low[k], high[k] = percentile_interval(dist[:, k], confidence_level)
     return low, high
@@ -218,9 +220,11 @@ def simultaneous_band(
     """
     over = trustworthy if trustworthy.any() else np.ones_like(trustworthy)
     if method in STUDENTIZED_METHODS:
-        statistic = np.abs(resampled.pivot.studentized()[:, over])
+        pivot = resampled.pivot
+        assert pivot is not None  # kept by the studentized resampling
+        statistic = np.abs(pivot.studentized()[:, over])
         quantile = np.quantile(statistic.max(axis=1), confidence_level)
-        return _held_and_cut(resampled, *resampled.pivot.bounds(np.full(resampled.estimate.size, quantile)))
+        return _held_and_cut(resampled, *pivot.bounds(np.full(resampled.estimate.size, quantile)))
     scale = bootstrap_standard_error(resampled.dist)
     ratios = transformed_ratio(resampled.dist, resampled.estimate, scale, resampled.scale)
     scaled = ratios[:, over & (scale > 0)]
@@ -361,7 +365,8 @@ def studentized_distribution(
             done += indices.shape[0]
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
-    return tuple(np.concatenate(arrays) for arrays in zip(*parts))
+    value, centre, error = (np.concatenate(arrays) for arrays in zip(*parts))
+    return value, centre, error
 
 
 def studentize(difference: np.ndarray, standard_error: np.ndarray) -> np.ndarray:

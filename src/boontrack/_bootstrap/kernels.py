@@ -295,7 +295,7 @@ def smoothed_boo_n(
     for size in batch_sizes(n_resamples, 2 * m, CACHE_ELEMENTS):  # sorted per batch: keep it in cache
         idx = draw_indices(rng, m, size)
         v = val[idx] + h_val * rng.standard_normal((size, m))
-        t = v if test is None else test[idx] + h_test * rng.standard_normal((size, m))
+        t = v if test is None or h_test is None else test[idx] + h_test * rng.standard_normal((size, m))
         t = reflected(t, bounds)
         if test is None:
             v = t

@@ -39,7 +39,7 @@ class _OneBlasThread:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._users = 0
-        self._limiter = None
+        self._limiter: Any = None
 
     def __enter__(self) -> None:
         with self._lock:
@@ -114,7 +114,8 @@ def evaluate_batches(kernel: Callable[[Any], Any], batches: Iterable[Any]) -> li
     head = list(itertools.islice(batches, 2))
     if threads == 1 or len(head) < 2:
         return [kernel(batch) for batch in itertools.chain(head, batches)]
-    results, pending = [], collections.deque()
+    results: list[Any] = []
+    pending: collections.deque[Any] = collections.deque()
     with _ONE_BLAS_THREAD, ThreadPoolExecutor(threads, thread_name_prefix="boontrack") as pool:
         for batch in itertools.chain(head, batches):
             pending.append(pool.submit(kernel, batch))

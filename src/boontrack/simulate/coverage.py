@@ -16,8 +16,9 @@ import numpy as np
 from scipy import stats
 
 from boontrack._validation import as_bounds, as_budgets, as_choice, as_count, as_probability, as_rng
+from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
 from boontrack.simulate.populations import Population
-from boontrack.spec import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
+from boontrack.vocabulary import name as named
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def _coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, 
     budgets = np.unique(as_budgets(n)[0])
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     if estimator == "U" and budgets.max() > m:
-        raise ValueError(f"`n` = {int(budgets.max())} exceeds `m` = {m}: U is undefined there")
+        raise ValueError(f"{named('n')} = {int(budgets.max())} exceeds {named('m')} = {m}: U is undefined there")
     methods = tuple(as_choice(x, "methods", CI_METHODS) for x in ((methods,) if isinstance(methods, str) else methods))
     if not methods:
         raise ValueError("`methods` is empty")
@@ -211,7 +212,7 @@ def coverage(
     n : int or sequence of int
         Budgets.
     methods : str or sequence of str
-        Interval methods (:data:`boontrack.spec.CI_METHODS`).
+        Interval methods (:data:`boontrack.choices.CI_METHODS`).
     estimator : {"V", "U", "W"}
     confidence_level : float
     replications : int
@@ -229,9 +230,18 @@ def coverage(
     tuple of CoverageCell
         One per (method, budget), methods in the order given, budgets ascending.
     """
-    options = dict(estimator=estimator, confidence_level=confidence_level, replications=replications)
-    options.update(n_resamples=n_resamples, rng=rng, bounds=bounds)
-    return sweep_intervals(population, m=m, n=n, methods=methods, **options).cells()
+    return sweep_intervals(
+        population,
+        m=m,
+        n=n,
+        methods=methods,
+        estimator=estimator,
+        confidence_level=confidence_level,
+        replications=replications,
+        n_resamples=n_resamples,
+        rng=rng,
+        bounds=bounds,
+    ).cells()
 
 
 @dataclass(frozen=True)
@@ -391,7 +401,7 @@ def _comparison_rates_iv(pop, m, n, paired, shift, seed_share, confidence_level,
     m = as_count(m, "m")
     budget = as_count(n, "n")
     if budget > m:
-        raise ValueError(f"`n` = {budget} exceeds `m` = {m}")
+        raise ValueError(f"{named('n')} = {budget} exceeds {named('m')} = {m}")
     if not isinstance(paired, bool):
         raise ValueError(f"`paired` must be True or False, got {paired!r}")
     if not (isinstance(shift, (int, float)) and math.isfinite(shift)):

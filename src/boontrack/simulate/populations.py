@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from scipy import integrate, special, stats
@@ -71,6 +71,7 @@ class Population:
             trials = int(p["trials"])
             return rng.binomial(trials, chance) / trials, rng.binomial(trials, chance) / trials
         if self.name in ("kernel", "finite"):
+            assert self._runs is not None  # a fit or a table keeps its runs
             val, test = self._runs
             pick = rng.integers(0, val.size, size=(replications, m))
             if self.name == "finite":
@@ -109,9 +110,11 @@ class Population:
             return _beta_binomial_boo_n(p["a"], p["b"], int(p["trials"]), n)
         if self.name == "diverged":
             return _diverged_boo_n(p["share"], p["gap"], p["rho"], p["mean"], p["sd"], n)
+        assert self._runs is not None  # a fit or a table keeps its runs
+        val, test = self._runs
         if self.name == "finite":
-            return float(boo_n(*self._runs, n=n))
-        return _kernel_boo_n(*self._runs, p["h_val"], p["h_test"], n)
+            return float(boo_n(val, test, n=n))
+        return _kernel_boo_n(val, test, p["h_val"], p["h_test"], n)
 
 
 def population(name: PopulationName, **parameters: float) -> Population:
@@ -133,7 +136,7 @@ def population(name: PopulationName, **parameters: float) -> Population:
     >>> round(population("normal").boo_n(5), 6)  # 0.5 * E[max of 5 N(0, 1)]
     0.581482
     """
-    name = as_choice(name, "name", POPULATIONS)
+    name = cast(PopulationName, as_choice(name, "name", POPULATIONS))
     defaults = _DEFAULTS[name]
     unknown = set(parameters) - set(defaults)
     if unknown:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import stats
 
 from boontrack._validation import as_count, as_probability
+from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
 from boontrack.estimators import expected_max_of
 from boontrack.simulate.coverage import CoverageCell, _coverage_iv, comparison_rates, coverage
 from boontrack.simulate.populations import Population
-from boontrack.spec import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
+from boontrack.vocabulary import name as named
 
 
 def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimator: str) -> np.ndarray:
@@ -26,7 +27,7 @@ def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimato
     Rows are sorted by validation score (worst first); a run in a tie block of ranks ``start+1..end`` weighs
     ``(P(end) - P(start)) / (end - start)``, which averages the block's test scores (:func:`boontrack.boo_n`).
     """
-    from boontrack.estimators import best_of_n_cdf
+    from boontrack.estimators import Estimator, best_of_n_cdf
 
     rows, m = val.shape
     order = np.argsort(val, axis=1, kind="stable")
@@ -36,7 +37,7 @@ def _boo_n_rows(val: np.ndarray, test: np.ndarray, budgets: np.ndarray, estimato
     start = np.maximum.accumulate(np.where(np.hstack([np.ones((rows, 1), bool), step]), rank, 0), axis=1)
     ends = np.where(np.hstack([step, np.ones((rows, 1), bool)]), rank + 1, m)
     end = np.minimum.accumulate(ends[:, ::-1], axis=1)[:, ::-1]
-    cdf = best_of_n_cdf(m, budgets, estimator)  # (budgets, m + 1)
+    cdf = best_of_n_cdf(m, budgets, cast(Estimator, estimator))  # (budgets, m + 1); one of ESTIMATORS
     weights = (cdf[:, end] - cdf[:, start]) / (end - start)  # (budgets, rows, m)
     return np.einsum("brm,rm->rb", weights, t)
 
@@ -215,7 +216,7 @@ def _study_iv(pop, m, n, methods, width, shift, power, plan_runs, replications, 
     )
     for name, value in (("width", width), ("shift", shift)):
         if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise ValueError(f"`{name}` must be a number > 0, got {value!r}")
+            raise ValueError(f"{named(name)} must be a number > 0, got {value!r}")
     power = as_probability(power, "power")
     plan = sorted({as_count(k, "plan_runs") for k in plan_runs})
     if (width is not None or shift is not None) and budgets.max() > min(plan):
@@ -257,7 +258,7 @@ def study(
     n : int or sequence of int
         Budgets.
     methods : sequence of str
-        Interval methods (:data:`boontrack.spec.CI_METHODS`).
+        Interval methods (:data:`boontrack.choices.CI_METHODS`).
     width, shift : float, optional
         Targets of "how many runs do I need".
     power : float
@@ -278,7 +279,10 @@ def study(
     common = dict(replications=replications, n_resamples=n_resamples, rng=rng)
     steps = [("errors", None), *(("coverage", x) for x in methods)]
     steps += [("width", k) for k in plan if width is not None] + [("power", k) for k in plan if shift is not None]
-    errors, cells, widths, powers = (), [], {}, {}
+    errors: tuple[EstimatorError, ...] = ()
+    cells: list[CoverageCell] = []
+    widths: dict[int, float] = {}
+    powers: dict[int, float] = {}
     with progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
         for kind, arg in bar:
             if kind == "errors":

@@ -5,6 +5,7 @@ Expected numbers come from the exact oracle of ``tests/oracles.py`` on the value
 
 from __future__ import annotations
 
+import atexit
 import csv
 import json
 import re
@@ -19,10 +20,13 @@ from click.testing import CliRunner
 from omegaconf import OmegaConf
 
 from boontrack import cli
+from boontrack.backends import Direction
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack_hydra._records import returned_metrics, write_record
+from boontrack_hydra._records import jobs_dir, returned_metrics, write_record
 
 from oracles import exact_boo_n
+
+pytestmark = pytest.mark.hydra
 
 #: Validation and test scores by model and seed (hand-written, distinct within a model).
 VAL = {"a": [0.71, 0.74, 0.69, 0.77, 0.72], "b": [0.80, 0.78, 0.83, 0.79, 0.81]}
@@ -158,8 +162,9 @@ def test_a_summary_that_cannot_be_written_warns_and_the_multirun_succeeds(run_sw
     (taken / "notes.txt").write_text("mine")
     sweep = run_sweep(scores(), "model=a,b", "seed=0,1")
     assert sweep.returncode == 0, sweep.stderr
-    assert "WriteBackWarning: boontrack could not summarize the Hydra sweep" in sweep.stderr
+    assert f"WriteBackWarning: writing the summary to {taken} failed: InputError: {taken} holds files" in sweep.stderr
     assert "holds files boontrack did not write (notes.txt)" in sweep.stderr
+    assert f"boontrack: 4 jobs summarized in {taken} (write-failed)" in sweep.stdout  # and its table, computed
     assert sorted(p.name for p in (sweep.dir / ".boontrack" / "jobs").iterdir()) == [
         "0.json",
         "1.json",
@@ -179,7 +184,7 @@ def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
         scores(),
         "model=a,b",
         "seed=0,1,2,3,4",
-        f"+hydra.callbacks.boontrack.mlflow_tracking_uri={uri}",
+        f"+hydra.callbacks.boontrack.tracking_uri={uri}",
         "+hydra.callbacks.boontrack.mlflow_experiment=sweeps",
     )
     assert sweep.returncode == 0, sweep.stderr
@@ -198,9 +203,9 @@ def test_the_summary_also_goes_to_mlflow_when_asked(run_sweep, tmp_path):
 def test_an_mlflow_failure_leaves_the_directory_summary(run_sweep, tmp_path):
     pytest.importorskip("mlflow")
     missing = f"sqlite:///{tmp_path / 'none' / 'mlflow.db'}"
-    sweep = run_sweep(scores(), "model=a,b", "seed=0,1", f"+hydra.callbacks.boontrack.mlflow_tracking_uri={missing}")
+    sweep = run_sweep(scores(), "model=a,b", "seed=0,1", f"+hydra.callbacks.boontrack.tracking_uri={missing}")
     assert sweep.returncode == 0, sweep.stderr
-    assert "boontrack could not write the summary to MLflow: InputError: no MLflow store at" in sweep.stderr
+    assert "writing the summary to mlflow:app failed: InputError: no MLflow store at" in sweep.stderr
     assert sweep.summary()["runs"] == 4 and not (tmp_path / "none").exists()
 
 
@@ -218,7 +223,7 @@ def test_a_new_multirun_into_the_same_directory_forgets_the_old_jobs(run_sweep):
 def test_bad_options_stop_hydra_before_any_job(run_sweep):
     sweep = run_sweep(scores(), "model=a,b", "seed=0,1", "+hydra.callbacks.boontrack.estimator=Z")
     assert sweep.returncode == 1
-    assert "estimator must be one of V, U, W, got 'Z'" in sweep.stderr
+    assert "`estimator` must be one of V, U, W, got 'Z'" in sweep.stderr
     assert not sweep.dir.exists()
 
 
@@ -233,18 +238,20 @@ def test_a_single_run_records_nothing(run_sweep, tmp_path):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"val": ""}, "val must be a non-empty name, got ''"),
-        ({"estimator": "Z"}, "estimator must be one of V, U, W, got 'Z'"),
-        ({"n": 0}, "n must be a list of integers >= 1, got (0,)"),
-        ({"n": [5, 5]}, "n repeats a budget"),
-        ({"confidence": 2}, "confidence must be a number between 0 and 1, got 2"),
-        ({"minimize": "yes"}, "minimize must be true or false, got 'yes'"),
-        ({"group_by": [""]}, "group_by must be a list of column names"),
-        ({"seed_key": ""}, "seed_key must be a non-empty name, got ''"),
-        ({"out": None}, "out must be a non-empty name, got None"),
-        ({"plots": "no"}, "plots must be true or false, got 'no'"),
-        ({"mlflow_tracking_uri": "not a uri"}, "tracking_uri 'not a uri' is neither a URI nor an existing directory"),
-        ({"mlflow_experiment": ""}, "mlflow_experiment must be a non-empty name, got ''"),
+        ({"val": ""}, "`val` must be a non-empty name, got ''"),
+        ({"estimator": "Z"}, "`estimator` must be one of V, U, W, got 'Z'"),
+        ({"n": 0}, "`n` must be a list of integers >= 1, got 0"),
+        ({"n": [5, 5]}, "`n` repeats a budget"),
+        ({"confidence_level": 2}, "`confidence_level` must be a number between 0 and 1, got 2"),
+        ({"maximize": "yes"}, "`maximize` must be true or false, got 'yes'"),
+        ({"group_by": [""]}, "`group_by` must be a list of column names"),
+        ({"seed_column": ""}, "`seed_column` must be a non-empty name, got ''"),
+        ({"out": ""}, "`out` must be a directory, got ''"),
+        ({"plots": "no"}, "`plots` must be true or false, got 'no'"),
+        ({"tracking_uri": "not a uri"}, "`tracking_uri` 'not a uri' is neither a URI nor an existing directory"),
+        ({"mlflow_experiment": ""}, "`mlflow_experiment` must be a non-empty name, got ''"),
+        ({"pick": "best_val_step"}, "a Hydra job returns one value per metric: there is no per-step history"),
+        ({"estimatr": "U"}, "unknown option `estimatr` (known: `val`, `test`"),
     ],
 )
 def test_bad_options_are_one_clear_error(options, message):
@@ -254,12 +261,34 @@ def test_bad_options_are_one_clear_error(options, message):
         BoonCallback(**{"val": "val_acc", **options})
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"confidence": 2}, "`confidence` must be a number between 0 and 1, got 2"),
+        ({"minimize": "yes"}, "`minimize` must be true or false, got 'yes'"),
+        ({"resamples": 0}, "`resamples` must be an integer >= 1, got 0"),
+        ({"bootstrap_seed": -1}, "`bootstrap_seed` must be an integer >= 0, got -1"),
+        ({"seed_key": ""}, "`seed_key` must be a non-empty name, got ''"),
+        ({"mlflow_tracking_uri": "not a uri"}, "`mlflow_tracking_uri` 'not a uri' is neither a URI"),
+    ],
+)
+def test_the_spellings_of_0_2_0_warn_and_errors_name_them_as_typed(options, message):
+    from boontrack.hydra import BoonCallback
+
+    (old,) = options
+    with pytest.warns(DeprecationWarning, match=f"^`{old}` is now `"), pytest.raises(InputError) as info:
+        BoonCallback(**{"val": "val_acc", **options})
+    assert str(info.value).startswith(message)
+
+
 def test_options_as_hydra_passes_them():
     from boontrack.hydra import BoonCallback
 
     config = OmegaConf.create({"n": [1, 3], "group_by": ["model", "lr"]})
-    callback = BoonCallback(val="val_acc", n=config.n, group_by=config.group_by, minimize=True)
+    callback = BoonCallback(val="val_acc", n=config.n, group_by=config.group_by, maximize=False)
     assert callback.spec.n == (1, 3) and callback.spec.group_by == ("model", "lr") and not callback.spec.maximize
+    with pytest.warns(DeprecationWarning, match="`minimize` is now `maximize`"):
+        assert BoonCallback(val="v", minimize=True).spec.maximize is False
     assert BoonCallback(val="v", n=5, group_by="model").spec.group_by == ("model",)
 
 
@@ -283,7 +312,7 @@ def test_an_unreadable_record_is_left_out_with_a_warning(tmp_path):
     for job, (val, test) in enumerate(zip(VAL["a"], TEST["a"])):
         write_record(jobs, {"job": job, "status": "completed", "metrics": {"v": val, "t": test}})
     (jobs / "5.json").write_text("{not json")
-    callback = BoonCallback(val="v", test="t", plots=False, print_table=False, resamples=99)
+    callback = BoonCallback(val="v", test="t", plots=False, print_table=False, n_resamples=99)
     with pytest.warns(WriteBackWarning, match=r"5\.json is left out"):
         result = callback.summarize(tmp_path)
     assert result.status == "updated" and result.summary.runs == 5
@@ -336,3 +365,101 @@ def test_without_hydra_the_error_says_what_to_install():
     assert done.stderr.strip().splitlines()[-1] == (
         'boontrack.exceptions.MissingExtraError: boontrack.hydra.BoonCallback needs hydra: pip install "boontrack[hydra]"'
     )
+
+
+def test_a_sweep_written_to_a_directory_and_to_mlflow_is_read_once_and_analyzed_once(tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    import boontrack.analysis
+    from boontrack.hydra import BoonCallback
+    from boontrack_hydra._records import HydraSweepSource
+
+    monkeypatch.chdir(tmp_path)  # the experiment the callback creates keeps its artifacts in ./mlruns
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    mlflow.MlflowClient(uri).search_experiments()  # creates the store
+    jobs = tmp_path / "sweep" / ".boontrack" / "jobs"
+    for job, (model, seed) in enumerate((model, seed) for model in VAL for seed in range(5)):
+        metrics = {"val_acc": VAL[model][seed], "test_acc": TEST[model][seed]}
+        write_record(
+            jobs, {"job": job, "status": "completed", "params": {"model": model, "seed": seed}, "metrics": metrics}
+        )
+    calls = {"read": 0, "analyze": 0}
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(HydraSweepSource, "read", counted("read", HydraSweepSource.read))
+    monkeypatch.setattr(boontrack.analysis, "analyze", counted("analyze", boontrack.analysis.analyze))
+    callback = BoonCallback(
+        val="val_acc", test="test_acc", tracking_uri=uri, mlflow_experiment="sweeps", plots=False, print_table=False
+    )
+    result = callback.summarize(tmp_path / "sweep")
+    assert calls == {"read": 1, "analyze": 1}
+    assert [(d.status, d.error) for d in result.destinations] == [("updated", None), ("updated", None)]
+    assert json.loads((tmp_path / "sweep" / "boontrack" / "summary.json").read_text())["runs"] == 10
+    client = mlflow.MlflowClient(uri)
+    experiment = client.get_experiment_by_name("sweeps")
+    (run,) = client.search_runs([experiment.experiment_id], filter_string="tags.`boontrack.role` = 'summary'")
+    assert run.data.tags["boontrack.fingerprint"] == result.fingerprint
+    assert run.data.metrics["boon/test_acc/a/boo_5"] == pytest.approx(exact(VAL["a"], TEST["a"], 5), abs=1e-12)
+
+
+def test_the_optuna_sweepers_direction_is_the_direction_of_the_number_each_job_returns(tmp_path):
+    from boontrack.hydra import BoonCallback
+    from boontrack_hydra._records import HydraSweepSource
+
+    def config(sweeper: dict) -> OmegaConf:
+        hydra = {
+            "runtime": {"cwd": str(tmp_path)},
+            "sweep": {"dir": "sweep"},
+            "job": {"name": "app"},
+            "sweeper": sweeper,
+        }
+        return OmegaConf.create({"hydra": hydra})
+
+    callback = BoonCallback(val="val_loss", maximize=False, plots=False, print_table=False)
+    optuna = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
+    try:
+        callback.on_multirun_start(config({"_target_": optuna, "direction": "minimize"}))
+        direction = HydraSweepSource(tmp_path / "sweep").direction("val_loss")
+        assert direction == Direction(maximize=False, said_by="the direction of Hydra's Optuna sweeper")
+        assert HydraSweepSource(tmp_path / "sweep").direction("test_loss") is None
+        callback.on_multirun_start(config({"_target_": optuna, "direction": ["minimize", "maximize"]}))
+        assert HydraSweepSource(tmp_path / "sweep").direction("val_loss") is None  # two objectives
+        basic = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+        callback.on_multirun_start(config({"_target_": basic}))
+        assert HydraSweepSource(tmp_path / "sweep").direction("val_loss") is None
+    finally:
+        atexit.unregister(callback._summarize_at_exit)
+
+
+def test_a_loss_without_a_direction_is_said_when_the_multirun_starts(tmp_path):
+    from boontrack.hydra import BoonCallback
+
+    basic = {"_target_": "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"}
+    optuna = {"_target_": "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper", "direction": "minimize"}
+
+    def start(sweeper: dict, **options) -> None:
+        hydra = {"runtime": {"cwd": str(tmp_path)}, "sweep": {"dir": "sweep"}, "job": {"name": "app"}}
+        callback = BoonCallback(val="val_loss", plots=False, print_table=False, **options)
+        try:
+            callback.on_multirun_start(OmegaConf.create({"hydra": {**hydra, "sweeper": sweeper}}))
+        finally:
+            atexit.unregister(callback._summarize_at_exit)
+
+    loss = r"'val_loss' looks like a loss .* add `maximize: false` \(or `maximize: true`"
+    with pytest.warns(WriteBackWarning, match=f"^boontrack: deciding the direction of the metric failed: {loss}"):
+        start(basic)
+    assert (tmp_path / "sweep" / ".boontrack" / "sweep.json").is_file()  # the sweep prepared all the same
+    with pytest.raises(InputError, match=f"^{loss}"):
+        start(basic, raise_on_error=True)
+    with pytest.raises(InputError, match="^the direction of Hydra's Optuna sweeper minimizes 'val_loss', but "):
+        start(optuna, maximize=True, raise_on_error=True)
+    start(optuna)  # the sweeper's direction
+    start(basic, maximize=False)  # the caller's
+    write_record(jobs_dir(tmp_path / "sweep"), {"job": 0, "status": "completed", "metrics": {"val_loss": 0.3}})
+    with pytest.warns(WriteBackWarning, match=f"^summarizing the Hydra sweep in .* failed: {loss}"):
+        assert BoonCallback(val="val_loss", plots=False, print_table=False).summarize(tmp_path / "sweep") is None

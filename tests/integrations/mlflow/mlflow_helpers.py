@@ -30,12 +30,15 @@ class Sweep:
         status: str | None = "FINISHED",
         params: dict | None = None,
         stamp: int = 1_700_000_000_000,
+        metric_names: tuple[str, str] = ("val_acc", "test_acc"),
     ) -> str:
-        """Log one trial: ``val``/``test`` are per-epoch histories (step = position); status None leaves it RUNNING."""
+        """Log one trial: ``val``/``test`` are per-epoch histories (step = position), logged under ``metric_names``;
+        status None leaves it RUNNING."""
         run = self.client.create_run(self.experiment_id, tags={"mlflow.parentRunId": self.parent_id})
         run_id = run.info.run_id
-        metrics = [Metric("val_acc", v, stamp + i, i) for i, v in enumerate(val or [])]
-        metrics += [Metric("test_acc", t, stamp + i, i) for i, t in enumerate(test or [])]
+        val_name, test_name = metric_names
+        metrics = [Metric(val_name, v, stamp + i, i) for i, v in enumerate(val or [])]
+        metrics += [Metric(test_name, t, stamp + i, i) for i, t in enumerate(test or [])]
         params = dict(params or {})
         self.client.log_batch(run_id, metrics=metrics, params=[Param(k, str(v)) for k, v in params.items()])
         if status is not None:

@@ -23,6 +23,8 @@ from boontrack_mlflow._source import MlflowSource
 
 from mlflow_helpers import new_sweep, summary_runs
 
+pytestmark = pytest.mark.mlflow
+
 TEMPLATE = """
 [[jobs]]
 name = "org"
@@ -31,7 +33,7 @@ tracking_uri = "{uri}"
 val = "val_acc"
 test = "test_acc"
 n = [1, 3]
-resamples = 200
+n_resamples = 200
 plots = false
 {extra}
 """

@@ -366,7 +366,7 @@ def test_concurrent_reaggregate_processes(sqlite_uri, tmp_path):
     config = tmp_path / "boontrack.toml"
     config.write_text(
         f'[[jobs]]\nname = "sweep"\nsource = "mlflow:{sweep.experiment_name}"\nparent = "{sweep.parent_id}"\n'
-        f'tracking_uri = "{sqlite_uri}"\nval = "val_acc"\ntest = "test_acc"\nn = [1, 3]\nresamples = 200\nwrite_back = true\n'
+        f'tracking_uri = "{sqlite_uri}"\nval = "val_acc"\ntest = "test_acc"\nn = [1, 3]\nn_resamples = 200\nwrite_back = true\n'
     )
     command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate", "--config", str(config)]
     env = {**os.environ, "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}

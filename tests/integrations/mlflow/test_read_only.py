@@ -69,7 +69,7 @@ def _reaggregate(path: Path, experiment: str, parent: str, out: Path, read_path:
     config = out.parent / "boontrack.toml"
     config.write_text(
         f'[[jobs]]\nname = "sweep"\nsource = "mlflow:{experiment}"\nparent = "{parent}"\n'
-        f'tracking_uri = "sqlite:///{path}"\nval = "val_acc"\nn = [1]\nresamples = 99\nplots = false\n'
+        f'tracking_uri = "sqlite:///{path}"\nval = "val_acc"\nn = [1]\nn_resamples = 99\nplots = false\n'
         f'out = "{out}"\noptions = {{ read_path = "{read_path}" }}\n'
     )
     return CliRunner().invoke(cli.main, ["reaggregate", "--config", str(config)])

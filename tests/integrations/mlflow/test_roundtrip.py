@@ -190,7 +190,7 @@ def test_a_sweep_of_eight_seeds_reports_the_budgets_it_has_runs_for(sqlite_uri):
     ("options", "message"),
     [
         ({"val": "val_acc", "n": (1, 10)}, r"too few runs for n = 10: group 'all' has 3 runs.*smaller `n`"),
-        ({"val": "val_loss"}, r"no column 'val_loss' .*available columns: .*metrics.val_acc"),
+        ({"val": "val_f1"}, r"no column 'val_f1' .*available columns: .*metrics.val_acc"),
     ],
 )
 def test_data_problems_warn_and_fail_the_result_instead_of_raising(sqlite_uri, options, message):
@@ -213,8 +213,26 @@ def test_a_sweep_without_runs_warns_and_fails_the_result(sqlite_uri):
 
 def test_an_invalid_spec_is_a_mistake_in_the_call_and_raises(sqlite_uri):
     sweep_ = mixed_sweep(sqlite_uri, finished=3)
-    with pytest.raises(InputError, match="^estimator must be one of V, U, W, got 'X'$"):
+    with pytest.raises(InputError, match="^`estimator` must be one of V, U, W, got 'X'$"):
         summarize_sweep(sweep_.parent_id, val="val_acc", estimator="X", tracking_uri=sqlite_uri)
+    with pytest.raises(InputError, match=r"^'val_loss' looks like a loss .* add `maximize=False`"):
+        summarize_sweep(sweep_.parent_id, val="val_loss", tracking_uri=sqlite_uri)  # MLflow records no direction
+    assert summary_runs(sweep_.client, sweep_.experiment_id) == []
+
+
+def test_a_loss_is_summarized_lower_is_better_when_said_so(sqlite_uri):
+    sweep_ = new_sweep(sqlite_uri)
+    losses = {0: 0.9, 1: 0.3, 2: 0.5, 3: 0.7}
+    tests = {0: 0.8, 1: 0.35, 2: 0.45, 3: 0.6}
+    for seed, loss in losses.items():
+        sweep_.add_child(val=[loss], test=[tests[seed]], params={"seed": seed}, metric_names=("val_loss", "test_loss"))
+    result = summarize_sweep(
+        sweep_.parent_id, val="val_loss", test="test_loss", maximize=False, n=(2,), tracking_uri=sqlite_uri, **FAST
+    )
+    assert result.status == "updated", result.error
+    assert result.summary.spec.direction == "lower is better, as asked"
+    expected = boo_n_v(np.array(list(losses.values())), np.array(list(tests.values())), 2, maximize=False)
+    assert result.summary.groups[0].boo_n[2].estimate == pytest.approx(expected, abs=1e-12)
 
 
 def test_a_csv_export_and_the_mlflow_store_of_the_same_runs_give_the_same_numbers(sqlite_uri, tmp_path):

@@ -124,10 +124,11 @@ def test_the_callback_never_raises_into_optimize(tmp_path, destination):
         out.mkdir()
         (out / "notes.txt").write_text("the user's own file")
     boon = boontrack.optuna.BoonCallback(test="test_acc", n=2, every=2, out=out, **FAST)
-    with pytest.warns(WriteBackWarning, match=f"summarizing .*{STUDY}.* failed"):
+    with pytest.warns(WriteBackWarning, match=f"writing the summary to {out} failed: InputError"):
         study, _ = run_study(None, 4, callbacks=[boon])
     assert len(study.trials) == 4  # optimize ran to the end
-    assert boon.result.status == "failed" and not boon.result.ok and STUDY in boon.result.error
+    assert boon.result.status == "write-failed" and not boon.result.ok and str(out) in boon.result.error
+    assert boon.result.summary is not None and boon.result.destinations[0].status == "write-failed"
     assert (
         (out.read_text() == "not a directory")
         if destination == "a file"
@@ -153,18 +154,21 @@ def test_without_an_mlflow_experiment_a_study_cannot_be_written_back(storage):
     assert result.exit_code == 2
     assert result.stderr == (
         f"Error: Optuna study {STUDY!r} cannot be written back to: write the summary to a directory with --out, or "
-        "name the MLflow experiment that tracks the study (`mlflow_experiment`)\n"
+        "name the MLflow experiment that tracks the study (--option mlflow-experiment)\n"
     )
 
 
 def test_mistakes_in_the_call_are_found_before_the_study_runs():
-    with pytest.raises(InputError, match="estimator"):
+    with pytest.raises(InputError, match="`estimator` must be one of"):
         boontrack.optuna.BoonCallback(estimator="X")
-    with pytest.raises(InputError, match="every must be an integer >= 1"):
+    with pytest.raises(InputError, match="`every` must be an integer >= 1"):
         boontrack.optuna.BoonCallback(every=0)
     study = optuna.create_study(directions=["maximize", "minimize"])
     with pytest.raises(InputError, match=r"2 objectives \(values_0, values_1\): name the validation one with `val`"):
         boontrack.optuna.summarize_study(study)
+    minimizing = optuna.create_study(study_name="loss", direction="minimize")
+    with pytest.raises(InputError, match="the Optuna study 'loss' minimizes 'value', but `maximize=True` says"):
+        boontrack.optuna.summarize_study(minimizing, maximize=True)
 
 
 # -- MLflow: a study tracked by optuna-integration's MLflowCallback ----------------------------------------------
@@ -230,7 +234,7 @@ def test_a_study_tracked_in_mlflow_is_summarized_there_and_by_the_mlflow_source(
         ],
     )
     assert cli_result.exit_code == 0, cli_result.output
-    assert "Summary up to date, nothing written: MLflow the summary run" in cli_result.stderr
+    assert "Summary up to date, nothing written: MLflow run " in cli_result.stderr
 
     # the MLflow runs the MLflowCallback logged hold the test score as a tag ("0.7"): --test test_acc reads it
     cli_result = CliRunner().invoke(

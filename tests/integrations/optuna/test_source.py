@@ -151,15 +151,16 @@ def test_a_study_is_summarized_in_its_direction(storage):
     study = optuna.create_study(study_name="loss", storage=storage, direction="minimize")
     losses = [0.5, 0.2, 0.9, 0.4]
     study.optimize(lambda trial: losses[trial.number] + 0 * trial.suggest_float("x", 0, 1), n_trials=4)
-    result = invoke("summarize", f"optuna:{storage}", "--val", "value", "--n", "2")
+    result = invoke("summarize", f"optuna:{storage}", "--val", "value", "--n", "2", "--maximize")
     assert result.exit_code == 2
-    assert (
-        result.stderr
-        == "Error: Optuna study 'loss' minimizes 'value': summarize it with --minimize (Python: maximize=False)\n"
+    assert result.stderr == (
+        "Error: the Optuna study 'loss' minimizes 'value', but --maximize says the opposite: leave the direction out\n"
     )
-    summary = summarize_json(f"optuna:{storage}", "--val", "value", "--n", "2", "--minimize")  # one study: no --study
-    (group,) = summary["groups"].values()
-    assert group["boo_n"]["2"]["estimate"] == pytest.approx(oracle(losses, losses, 2, maximize=False), abs=1e-12)
+    for agreeing in ([], ["--minimize"]):  # the study's direction, whether the caller says it too or not
+        summary = summarize_json(f"optuna:{storage}", "--val", "value", "--n", "2", *agreeing)  # one study: no --study
+        assert (summary["spec"]["maximize"], summary["spec"]["direction_from"]) == (False, "the Optuna study 'loss'")
+        (group,) = summary["groups"].values()
+        assert group["boo_n"]["2"]["estimate"] == pytest.approx(oracle(losses, losses, 2, maximize=False), abs=1e-12)
 
 
 def test_multi_objective_studies_name_the_validation_objective(storage):
@@ -283,7 +284,7 @@ def test_discovery_makes_a_job_of_each_study_of_the_storage(storage, tmp_path):
     other = optuna.create_study(study_name="other-study", storage=storage, direction="maximize")
     other.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=6)
     config = tmp_path / "boontrack.toml"
-    template = '[[jobs]]\nname = "all"\nsource = "optuna:{storage}"\nval = "value"\nn = [1, 2]\nresamples = 99\n'
+    template = '[[jobs]]\nname = "all"\nsource = "optuna:{storage}"\nval = "value"\nn = [1, 2]\nn_resamples = 99\n'
     template += 'plots = false\nout = "summaries"\ndiscover = {discover}\n'
     config.write_text(template.format(storage=storage, discover="true"))
     (job,) = load_config(config)

@@ -19,7 +19,8 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
     """2 models x 5 seeds run by Tune for real (one trial errors), with these callbacks:
 
     ``last`` (defaults: the summary in the experiment directory), ``best`` (pick="best_val_step", into a
-    directory of its own), ``broken`` (a metric no trial reports: must warn, not raise) and, with mlflow
+    directory of its own), ``broken`` (a metric no trial reports: must warn, not raise), ``contradicts`` (a
+    direction opposite to the experiment's ``mode="max"`` of ``val_acc``: must warn, not raise) and, with mlflow
     installed, Ray's ``MLflowLoggerCallback`` logging every trial to a sqlite store plus ``mlflow`` (the summary
     written to that experiment too).
     """
@@ -33,10 +34,13 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
         "last": BoonCallback(**spec),
         "best": BoonCallback(**spec, pick="best_val_step", out=root / "best"),
         "broken": BoonCallback(val="no_such_metric", out=root / "broken"),
+        "contradicts": BoonCallback(**spec, maximize=False, out=root / "contradicts"),
     }
     tune_callbacks = list(callbacks.values())
     mlflow_info: dict[str, str] = {}
     with pytest.MonkeyPatch.context() as mp:
+        # Tune refuses a result without TuneConfig's metric; one trial reports its test score on its own.
+        mp.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
         if _has_mlflow():
             mlflow_info = _mlflow_store(root, mp)
             from ray.air.integrations.mlflow import MLflowLoggerCallback
@@ -45,14 +49,14 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
                 **spec,
                 out=root / "mlflow-dir",
                 mlflow_experiment=mlflow_info["experiment"],
-                mlflow_tracking_uri=mlflow_info["uri"],
+                tracking_uri=mlflow_info["uri"],
             )
             logger = MLflowLoggerCallback(tracking_uri=mlflow_info["uri"], experiment_name=mlflow_info["experiment"])
             tune_callbacks = [logger, *callbacks.values()]
         tuner = tune.Tuner(
             make_trainable(REPORTS),
             param_space={"model": tune.grid_search(["a", "b"]), "seed": tune.grid_search(list(range(5)))},
-            tune_config=tune.TuneConfig(reuse_actors=True),
+            tune_config=tune.TuneConfig(reuse_actors=True, metric=VAL, mode="max"),
             run_config=tune.RunConfig(
                 name="sweep", storage_path=str(root / "ray_results"), callbacks=tune_callbacks, verbose=0
             ),

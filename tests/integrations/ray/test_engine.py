@@ -21,6 +21,8 @@ from click.testing import CliRunner
 from boontrack import cli
 from boontrack.reaggregate import load_config, run_job_line, run_jobs
 
+pytestmark = pytest.mark.ray
+
 JOBS = """
 [[jobs]]
 name = "{name}"
@@ -28,7 +30,7 @@ source = "{name}.csv"
 val = "acc"
 test = "test_acc"
 n = [1, 3]
-resamples = 99
+n_resamples = 99
 plots = false
 out = "summaries/{name}"
 """

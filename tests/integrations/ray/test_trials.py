@@ -1,10 +1,6 @@
-"""The one translation of Tune trials (``boontrack_ray._trials``) on the conformance sweep, handed over as Tune hands
-trials to a callback: the same kept values and dropped reasons as every other source, for both picks.
-
-A finished Tune experiment cannot hold a running trial (Tune marks trials cut short ``TERMINATED``), so the
-conformance sweep is given here as trial objects with Tune's attributes; the real Tune runs are in
-``test_tune.py``.
-"""
+"""The one translation of Tune trials (``boontrack_ray._trials``), on trial objects with the attributes Tune hands
+to a callback. The conformance suite (``tests/conformance``) holds the ``ray-tune:`` source to the shared sweep; the
+real Tune runs of the callback are in ``test_tune.py``."""
 
 from __future__ import annotations
 
@@ -14,15 +10,11 @@ import pandas as pd
 import pytest
 
 from boontrack.backends import MetricRequest
-from boontrack.runtable import RunTable
-from boontrack.spec import Spec
 
-from conformance.sweep import EXPECTED, SWEEP, TEST, VAL
+VAL, TEST = "val_acc", "test_acc"
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
-
-TUNE_STATUS = {"finished": "TERMINATED", "failed": "ERROR", "running": "RUNNING"}
 
 
 @dataclass
@@ -39,36 +31,6 @@ class Trial:
 
     def __str__(self) -> str:
         return f"train_{self.trial_id}"
-
-
-def tune_results(rows) -> list[dict]:
-    """Each logged row as a Tune result: its iteration (from 1) and the row's metrics."""
-    return [{**row, "training_iteration": i + 1, "done": False, "config": {}} for i, row in enumerate(rows)]
-
-
-def conformance_trials() -> tuple[list[Trial], dict[str, pd.DataFrame]]:
-    trials, histories = [], {}
-    for run in SWEEP:
-        trial_id = f"{run.model}_{run.seed}"
-        results = tune_results(run.rows)
-        config = {"model": run.model, "seed": run.seed}
-        trials.append(Trial(trial_id, TUNE_STATUS[run.status], config, results[-1]))
-        histories[trial_id] = pd.DataFrame([{k: v for k, v in r.items() if k != "config"} for r in results])
-    return trials, histories
-
-
-@pytest.mark.parametrize("pick", ["last", "best_val_step"])
-def test_the_conformance_sweep_gives_the_expected_table(pick):
-    from boontrack_ray._trials import build_frame
-
-    trials, histories = conformance_trials()
-    spec = Spec(val=VAL, test=TEST, group_by=("model",), seed_column="seed", pick=pick)
-    frame = build_frame(trials, MetricRequest(val=VAL, test=TEST, pick=pick), lambda: histories)
-    table = RunTable.from_frame(frame, spec)
-    key = {f"{run.model}_{run.seed}": run.key for run in SWEEP}
-    kept, dropped = EXPECTED[pick]
-    assert {key[r.run_id]: (r.val, r.test) for r in table.runs.itertuples()} == kept
-    assert {key[d.run_id]: d.reason for d in table.dropped} == dropped
 
 
 def test_translation_of_one_trial():

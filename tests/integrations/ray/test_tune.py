@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from boontrack.backends import MetricRequest, available_backends, open_source
+from boontrack.backends import Direction, MetricRequest, available_backends, open_source
 from boontrack.cli import main
+from boontrack.directory import DirectorySink
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.files import DirectorySink
 from boontrack.pipeline import run_job
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
@@ -76,7 +76,7 @@ def test_a_failing_summary_warns_and_never_raises_into_tune(tune_sweep):
     result = tune_sweep.callbacks["broken"].result
     assert result.status == "failed" and "no_such_metric" in result.error
     warned = [w for w in tune_sweep.warnings if issubclass(w.category, WriteBackWarning)]
-    assert [str(w.message) for w in warned] == [result.error]
+    assert [str(w.message) for w in warned] == [result.error, tune_sweep.callbacks["contradicts"].result.error]
     # the other callbacks after it still ran: Tune went on
     assert tune_sweep.callbacks["best"].result.status == "updated"
 
@@ -95,8 +95,25 @@ def test_an_unexpected_failure_is_warned_too(tune_sweep):
 def test_invalid_spec_options_raise_when_the_callback_is_made():
     from boontrack.ray import BoonCallback
 
-    with pytest.raises(InputError, match="pick must be one of"):
+    with pytest.raises(InputError, match="^`pick` must be one of"):
         BoonCallback(val=VAL, pick="best")
+    with pytest.raises(InputError, match="^`plots` must be true or false"):
+        BoonCallback(val=VAL, plots="no")
+    with pytest.raises(InputError, match="`tracking_uri` says where `mlflow_experiment` is: give both"):
+        BoonCallback(val=VAL, tracking_uri="sqlite:///x.db")
+    with pytest.warns(DeprecationWarning, match="`mlflow_tracking_uri` is now `tracking_uri`"):
+        renamed = BoonCallback(val=VAL, mlflow_tracking_uri="sqlite:///x.db", mlflow_experiment="e")
+    assert renamed.options.tracking_uri == "sqlite:///x.db"
+
+
+def test_the_experiment_mode_is_the_direction_of_its_metric(tune_sweep):
+    source = open_source(f"ray-tune:{tune_sweep.path}")
+    assert source.direction(VAL) == Direction(maximize=True, said_by="the mode of the Tune experiment 'sweep'")
+    assert source.direction(TEST) is None  # TuneConfig names one metric
+    assert tune_sweep.callbacks["last"].result.summary.spec.direction_from == "the mode of the Tune experiment 'sweep'"
+    contradicted = tune_sweep.callbacks["contradicts"].result
+    assert contradicted.status == "failed"
+    assert "the mode of the Tune experiment 'sweep' maximizes 'val_acc', but `maximize=False`" in contradicted.error
 
 
 # -- the source ----------------------------------------------------------------------------------------------

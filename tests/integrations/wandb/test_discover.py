@@ -8,12 +8,14 @@ import json
 
 import pytest
 
-from boontrack.files import DirectorySink
+from boontrack.directory import DirectorySink
 from boontrack.pipeline import run_job, summary_key
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
 
 from wandb_double import FakeRun
 from wandb_sweep import ENTITY
+
+pytestmark = pytest.mark.wandb
 
 PROJECT = "proj-discover"
 TEMPLATE = """
@@ -23,7 +25,7 @@ source = "wandb:{path}"
 val = "val_acc"
 test = "test_acc"
 n = [1, 2]
-resamples = 99
+n_resamples = 99
 plots = false
 out = "summaries"
 {extra}

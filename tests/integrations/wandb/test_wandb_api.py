@@ -22,6 +22,8 @@ from boontrack.spec import Spec
 from wandb_double import API_KEY, FakeRun
 from wandb_sweep import ENTITY, PROJECT, SWEEP
 
+pytestmark = pytest.mark.wandb
+
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
 
@@ -374,7 +376,7 @@ val = "val_acc"
 test = "test_acc"
 n = [1, 2]
 group_by = ["model"]
-resamples = 99
+n_resamples = 99
 seed = 11
 write_back = true
 
@@ -383,7 +385,7 @@ name = "offline"
 source = "wandb-offline:{offline_runs[0]}"
 val = "val_acc"
 n = [1, 2]
-resamples = 99
+n_resamples = 99
 out = "{tmp_path / "offline-summary"}"
 """)
     first = _cli("reaggregate", "--config", str(config), env=dict(os.environ))
@@ -469,3 +471,28 @@ def test_a_server_refusing_chart_presets_gets_the_line_chart_and_a_warning(fresh
     panel = runs[key].config["_wandb"]["visualize"]["boontrack/curves_chart"]["panel_config"]
     assert panel["panelDefId"] == "wandb/lineseries/v0"
     assert not fresh_log.charts
+
+
+def test_the_sweeps_metric_goal_is_the_direction_and_mlflow_a_second_destination(fresh_log, tmp_path, monkeypatch):
+    mlflow = pytest.importorskip("mlflow")
+    from boontrack.wandb import summarize_sweep
+
+    monkeypatch.chdir(tmp_path)  # the MLflow experiment created keeps its artifacts in ./mlruns
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    mlflow.MlflowClient(uri).search_experiments()  # creates the store
+    fresh_log.add_sweep(ENTITY, PROJECT, SWEEP, config="method: random\nmetric:\n  name: val_acc\n  goal: minimize\n")
+    with pytest.warns(WriteBackWarning, match="W&B sweep sweep01 minimizes 'val_acc', but `maximize=True` says"):
+        assert summarize_sweep(f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", maximize=True).status == "failed"
+    result = summarize_sweep(
+        f"{ENTITY}/{PROJECT}/{SWEEP}", val="val_acc", n=(1, 2), n_resamples=99, tracking_uri=uri, plots=False
+    )
+    assert result.status == "updated", result.error
+    assert (result.summary.spec.maximize, result.summary.spec.direction_from) == (
+        False,
+        "the metric.goal of W&B sweep sweep01",
+    )
+    assert [d.status for d in result.destinations] == ["updated", "updated"]
+    client = mlflow.MlflowClient(uri)
+    experiment = client.get_experiment_by_name(PROJECT).experiment_id
+    (run,) = client.search_runs([experiment], filter_string="tags.`boontrack.role` = 'summary'")
+    assert run.data.tags["boontrack.fingerprint"] == result.fingerprint

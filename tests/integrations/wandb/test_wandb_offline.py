@@ -24,6 +24,8 @@ from boontrack_wandb._offline import WAIT_VARIABLE
 from offline_files import record_starts
 from wandb_sweep import BIG_TEXT, SWEEP
 
+pytestmark = pytest.mark.wandb
+
 REQUEST = MetricRequest(val="val_acc", test="test_acc")
 
 
@@ -417,5 +419,5 @@ def test_option_errors_name_the_python_parameters(offline_runs):
 
     with pytest.raises(InputError, match="^wandb: `filters` must be a JSON object"):
         open_source("wandb:team/proj", filters="{state")
-    with pytest.raises(InputError, match="^sweep_path must be"):
+    with pytest.raises(InputError, match="^`sweep_path` must be"):
         summarize_sweep("only/two", val="val_acc")

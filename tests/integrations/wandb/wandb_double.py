@@ -181,9 +181,10 @@ class WandbDouble:
                 self.sweeps.setdefault((run.entity, run.project, run.sweep), {"state": "FINISHED"})
         return run
 
-    def add_sweep(self, entity: str, project: str, sweep: str) -> None:
+    def add_sweep(self, entity: str, project: str, sweep: str, *, config: str = "method: grid\n") -> None:
+        """A sweep; ``config`` is its YAML configuration (its ``metric``, with ``name`` and ``goal``, for one)."""
         self.projects.add((entity, project))
-        self.sweeps[(entity, project, sweep)] = {"state": "FINISHED"}
+        self.sweeps[(entity, project, sweep)] = {"state": "FINISHED", "config": config}
 
     def inject(self, status: int, times: int = 1, headers: dict[str, str] | None = None) -> None:
         """The next ``times`` GraphQL requests answer ``status`` (with ``headers``)."""
@@ -570,7 +571,7 @@ class WandbDouble:
                     "state": sweep["state"],
                     "description": None,
                     "bestLoss": None,
-                    "config": "method: grid\n",
+                    "config": sweep.get("config", "method: grid\n"),
                     "createdAt": "2026-01-01T00:00:00",
                     "updatedAt": None,
                     "runCount": len(runs),
@@ -600,7 +601,7 @@ class WandbDouble:
                     "state": self.sweeps[(v["entity"], v["project"], name)]["state"],
                     "description": None,
                     "bestLoss": None,
-                    "config": "method: grid\n",
+                    "config": self.sweeps[(v["entity"], v["project"], name)].get("config", "method: grid\n"),
                     "createdAt": "2026-01-01T00:00:00",
                     "updatedAt": None,
                     "runCount": len(runs),

@@ -1,0 +1,33 @@
+"""The values boontrack's options take: estimators, interval methods, comparisons, picks and default budgets.
+
+The estimator core (:mod:`boontrack.estimators`, :mod:`boontrack.resampling`, :mod:`boontrack.compare`) and the
+layers above it (:class:`boontrack.spec.Spec`, the command line) read them here, so that the core takes nothing
+from the layers above. This module imports only :mod:`typing`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "CI_METHODS",
+    "COMPARE_MODES",
+    "CORRECTIONS",
+    "DEFAULT_BUDGETS",
+    "DEFAULT_CI_METHOD",
+    "ESTIMATORS",
+    "PICKS",
+    "PICK_SPELLINGS",
+]
+
+ESTIMATORS = ("V", "U", "W")
+COMPARE_MODES = ("baseline", "all-pairs")
+CORRECTIONS = ("holm", "bh")
+#: The interval method of every summary and function unless another is asked for.
+DEFAULT_CI_METHOD: Final = "studentized-u"
+CI_METHODS = (DEFAULT_CI_METHOD, "studentized", "percentile", "bca", "smoothed")
+PICKS = ("last", "best_val_step")
+#: Spellings of a pick -> the pick: the command line's ``best-val-step`` and Python's ``best_val_step``.
+PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
+#: The budgets reported when none are asked for, each where a group has enough runs for it.
+DEFAULT_BUDGETS = (1, 5, 10)
