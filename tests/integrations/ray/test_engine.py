@@ -212,7 +212,8 @@ def ray_client_cluster(tmp_path_factory):
     env.pop("RAY_ADDRESS", None)
     temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
     log = tmp_path_factory.mktemp("ray-head") / "head.log"
-    command = ["ray", "start", "--head", "--block", f"--port={ports[0]}", f"--ray-client-server-port={ports[1]}"]
+    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block"]  # this Python's Ray
+    command += [f"--port={ports[0]}", f"--ray-client-server-port={ports[1]}"]
     command += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"]
     with open(log, "wb") as output:
         head = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True)
