@@ -149,9 +149,10 @@ NULL_CELLS = [(name, m, paired) for name in ("normal", "beta_binomial") for m in
 
 @pytest.mark.slow
 def test_studentized_difference_intervals_hold_their_level_on_null_populations():
-    """A and B from the same population, nominal 5 %: the studentized interval of ΔBoo_5 rejects within one point
-    of nominal over all cells (pooled standard error 0.4 points) and never significantly more than 6 % in a
-    cell, where the percentile interval rejects too often (7-10 % at m = 10-20)."""
+    """A and B from the same population, nominal 5 %: the default (studentized-u) interval of ΔBoo_5 never
+    rejects significantly more than 6 % in a cell, and over all cells it rejects between 3 and 6 % (pooled
+    standard error 0.4 points; conservative at m = 10, 2-4 %), where the percentile interval rejects too often
+    (5-12 % per cell at m = 10-20, 9 % pooled)."""
     studentized, percentile = [], []
     for name, m, paired in NULL_CELLS:
         rates = comparison_rates(
@@ -164,11 +165,11 @@ def test_studentized_difference_intervals_hold_their_level_on_null_populations()
             rng=np.random.default_rng([7, m, paired]),
         )
         default, plain = rates[0], rates[1]
-        assert (default.statistic, plain.statistic) == ("boo_5 studentized", "boo_5 percentile")
+        assert (default.statistic, plain.statistic) == ("boo_5 studentized-u", "boo_5 percentile")
         assert default.rejection <= 0.06 + 2 * math.sqrt(0.05 * 0.95 / 400), (name, m, paired, default.rejection)
         studentized.append(default.rejection)
         percentile.append(plain.rejection)
-    assert 0.04 <= np.mean(studentized) <= 0.06
+    assert 0.03 <= np.mean(studentized) <= 0.06
     assert np.mean(percentile) > 0.065
 
 

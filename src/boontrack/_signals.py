@@ -51,10 +51,10 @@ def signals_held() -> Iterator[None]:
             previous[signum] = signal.signal(signum, lambda number, _frame: received.append(number))
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-        for signum in dict.fromkeys(received):
-            signal.raise_signal(signum)
+        for held, handler in previous.items():
+            signal.signal(held, signal.SIG_DFL if handler is None else handler)
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)
 
 
 def end_with_parent(parent_pid: int) -> None:

@@ -98,12 +98,13 @@ class ProcessEngine:
             if not workers:
                 return []
             ready = wait(list(workers), timeout)
-            finished = []
+            finished: list[tuple[Task, tuple[str, str | None]]] = []
             for connection in ready:
                 worker = workers[connection]
                 task = self._busy.pop(worker)
+                result: tuple[str, str | None] | None
                 try:
-                    result = connection.recv()
+                    result = worker.connection.recv()
                 except (EOFError, OSError):  # the worker died with the job
                     result = self._lost(task, worker)
                 else:

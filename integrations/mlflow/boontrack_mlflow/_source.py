@@ -165,8 +165,8 @@ class MlflowSource(Source):
         if not self._parent:
             return None
         experiment_id = self.experiment_id()
-        if self._sql_reads():
-            return self._store.change_token(experiment_id, self._parent)
+        if (store := self._sql_store()) is not None:
+            return store.change_token(experiment_id, self._parent)
         with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
             return _discover.sweep_change_token(self.client, experiment_id, self._parent)
 
@@ -174,12 +174,13 @@ class MlflowSource(Source):
         """The sweeps of the experiment ``location``, or of those ``pattern`` and ``extra`` select (see
         :meth:`MlflowBackend.discover`)."""
         with bounded_http(self._budget), backend_errors("discovering sweeps", self._uri):
-            if self._sql_reads():
+            if (store := self._sql_store()) is not None:
                 if location:
-                    experiments = [self._store.find_experiment(self.experiment_id())]
+                    found = store.find_experiment(self.experiment_id())
+                    experiments = [] if found is None else [found]  # None: deleted since it was resolved
                 else:
-                    experiments = _discover.filter_experiments(self._store.experiments(), pattern, extra)
-                sweeps = self._store.sweeps([e.experiment_id for e in experiments])
+                    experiments = _discover.filter_experiments(store.experiments(), pattern, extra)
+                sweeps = store.sweeps([e.experiment_id for e in experiments])
             else:
                 if location:
                     experiments = [self.client.get_experiment(self.experiment_id())]
@@ -195,10 +196,11 @@ class MlflowSource(Source):
         )
 
     # -- helpers -------------------------------------------------------------------------------------------
-    def _sql_reads(self) -> bool:
-        """Whether this source reads by SQL. Decided once: a database is checked to be an MLflow store (else
-        InputError); when it is read through the client instead (the client path asked for, or a schema this
-        SQL was not checked on), it is checked that the client would write nothing there (else InputError)."""
+    def _sql_store(self) -> _sql.SqlStore | None:
+        """The store this source reads by SQL, or None when it reads through the client. Decided once: a
+        database is checked to be an MLflow store (else InputError); when it is read through the client instead
+        (the client path asked for, or a schema this SQL was not checked on), it is checked that the client
+        would write nothing there (else InputError)."""
         if self._by_sql is None:
             if self._store is None:
                 self._by_sql = False
@@ -207,15 +209,16 @@ class MlflowSource(Source):
             else:
                 self._store.refuse_writing_client()
                 self._by_sql = False
-        return self._by_sql
+        return self._store if self._by_sql else None
 
     def _read_runs(self, experiment_id: str, request: MetricRequest) -> tuple[pd.DataFrame, dict, Callable]:
         """The run frame, the latest steps and a ``histories(run_ids, key)`` reader: by SQL where the store
         allows it (:mod:`._sql`), else through the client."""
-        if self._sql_reads():
+        if (store := self._sql_store()) is not None:
             picked = list(request.metrics) if request.needs_history else []
-            read = self._store.read(experiment_id, self._parent, picked)
-            return read.frame, read.steps, read.histories
+            read = store.read(experiment_id, self._parent, picked)
+            if read is not None:  # None only for a schema this SQL does not know (then not read by SQL)
+                return read.frame, read.steps, read.histories
         frame, steps = _read.read_run_frame(self.client, experiment_id, self._parent)
         return frame, steps, functools.partial(_read.metric_histories, self.client)
 
@@ -236,8 +239,8 @@ class MlflowSource(Source):
 
     def _resolve(self) -> str:
         """The experiment id: by SQL, or through the client (then the experiment is kept for the sink)."""
-        if self._sql_reads():
-            return self._resolve_by_sql()
+        if (store := self._sql_store()) is not None:
+            return self._resolve_by_sql(store)
         mlflow = import_mlflow()
         parent_experiment = None
         if self._parent:
@@ -256,17 +259,17 @@ class MlflowSource(Source):
             None if experiment is None else (experiment.experiment_id, experiment.lifecycle_stage), parent_experiment
         )
 
-    def _resolve_by_sql(self) -> str:
+    def _resolve_by_sql(self, store: _sql.SqlStore) -> str:
         parent_experiment = None
         if self._parent:
-            found = self._store.find_run(self._parent)
+            found = store.find_run(self._parent)
             if found is None:
                 raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}")
             parent_experiment = self._checked_parent(found[1], found[0])
         if not self._experiment_ref:
             assert parent_experiment is not None  # a source has an experiment or a parent run
             return parent_experiment
-        experiment = self._store.find_experiment(self._experiment_ref)
+        experiment = store.find_experiment(self._experiment_ref)
         return self._checked_experiment(
             None if experiment is None else (experiment.experiment_id, experiment.lifecycle_stage), parent_experiment
         )
