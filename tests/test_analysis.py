@@ -554,6 +554,7 @@ def _summary_data_with(change) -> dict:
         (lambda d: d["dropped"][0].pop("reason"), "summary.dropped[0] has no 'reason'"),
         (lambda d: d["groups"]["a"]["boo_n"]["3"].pop("estimate"), "summary.groups.a.boo_n['3'] has no 'estimate'"),
         (lambda d: d["groups"]["a"].update(bounds=[0.0]), "summary.groups.a.bounds must be [low, high], got [0.0]"),
+        (lambda d: d["groups"].pop("b"), "summary.comparisons[0].baseline is 'b', which is not a group's label"),
     ],
 )
 def test_malformed_summary_data_is_a_value_error_that_says_where(change, message):

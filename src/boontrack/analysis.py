@@ -265,7 +265,7 @@ class Summary:
         return cls(
             spec=Spec.from_dict(stored.part("spec").data),
             groups=tuple(_group_of(label, groups.part(label)) for label in groups.data),
-            comparisons=tuple(_comparison_of(c) for c in stored.parts("comparisons")),
+            comparisons=tuple(_comparison_of(c, set(groups.data)) for c in stored.parts("comparisons")),
             group_by=stored.strings("group_by"),
             dropped=tuple(_dropped_of(d) for d in stored.parts("dropped")),
             versions={str(name): str(version) for name, version in stored.part("versions").data.items()},
@@ -986,10 +986,15 @@ def _unseen_of(stored: _Stored) -> Unseen:
     )
 
 
-def _comparison_of(stored: _Stored) -> ComparisonSummary:
+def _comparison_of(stored: _Stored, labels: set[str]) -> ComparisonSummary:
+    """A comparison from its JSON object; both its groups must be among the summary's ``labels``."""
+    group, baseline = stored.value("group", "str"), stored.value("baseline", "str")
+    for key, label in (("group", group), ("baseline", baseline)):
+        if label not in labels:
+            raise ValueError(f"malformed summary data: {stored.at(key)} is {label!r}, which is not a group's label")
     return ComparisonSummary(
-        group=stored.value("group", "str"),
-        baseline=stored.value("baseline", "str"),
+        group=group,
+        baseline=baseline,
         paired=stored.value("paired", "bool"),
         boo_n_difference=_intervals_of(stored.by_budget("boo_n_difference")),
         mean_difference=_record(IntervalEstimate, stored.part("mean_difference")),
