@@ -76,11 +76,23 @@ def _wait_for_server(process: subprocess.Popen, log_path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def mlflow_server(tmp_path_factory) -> str:
+def _mlflow_server_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("mlflow_server")
+
+
+@pytest.fixture(scope="session")
+def mlflow_server_store(mlflow_server, _mlflow_server_root) -> str:
+    """The sqlite URI of the session server's own store, for tests that fill it in bulk (the server then sees the
+    rows as its own)."""
+    return f"sqlite:///{_mlflow_server_root / 'mlflow.db'}"
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(_mlflow_server_root) -> str:
     """URI of a real ``mlflow server`` (sqlite backend, proxied artifacts) on 127.0.0.1, started once for the
     session on a port the system picks, and stopped at its end. Skips without the [mlflow] extra."""
     pytest.importorskip("mlflow", reason='needs the [mlflow] extra: pip install "boontrack[mlflow]"')
-    root = tmp_path_factory.mktemp("mlflow_server")
+    root = _mlflow_server_root
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     command = [
         sys.executable,
@@ -152,7 +164,10 @@ def ray_local():
     """A local Ray instance (2 CPUs, no dashboard), started once for the whole session and shut down at its
     end: Ray's start-up costs seconds. Skips without the [ray] extra."""
     ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
-    context = ray.init(num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False)
+    # address "local": a Ray of the session's own, never a cluster that `ray start` left on the host
+    context = ray.init(
+        address="local", num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False
+    )
     try:
         yield context
     finally:

@@ -258,10 +258,19 @@ def test_boolean_metric_column_is_refused():
         RunTable.from_frame(run_frame(acc=[True, False]), Spec(val="acc"))
 
 
-def test_negative_duration_is_refused():
-    frame = run_frame(acc=[0.1, 0.2], duration_s=[3.0, -1.0])
-    with pytest.raises(InputError, match=r"durations >= 0.*run 'r1' has -1.0"):
-        RunTable.from_frame(frame, Spec(val="acc"))
+def test_a_run_that_ended_before_it_started_has_an_unknown_duration_unless_durations_are_used():
+    """Clock skew on one host: the run still counts, its duration is unknown; only an analysis by time (the
+    duration named in the spec) drops it, saying why."""
+    frame = run_frame(acc=[0.1, 0.2, 0.3], duration_s=[3.0, -1.0, 5.0])
+    table = RunTable.from_frame(frame, Spec(val="acc"))
+    assert table.runs["run_id"].tolist() == ["r0", "r1", "r2"] and not table.dropped
+    np.testing.assert_array_equal(table.runs["duration_s"].to_numpy(), [3.0, np.nan, 5.0])
+
+    by_time = RunTable.from_frame(frame, Spec(val="acc", duration="duration_s"))
+    assert by_time.runs["run_id"].tolist() == ["r0", "r2"]
+    assert [(d.run_id, d.reason) for d in by_time.dropped] == [
+        ("r1", "negative duration (-1.0 s: it ended before it started)")
+    ]
 
 
 def test_all_runs_dropped_counts_reasons():

@@ -17,13 +17,32 @@ import numpy as np
 
 from boontrack.vocabulary import name as _named
 
+#: The largest magnitude a score may have. Beyond it the arithmetic of the intervals (sums over resamples,
+#: squared and cubed deviations) overflows and would give inf or NaN; no metric comes near it.
+MAX_MAGNITUDE = 1e100
 
-def as_scores(x: Any, name: str) -> np.ndarray:
-    """A 1-D float64 array of finite scores, or ValueError naming ``name`` and the first bad position."""
+
+def as_real_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a float64 array; ValueError naming ``name`` when it is not numbers, or holds complex ones
+    (converting them would drop their imaginary parts without a word)."""
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
+        is_complex = raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.flat))
+        arr = None if is_complex else np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers: {exc}") from None
+    if arr is None:
+        flat = raw.ravel()
+        imaginary = np.flatnonzero(np.asarray(flat, dtype=complex).imag != 0)
+        where = f"position {imaginary[0]} is {flat[imaginary[0]]!r}" if imaginary.size else "their type is complex"
+        raise ValueError(f"{_named(name)} must hold real numbers; {where}")
+    return arr
+
+
+def as_scores(x: Any, name: str) -> np.ndarray:
+    """A 1-D float64 array of finite real scores within ±:data:`MAX_MAGNITUDE`, or ValueError naming ``name``
+    and the first bad position."""
+    arr = as_real_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{_named(name)} must be 1-D, got an array of shape {arr.shape}")
     if arr.size == 0:
@@ -33,6 +52,12 @@ def as_scores(x: Any, name: str) -> np.ndarray:
         raise ValueError(
             f"{_named(name)} must be finite; position {bad[0]} is {float(arr[bad[0]])!r}"
             + (f" ({bad.size} non-finite values in all)" if bad.size > 1 else "")
+        )
+    huge = np.flatnonzero(np.abs(arr) > MAX_MAGNITUDE)
+    if huge.size:
+        raise ValueError(
+            f"{_named(name)} must lie within ±{MAX_MAGNITUDE:g} (the intervals' arithmetic overflows beyond); "
+            f"position {huge[0]} is {float(arr[huge[0]])!r}; rescale the scores"
         )
     return arr
 

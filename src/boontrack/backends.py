@@ -224,12 +224,17 @@ class Discovered:
         The ``LOCATION`` of the source string ``scheme:LOCATION``.
     options
         The source options that select the sweep (merged over the template's own options).
+    change_token
+        What :meth:`Source.change_token` of that source gave when the sweep was found, where the discovery saw
+        it without asking more (None: unknown). The scheduled job compares it with the stored token before
+        opening anything else, so an unchanged sweep costs no request of its own.
     """
 
     key: str
     label: str
     location: str
     options: Mapping[str, Any] = field(default_factory=dict)
+    change_token: str | None = None
 
 
 class Backend(abc.ABC):

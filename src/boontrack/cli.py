@@ -322,7 +322,17 @@ def summarize(
     "--ray-address",
     metavar="ADDRESS",
     envvar="RAY_ADDRESS",
-    help="Ray cluster to run on (default: RAY_ADDRESS, else a local Ray instance).",
+    help=(
+        "Ray cluster to run on (default: RAY_ADDRESS, else a Ray instance of this pass alone; "
+        "auto: the one `ray start` left on this host)."
+    ),
+)
+@click.option(
+    "--ray-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for the Ray cluster of --ray-address to answer; then the pass fails (exit 1).",
 )
 @click.option(
     "--per-server",
@@ -340,6 +350,7 @@ def reaggregate(
     workers: int,
     engine: str,
     ray_address: str | None,
+    ray_timeout: float,
     per_server: int,
 ) -> None:
     """Run every job of a config file: summarize, and write where the runs changed.
@@ -347,9 +358,9 @@ def reaggregate(
     One line per job (NAME: unchanged | updated | skipped: locked ... | failed: REASON), and one per job that
     discovers sweeps (NAME: K sweeps found); a discovered sweep's job is NAME/KEY (what it is). Exit status 0
     when every job succeeded, 1 when any failed (the others still run), 2 when the config is invalid
-    (nothing runs).
+    (nothing runs), 128 + the signal's number (130, 143) when SIGINT or SIGTERM ended the pass.
     """
-    from boontrack.reaggregate import load_config, run_jobs
+    from boontrack.reaggregate import PassInterrupted, load_config, run_jobs
 
     engines = _engines()
     if engine != "local" and engine not in engines:
@@ -358,17 +369,23 @@ def reaggregate(
     with vocabulary.speaking(vocabulary.CONFIG):
         jobs = load_config(config)
     on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
-    runner = None if engine == "local" else engines[engine].load()(workers, address=ray_address)
-    failed = run_jobs(
-        jobs,
-        force=force,
-        lock_timeout=lock_timeout,
-        log=click.echo,
-        on_error=on_error,
-        workers=workers,
-        engine=runner,
-        per_server=per_server,
-    )
+    runner = None
+    if engine != "local":  # an engine is made with the slots, and where and how long to look for its cluster
+        runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
+    try:
+        failed = run_jobs(
+            jobs,
+            force=force,
+            lock_timeout=lock_timeout,
+            log=click.echo,
+            on_error=on_error,
+            workers=workers,
+            engine=runner,
+            per_server=per_server,
+        )
+    except PassInterrupted as interrupted:
+        click.echo(f"Error: {interrupted}", err=True)
+        ctx.exit(128 + interrupted.signum)
     ctx.exit(1 if failed else 0)
 
 

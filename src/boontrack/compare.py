@@ -50,12 +50,13 @@ from boontrack._validation import (
     as_count,
     as_flag,
     as_probability,
+    as_real_array,
     as_rng,
     as_scores,
     as_val_test,
 )
 from boontrack.choices import CORRECTIONS, ESTIMATORS
-from boontrack.estimators import Estimator, warn_or_raise_budget
+from boontrack.estimators import Estimator, scaled_to_unit, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
 
@@ -214,9 +215,10 @@ def paired_t_test(a: Any, b: Any) -> PairedTResult:
         ``a`` and ``b`` of different lengths, or fewer than 2 pairs.
     """
     a, b = _paired_t_test_iv(a, b)
+    differences = scaled_to_unit(a - b)  # the statistic is scale-free: tiny differences must not underflow
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
-        res = stats.ttest_rel(a, b)
+        res = stats.ttest_1samp(differences, 0.0)  # ttest_rel(a, b) is this test of a - b
     return PairedTResult(statistic=float(res.statistic), pvalue=float(res.pvalue), df=float(res.df))
 
 
@@ -514,6 +516,12 @@ def _compare_approaches_iv(
     # The building blocks validate the rest; this checks what the tests need and makes one Generator for all.
     paired, _, _, _, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     _, a_t, _, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
+    if paired and np.all(a_t == b_t):
+        warnings.warn(
+            "every pair of A and B has the same test score: the paired t-test has no statistic (NaN)",
+            ConstantScoresWarning,
+            stacklevel=3,
+        )
     return a_t, b_t, rng
 
 
@@ -577,10 +585,7 @@ def compare_approaches(
 
 
 def _adjust_pvalues_iv(pvalues: Any, method: Any):
-    try:
-        p = np.asarray(pvalues, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"`pvalues` must be a 1-D sequence of numbers: {exc}") from None
+    p = as_real_array(pvalues, "pvalues")
     if p.ndim != 1 or p.size == 0:
         raise ValueError(f"`pvalues` must be a non-empty 1-D sequence, got shape {p.shape}")
     bad = np.flatnonzero(~((p >= 0) & (p <= 1)))  # NaN fails both comparisons

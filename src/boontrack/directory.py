@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import functools
 import hashlib
 import json
 import math
 import os
 import re
 import socket
-import sys
 import time
 import uuid
 import warnings
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from boontrack._redact import describe_error
+from boontrack._signals import libc, signals_held
 from boontrack.backends import Sink, SummaryOutputs
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.runframe import artifact_path
@@ -34,8 +33,9 @@ class DirectorySink(Sink):
     in a hidden sibling directory (``.<name>.staging-<pid>-<host>-<random>``); ``write_fingerprint`` adds the
     fingerprint there and swaps the two directories in one atomic exchange (``renameat2``, Linux). Where
     there is no such exchange (other systems; file systems such as NFS), the old directory is renamed aside
-    (``.<name>.previous-...``) and the new one renamed into place; a crash between these two renames leaves no
-    destination until the next :class:`DirectorySink` on that path (any later run) renames the previous one back.
+    (``.<name>.previous-...``) and the new one renamed into place, with SIGINT and SIGTERM held until both are
+    done; a crash between these two renames (``kill -9``, a power cut) leaves no destination until the next
+    :class:`DirectorySink` on that path (any later run) renames the previous one back.
 
     A change token (:meth:`write_change_token`) is a file of the summary (``.boontrack-change-token``, holding
     the token and the fingerprint it was stored for), published with it by the same swap; a token refreshed
@@ -173,11 +173,12 @@ class DirectorySink(Sink):
                 raise
             previous = self._sibling("previous")
             moved: Path | None = previous
-            try:
-                os.rename(self.path, previous)
-            except FileNotFoundError:
-                moved = None
-            self._rename_into_place(staging, moved)
+            with signals_held():  # no destination between the two renames: a signal waits for the second
+                try:
+                    os.rename(self.path, previous)
+                except FileNotFoundError:
+                    moved = None
+                self._rename_into_place(staging, moved)
         else:
             self._remove_written(staging)  # it holds the replaced content now
         _fsync_directory(self.path.parent)
@@ -332,18 +333,13 @@ _NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, err
 def _exchange(first: Path, second: Path) -> None:
     """Swap two directories in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); OSError(EINVAL) where
     the kernel or file system cannot."""
-    renameat2 = getattr(_libc(), "renameat2", None)
+    renameat2 = getattr(libc(), "renameat2", None)
     if renameat2 is None:
         raise OSError(errno.ENOSYS, "renameat2 is not available")
     at_fdcwd, rename_exchange = -100, 2
     if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) != 0:
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code), str(second))
-
-
-@functools.cache
-def _libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
 def _writer_alive(pid: str | None, host: str | None, directory: Path, grace_s: float) -> bool:

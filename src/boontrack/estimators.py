@@ -156,7 +156,9 @@ def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.nda
         s = np.maximum(starts[first:], lo) - lo
         weights = p[:, ends[first:] - lo] - p[:, s]
         out[chunk] = weights @ block_values[first:]
-    return out[inverse]
+    # A weighted mean (weights >= 0 summing to 1): where rounding of the weights steps an ulp past the values'
+    # range (equal test scores gave their value less 1e-16), it is the range's end.
+    return np.clip(out[inverse], block_values.min(), block_values.max())
 
 
 def warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
@@ -353,8 +355,10 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
         rho = 0.0
     elif np.ptp(t) == 0:
         rho = 0.0
-    else:
-        rho = 1.0 if test is None else float(np.corrcoef(v, t)[0, 1])
+    elif test is None:
+        rho = 1.0
+    else:  # deviations scaled first: those below 1e-154 would square to 0 and give 0 / 0
+        rho = float(np.corrcoef(scaled_to_unit(v - v.mean()), scaled_to_unit(t - t.mean()))[0, 1])
     sign = 1.0 if maximize else -1.0
     constants = [_expected_max_std_normal(int(k)) for k in budgets]
     for _, unreached in constants:
@@ -363,6 +367,13 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     c = np.array([value for value, _ in constants])
     result = t.mean() + sign * rho * t.std(ddof=1) * c
     return float(result[0]) if scalar else result
+
+
+def scaled_to_unit(x: np.ndarray) -> np.ndarray:
+    """``x`` times the power of two that brings its largest magnitude into [0.5, 1) (exact; zeros as they are), so
+    that a scale-free statistic of tiny values (a correlation, a t statistic) does not underflow."""
+    largest = np.max(np.abs(x))
+    return np.ldexp(x, -np.frexp(largest)[1]) if largest > 0 else x
 
 
 #: Tanh-sinh nodes reach |t| <= asinh(700 / pi): there w and 1 - w are still >= e^-700, normal floats.
@@ -602,8 +613,29 @@ def _expected_max_of_iv(dist: Any, n: Any):
             "`dist` must be a frozen scipy.stats distribution such as scipy.stats.norm(0, 1) or "
             f"scipy.stats.binom(100, 0.7), or a scipy.stats.rv_discrete(values=...), got {dist!r}"
         )
+    if frozen:
+        _check_moments(dist)
     budgets, scalar = as_budgets(n)
     return method, budgets, scalar
+
+
+def _check_moments(dist: Any) -> None:
+    """ValueError naming ``dist`` when its parameters are invalid (``norm(0, 0)``: scipy answers NaN
+    everywhere) or it has no finite mean (Cauchy, Pareto with b <= 1): a quadrature would return a number
+    for an expectation that does not exist. Refused even where the maximum of several draws has a mean (a
+    heavy lower tail only): scipy's mean does not say which tail is heavy."""
+    base = dist.dist
+    shapes, _, scale = base._parse_args(*dist.args, **dist.kwds)
+    if not (np.all(base._argcheck(*shapes)) and np.all(np.asarray(scale) > 0)):
+        raise ValueError(f"`dist` = {_describe(dist)} has invalid parameters (scipy gives NaN for it)")
+    with warnings.catch_warnings():  # a mean found by numerical integration may warn on its own
+        warnings.simplefilter("ignore")
+        mean = float(dist.mean())
+    if not np.isfinite(mean):
+        raise ValueError(
+            f"`dist` = {_describe(dist)} has no finite mean (scipy gives {mean}): the expected maximum of n "
+            "draws is infinite or undefined"
+        )
 
 
 def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
@@ -643,14 +675,15 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     Raises
     ------
     ValueError
-        ``dist`` is not one of the above, or ``n`` is not an integer >= 1.
+        ``dist`` is not one of the above, has invalid parameters (``norm(0, 0)``) or no finite mean (Cauchy,
+        Pareto with b <= 1), or ``n`` is not an integer >= 1.
 
     Warns
     -----
     AccuracyWarning
-        The quadrature did not converge (the maximum has no finite mean, as for a Cauchy distribution, or the
-        density jumps inside the support, which makes the quantile function kink: a histogram, a mixture with
-        gaps), or a discrete support too long to sum was cut short; the value returned is the best estimate.
+        The quadrature did not converge (the density jumps inside the support, which makes the quantile function
+        kink: a histogram, a mixture with gaps), or a discrete support too long to sum was cut short; the value
+        returned is the best estimate.
 
     Examples
     --------

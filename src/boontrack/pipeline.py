@@ -180,16 +180,18 @@ def fingerprint(table: RunTable, spec: Spec, *, source_identity: str, prefix: st
     return digest.hexdigest()
 
 
-def change_token(source: Source, spec: Spec, *, prefix: str = DEFAULT_PREFIX) -> str | None:
+def change_token(
+    source: Source, spec: Spec, *, prefix: str = DEFAULT_PREFIX, source_token: str | None = None
+) -> str | None:
     """The source's change token bound to everything else the fingerprint covers, or None without one.
 
-    SHA-256 (hex) of the source's own token, its identity, the spec, the prefix and the package version: a
-    stored token matches only a summary computed by this version for this spec, so an upgrade or a new
-    option reads the runs again.
+    SHA-256 (hex) of the source's own token (``source_token`` when already known, e.g. found with a discovered
+    sweep; else asked), its identity, the spec, the prefix and the package version: a stored token matches only
+    a summary computed by this version for this spec, so an upgrade or a new option reads the runs again.
     """
     from boontrack import __version__
 
-    token = source.change_token()
+    token = source_token if source_token is not None else source.change_token()
     if token is None:
         return None
     text = json.dumps(

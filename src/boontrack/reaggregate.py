@@ -49,10 +49,14 @@ however many workers there are; no state is shared between workers, so a worker 
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import heapq
+import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import warnings
@@ -65,9 +69,20 @@ from typing import Any, Protocol
 
 from boontrack import vocabulary
 from boontrack._redact import redact
+from boontrack._signals import STOPPING, signals_held
+from boontrack._workers import ProcessEngine
 from boontrack.backends import DEFAULT_PREFIX, available_backends, load_backend, open_source
 from boontrack.exceptions import InputError, WriteBackWarning
-from boontrack.pipeline import SOURCE_OPTIONS, open_sinks, resolve_direction, run_job, source_options, summary_key
+from boontrack.pipeline import (
+    SOURCE_OPTIONS,
+    change_token,
+    open_sinks,
+    resolve_direction,
+    run_job,
+    source_options,
+    summary_key,
+)
+from boontrack.runframe import seconds_from_environment
 from boontrack.spec import Spec
 
 if sys.version_info >= (3, 11):
@@ -79,6 +94,7 @@ __all__ = [
     "DEFAULT_PER_SERVER",
     "Engine",
     "Job",
+    "PassInterrupted",
     "ProcessEngine",
     "discover_jobs",
     "load_config",
@@ -98,6 +114,12 @@ _JOB_KEYS = frozenset(
 _LOCKED = "skipped: locked (another run in progress)"
 #: Jobs of one tracking server running at once, by default.
 DEFAULT_PER_SERVER = 4
+#: Environment variable: seconds the jobs running in workers are given to finish after SIGINT or SIGTERM, before
+#: they are stopped (a summary being published still finishes). Kubernetes waits 30 s before its SIGKILL.
+STOP_GRACE_VARIABLE = "BOONTRACK_STOP_GRACE"
+DEFAULT_STOP_GRACE_S = 10.0
+#: Seconds between two looks at the signals while the driver waits for its workers.
+_SIGNAL_POLL_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -116,6 +138,8 @@ class Job:
     discover: Mapping[str, Any] | None = None
     #: A discovered sweep as a person knows it (experiment and run names, a sweep id), for the log line.
     label: str = ""
+    #: A discovered sweep's change token as the discovery saw it (None: the source is asked).
+    change_token: str | None = None
 
 
 def load_config(path: str | Path) -> tuple[Job, ...]:
@@ -271,6 +295,7 @@ def discover_jobs(jobs: Sequence[Job], *, log: Callable[[str], None] = print) ->
                     out=job.out / sweep.key if job.out is not None else None,
                     source_options={**job.source_options, **sweep.options},
                     discover=None,
+                    change_token=sweep.change_token,
                 )
             )
     return found, failed
@@ -279,18 +304,30 @@ def discover_jobs(jobs: Sequence[Job], *, log: Callable[[str], None] = print) ->
 class Engine(Protocol):
     """Runs jobs elsewhere (worker processes, a Ray cluster): :func:`run_job_line` on each, as told.
 
-    ``submit`` starts one job and returns a handle; ``wait`` blocks until at least one of ``handles`` is done
-    and returns each finished one with what :func:`run_job_line` returned (an engine that lost a job for
-    good returns ``("failed: REASON", None)`` for it); ``close`` ends the engine's workers.
+    ``submit`` starts one job and returns a handle; ``wait`` blocks until at least one of ``handles`` is done,
+    or ``timeout`` seconds passed, and returns each finished one with what :func:`run_job_line` returned (an
+    engine that lost a job for good returns ``("failed: REASON", None)`` for it); ``close`` ends the engine's
+    workers, stopping the jobs still running within a bound.
     """
 
     slots: int
 
     def submit(self, job: Job, *, force: bool, lock_timeout: float) -> Any: ...
 
-    def wait(self, handles: Sequence[Any]) -> list[tuple[Any, tuple[str, str | None]]]: ...
+    def wait(
+        self, handles: Sequence[Any], timeout: float | None = None
+    ) -> list[tuple[Any, tuple[str, str | None]]]: ...
 
     def close(self) -> None: ...
+
+
+class PassInterrupted(KeyboardInterrupt):
+    """A pass ended early by SIGINT or SIGTERM: no job was started after the signal, the running ones were given
+    :data:`STOP_GRACE_VARIABLE` seconds to finish, then stopped."""
+
+    def __init__(self, signum: int, not_run: int) -> None:
+        self.signum, self.not_run = signum, not_run
+        super().__init__(f"interrupted by {signal.Signals(signum).name}: {not_run} job{'s' * (not_run != 1)} not run")
 
 
 def run_jobs(
@@ -308,23 +345,40 @@ def run_jobs(
     the others).
 
     With ``workers`` > 1 the jobs run in that many worker processes, with an ``engine`` as its tasks; lines are
-    then logged as jobs finish. At most ``per_server`` jobs of one tracking server run at once. ``on_error``
-    is given the traceback of each failed job (e.g. to print it).
+    then logged as jobs finish. At most ``per_server`` jobs of one tracking server run at once. Before a job is
+    handed to a worker, the driver compares its change token with the stored one (a discovered sweep's token
+    comes with it): an unchanged job is logged without starting anything. ``on_error`` is given the traceback
+    of each failed job (e.g. to print it).
+
+    SIGINT and SIGTERM (in the main thread) end the pass: no job starts after them; a job run in this process
+    stops at once (a summary being published finishes first), jobs in workers get
+    :data:`STOP_GRACE_VARIABLE` seconds (a second signal: none) and are then stopped; then
+    :class:`PassInterrupted` is raised.
     """
     if workers < 1 or per_server < 1:
         raise InputError(f"workers and per_server must be >= 1, got {workers} and {per_server}")
-    runnable, failed = discover_jobs(jobs, log=log)
+    grace = seconds_from_environment(STOP_GRACE_VARIABLE, DEFAULT_STOP_GRACE_S)
+
+    def say(line: str) -> None:
+        log(redact(line))
+
+    runnable, failed = discover_jobs(jobs, log=say)
     if engine is None and workers > 1:
-        engine = ProcessEngine(workers)
-    if engine is None:
-        results: Iterator[tuple[Job, tuple[str, str | None]]] = (
-            (job, run_job_line(job, force=force, lock_timeout=lock_timeout)) for job in runnable
-        )
-        return failed + _report(results, log, on_error)
-    try:
-        return failed + _report(_scheduled(runnable, engine, per_server, force, lock_timeout), log, on_error)
-    finally:
-        engine.close()
+        engine = ProcessEngine(workers, run_job_line)
+    runner = engine if engine is not None else _InDriver()
+    queue = _Admission(runnable, per_server)
+    with _stop_on_signals(abort_at_once=engine is None) as stop:
+        try:
+            failed += _report(_scheduled(queue, runner, force, lock_timeout, stop, grace), say, on_error)
+        except PassInterrupted:
+            if stop.signum is None:
+                raise
+        finally:
+            with signals_held():  # the workers are stopped whatever arrives meanwhile
+                runner.close()
+    if stop.signum is not None:
+        raise PassInterrupted(stop.signum, len(queue))
+    return failed
 
 
 def _report(
@@ -335,7 +389,7 @@ def _report(
     failed = 0
     for job, (outcome, trace) in results:
         if trace is not None and on_error is not None:
-            on_error(trace)
+            on_error(redact(trace))
         failed += outcome.startswith("failed")
         name = f"{job.name} ({job.label})" if job.label else job.name
         log(f"{name}: {outcome}")
@@ -343,27 +397,79 @@ def _report(
 
 
 def _scheduled(
-    jobs: Sequence[Job], engine: Engine, per_server: int, force: bool, lock_timeout: float
+    queue: _Admission, engine: Engine, force: bool, lock_timeout: float, stop: _Stop, grace: float
 ) -> Iterator[tuple[Job, tuple[str, str | None]]]:
-    """Each job's result as it finishes, ``engine.slots`` jobs at a time, at most ``per_server`` of one
-    tracking server (the others wait their turn in order)."""
-    waiting = list(jobs)
+    """Each job's result as it finishes, ``engine.slots`` jobs at a time, at most ``per_server`` of one tracking
+    server (the others wait their turn in order). After a signal, no job is started, and the running ones are
+    waited for until ``grace`` seconds have passed."""
     running: dict[Any, Job] = {}
-    busy: Counter[str | None] = Counter()
-    while waiting or running:
-        for job in list(waiting):
-            if len(running) >= engine.slots:
-                break
-            server = _server(job)
-            if server is not None and busy[server] >= per_server:
+    # A job run in this process reads its own token: asking in the driver first would cost its requests twice.
+    checked = not isinstance(engine, _InDriver)
+    while running or (queue and stop.signum is None):
+        while stop.signum is None and len(running) < engine.slots and (job := queue.take()) is not None:
+            outcome = _unchanged(job) if not force and (checked or job.change_token is not None) else None
+            if outcome is not None:
+                queue.release(job)
+                yield job, (outcome, None)
                 continue
-            waiting.remove(job)
             running[engine.submit(job, force=force, lock_timeout=lock_timeout)] = job
-            busy[server] += 1
-        for handle, result in engine.wait(list(running)):
+        if not running:
+            continue
+        if stop.signum is not None:
+            left = stop.deadline(grace) - time.monotonic()
+            if left <= 0:
+                return
+            finished = engine.wait(list(running), timeout=min(left, _SIGNAL_POLL_S))
+        else:
+            finished = engine.wait(list(running), timeout=_SIGNAL_POLL_S)
+        for handle, result in finished:
             job = running.pop(handle)
-            busy[_server(job)] -= 1
+            queue.release(job)
             yield job, result
+
+
+class _Admission:
+    """The jobs waiting to run, in order, and how many of each tracking server run: the next job that may
+    start in O(log servers), so a pass costs O(jobs x log) however many wait behind one server."""
+
+    def __init__(self, jobs: Sequence[Job], per_server: int) -> None:
+        self._per_server = per_server
+        self._waiting: dict[str | None, collections.deque[tuple[int, Job]]] = {}
+        for index, job in enumerate(jobs):
+            self._waiting.setdefault(_server(job), collections.deque()).append((index, job))
+        self._running: Counter[str | None] = Counter()
+        # (index of its first waiting job, server) for each server that may start one now
+        self._ready = [(queue[0][0], server) for server, queue in self._waiting.items()]
+        heapq.heapify(self._ready)
+        self._queued = set(self._waiting)
+        self._count = len(jobs)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def take(self) -> Job | None:
+        """The first waiting job whose server has room, now counted as running; None when there is none."""
+        if not self._ready:
+            return None
+        _, server = heapq.heappop(self._ready)
+        self._queued.discard(server)
+        _, job = self._waiting[server].popleft()
+        self._count -= 1
+        self._running[server] += 1
+        self._offer(server)
+        return job
+
+    def release(self, job: Job) -> None:
+        """A job that ended: its server has room again."""
+        server = _server(job)
+        self._running[server] -= 1
+        self._offer(server)
+
+    def _offer(self, server: str | None) -> None:
+        has_room = server is None or self._running[server] < self._per_server
+        if has_room and server not in self._queued and self._waiting[server]:
+            heapq.heappush(self._ready, (self._waiting[server][0][0], server))
+            self._queued.add(server)
 
 
 def _server(job: Job) -> str | None:
@@ -378,6 +484,73 @@ def _server(job: Job) -> str | None:
 def _backend_names() -> frozenset[str]:
     """The registered schemes, looked up once per process (an entry-point scan costs milliseconds)."""
     return frozenset(available_backends())
+
+
+def _unchanged(job: Job) -> str | None:
+    """``"unchanged"`` when the job's destination holds a complete summary stored with the job's current change
+    token, else None (then the job runs, and decides for itself). Asked in the driver, without the job's lock:
+    it only reads. A discovered sweep's token is the one found with it; a failure to tell is no failure here."""
+    try:
+        source = open_source(job.source, **job.source_options)
+        spec = resolve_direction(source, job.spec)
+        sinks = open_sinks(source, spec, out=job.out, write_back=job.write_back)
+        token = change_token(source, spec, prefix=job.prefix, source_token=job.change_token) if sinks else None
+        stored = {sink.read_change_token() for sink in sinks} if token is not None else set()
+    except Exception:  # noqa: BLE001 - the job itself reports what is wrong
+        return None
+    (kept,) = stored if len(stored) == 1 else (None,)  # every destination holds the same summary and token
+    return "unchanged" if kept is not None and kept[0] == token else None
+
+
+class _Stop:
+    """What a signal asked of the pass: its number (None: no signal), and when it came."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.at: float | None = None
+
+    def deadline(self, grace: float) -> float:
+        return (self.at or time.monotonic()) + grace
+
+
+@contextmanager
+def _stop_on_signals(*, abort_at_once: bool) -> Iterator[_Stop]:
+    """SIGINT and SIGTERM recorded in the :class:`_Stop` yielded, for the duration of the block (main thread
+    only). ``abort_at_once`` (the jobs run in this process) or a second signal: :class:`PassInterrupted` is also
+    raised where the main thread is."""
+    stop = _Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        again = stop.signum is not None
+        if not again:
+            stop.signum, stop.at = signum, time.monotonic()
+        if abort_at_once or again:
+            raise PassInterrupted(signum, 0)
+
+    previous = {signum: signal.signal(signum, handler) for signum in STOPPING}
+    try:
+        yield stop
+    finally:
+        for signum, handler_before in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler_before is None else handler_before)
+
+
+class _InDriver:
+    """The jobs run one at a time, here, in the driver's process (a handle is the job and its options)."""
+
+    slots = 1
+
+    def submit(self, job: Job, *, force: bool, lock_timeout: float) -> functools.partial:
+        return functools.partial(run_job_line, job, force=force, lock_timeout=lock_timeout)
+
+    def wait(self, handles: Sequence[Any], timeout: float | None = None) -> list[tuple[Any, tuple[str, str | None]]]:
+        return [(handles[0], handles[0]())]
+
+    def close(self) -> None:
+        pass
 
 
 def run_job_line(
@@ -397,47 +570,6 @@ def run_job_line(
 
 def _one_line(exc: BaseException) -> str:
     return redact(" ".join(str(exc).split())) or type(exc).__name__
-
-
-class ProcessEngine:
-    """``slots`` worker processes on this machine (started fresh: no tracker client is shared with them)."""
-
-    def __init__(self, slots: int) -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from boontrack._bootstrap import available_cpus
-
-        self.slots = slots
-        self._threads = max(1, available_cpus() // slots)  # each worker's share: no more threads than CPUs
-        self._new_pool = lambda: ProcessPoolExecutor(max_workers=slots, mp_context=multiprocessing.get_context("spawn"))
-        self._pool = self._new_pool()
-
-    def submit(self, job: Job, *, force: bool, lock_timeout: float) -> Any:
-        from concurrent.futures.process import BrokenProcessPool
-
-        options: dict[str, Any] = {"force": force, "lock_timeout": lock_timeout, "threads": self._threads}
-        try:
-            return self._pool.submit(run_job_line, job, **options)
-        except BrokenProcessPool:  # a worker died: the jobs it took failed; the others get a new pool
-            self._pool.shutdown(wait=False)
-            self._pool = self._new_pool()
-            return self._pool.submit(run_job_line, job, **options)
-
-    def wait(self, handles: Sequence[Any]) -> list[tuple[Any, tuple[str, str | None]]]:
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        done, _ = wait(handles, return_when=FIRST_COMPLETED)
-        finished = []
-        for future in done:
-            try:
-                finished.append((future, future.result()))
-            except Exception as exc:  # the worker process died (killed, out of memory): the job did not finish
-                finished.append((future, (f"failed: worker lost ({_one_line(exc)})", None)))
-        return finished
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_locked(job: Job, *, force: bool, lock_timeout: float, threads: int | None) -> str:

@@ -4,7 +4,7 @@ A :class:`RunTable` is built from a run frame (see :mod:`boontrack.backends`) or
 :class:`boontrack.spec.Spec`. It resolves the spec's column names, checks types, decides which runs are
 kept, and labels each run with its group. No run is dropped silently: every excluded run is listed in
 :attr:`RunTable.dropped` with its reason (duplicate id, failed or unfinished status, missing or non-finite
-metric).
+metric, a negative duration when the analysis is by time).
 
 Column resolution: the exact column name, else ``metrics.<name>`` then ``tags.<name>`` for the validation and test
 metrics (and the duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed. Tags are text
@@ -163,15 +163,15 @@ class RunTable:
             if duration_column
             else np.full(len(frame), np.nan)
         )
-        bad_duration = np.flatnonzero(duration < 0)
-        if bad_duration.size:
-            i = bad_duration[0]
-            raise InputError(
-                f"column {duration_column!r} must hold durations >= 0 seconds; "
-                f"run {run_ids[i]!r} has {float(duration[i])!r}"
-            )
-
+        # A run that ended before it started (its host's clock jumped) has no duration. It matters only where the
+        # analysis is by time (``spec.duration``): there the run is dropped with that reason; elsewhere the
+        # duration is unknown, as for a run without one.
+        negative = duration < 0
         reasons = _drop_reasons(frame, run_ids, (val, val_text), (test, test_text), spec)
+        if spec.duration is not None:
+            todo = negative & (reasons == "")
+            reasons[todo] = [f"negative duration ({float(d)!r} s: it ended before it started)" for d in duration[todo]]
+        duration = np.where(negative, np.nan, duration)
         kept = reasons == ""
         if not kept.any():
             counts = Counter(reasons)

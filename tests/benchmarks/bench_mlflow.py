@@ -31,7 +31,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
@@ -41,78 +40,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import requests  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
+from mlflow_tools import EPOCHS, insert_children  # noqa: E402
 
 from boontrack.backends import MetricRequest  # noqa: E402
 from boontrack_mlflow import MlflowSource  # noqa: E402
 
 REQUEST = MetricRequest("val_acc", "test_acc")
-EPOCHS = 12
-
-
-def insert_children(
-    uri: str, experiment_id: str, parent_id: str, count: int, rng: np.random.Generator, *, histories: float = 0.0
-) -> None:
-    """``count`` finished (5 % failed) child runs of ``parent_id``, inserted into MLflow's tables in bulk; a
-    fraction ``histories`` of them log val_acc and test_acc per epoch (:data:`EPOCHS` steps)."""
-    from mlflow.store.tracking.dbmodels.models import SqlLatestMetric, SqlMetric, SqlParam, SqlRun, SqlTag
-
-    client = MlflowClient(uri)
-    store = client._tracking_client.store
-    artifact_root = client.get_experiment(experiment_id).artifact_location
-    start = int(time.time() * 1000)
-    ids = [uuid.uuid4().hex for _ in range(count)]
-    status = np.where(rng.random(count) < 0.05, "FAILED", "FINISHED")
-    val, test = rng.uniform(0.6, 0.9, count), rng.uniform(0.6, 0.9, count)
-    runs = [
-        {
-            "run_uuid": r,
-            "name": f"trial-{i}",
-            "source_type": "LOCAL",
-            "source_name": "",
-            "entry_point_name": "",
-            "user_id": "bench",
-            "status": str(status[i]),
-            "start_time": start + i,
-            "end_time": start + i + 1000,
-            "source_version": "",
-            "lifecycle_stage": "active",
-            "artifact_uri": f"{artifact_root}/{r}/artifacts",
-            "experiment_id": int(experiment_id),
-        }
-        for i, r in enumerate(ids)
-    ]
-    tags = [{"key": k, "value": v, "run_uuid": r} for r in ids for k, v in (("mlflow.parentRunId", parent_id),)]
-    tags += [{"key": "mlflow.runName", "value": run["name"], "run_uuid": run["run_uuid"]} for run in runs]
-    params = [
-        {"key": k, "value": v, "run_uuid": r}
-        for i, r in enumerate(ids)
-        for k, v in (("seed", str(i)), ("lr", "0.01"), ("model", ("cnn", "lstm", "mlp")[i % 3]))
-    ]
-    epochs = np.where(rng.random(count) < histories, EPOCHS, 1)
-    metrics = [
-        {
-            "key": k,
-            "value": float(v[i]) - 0.01 * (epochs[i] - 1 - step),
-            "timestamp": start + i,
-            "step": step,
-            "is_nan": False,
-            "run_uuid": r,
-        }
-        for i, r in enumerate(ids)
-        for k, v in (("val_acc", val), ("test_acc", test))
-        for step in range(epochs[i])
-    ]
-    last_step = dict(zip(ids, (epochs - 1).tolist()))
-    latest = [m for m in metrics if m["step"] == last_step[m["run_uuid"]]]
-    with store.ManagedSessionMaker() as session:
-        for model, rows in (
-            (SqlRun, runs),
-            (SqlTag, tags),
-            (SqlParam, params),
-            (SqlMetric, metrics),
-            (SqlLatestMetric, latest),
-        ):
-            session.execute(model.__table__.insert(), rows)
 
 
 def start_server(db: Path, root: Path, *, workers: int = 1) -> tuple[subprocess.Popen, str]:

@@ -12,7 +12,7 @@ FAILED, 10 % with 12-epoch histories of both metrics) it times, in one process o
   the sweep (the reading floor; no pick computed).
 
 How the stores are made: MLflow creates the schema (``MlflowClient(uri)``), the experiment and the parent run;
-the child runs are then inserted by SQL into MLflow's own tables (``bench_mlflow.insert_children``: MLflow has no
+the child runs are then inserted by SQL into MLflow's own tables (``mlflow_tools.insert_children``: MLflow has no
 bulk create-runs API, and one run costs 20-60 ms through the client). The largest sqlite store is generated
 once and copied for nothing else; PostgreSQL gets the same rows through the same function.
 
@@ -48,8 +48,8 @@ os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
 import mlflow  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from bench_mlflow import insert_children  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
+from mlflow_tools import insert_children  # noqa: E402
 
 from boontrack.backends import MetricRequest  # noqa: E402
 from boontrack_mlflow import MlflowSource  # noqa: E402

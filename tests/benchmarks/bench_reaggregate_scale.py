@@ -23,25 +23,23 @@ Prints a Markdown table, and the per-sweep costs that the README's estimate for 
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
 
 import numpy as np  # noqa: E402
-from bench_mlflow import insert_children, start_server  # noqa: E402
+from bench_mlflow import start_server  # noqa: E402
 from mlflow import MlflowClient  # noqa: E402
 from mlflow.entities import Metric  # noqa: E402
+from mlflow_tools import CountingProxy, insert_children  # noqa: E402
 
 MODES = {
     "serial": [],
@@ -68,59 +66,6 @@ import resource, subprocess, sys
 code = subprocess.run(sys.argv[1:]).returncode
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code, file=sys.stderr)
 """
-
-
-class CountingProxy:
-    """Forwards HTTP to ``target`` (one keep-alive connection per client connection), counting requests by
-    method and route."""
-
-    def __init__(self, target: str) -> None:
-        host, port = target.removeprefix("http://").split(":")
-        self.counts: Counter[str] = Counter()
-        lock = threading.Lock()
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args):
-                pass
-
-            def _forward(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                with lock:
-                    proxy.counts[f"{self.command} {self.path.split('?')[0]}"] += 1
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-                for attempt in (1, 2):  # the server closes idle keep-alive connections: open a new one then
-                    if attempt == 2 or not hasattr(self, "upstream"):
-                        self.upstream = http.client.HTTPConnection(host, int(port), timeout=300)
-                    try:
-                        self.upstream.request(self.command, self.path, body=body or None, headers=headers)
-                        answer = self.upstream.getresponse()
-                        break
-                    except (ConnectionError, http.client.HTTPException):
-                        if attempt == 2:
-                            raise
-                data = answer.read()
-                self.send_response(answer.status)
-                for key, value in answer.getheaders():
-                    if key.lower() not in ("transfer-encoding", "connection", "content-length"):
-                        self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _forward
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def take(self) -> Counter[str]:
-        counts, self.counts = self.counts, Counter()
-        return counts
 
 
 def populate(server_uri: str, db: Path, mode: str, sweeps: int, runs: int, rng: np.random.Generator) -> list[tuple]:

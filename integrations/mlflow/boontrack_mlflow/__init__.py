@@ -32,23 +32,23 @@ Callback (:func:`summarize_sweep`, :func:`sweep`; also as ``boontrack.mlflow``)
 Discovery and change token (``boontrack reaggregate``)
     A job with ``discover`` finds every sweep (a parent run with child runs, boontrack's own runs left out)
     of the experiment ``mlflow:EXPERIMENT``, or of the experiments an ``experiments`` glob on names and/or an
-    MLflow experiment search ``filter`` select: per experiment, one search of its top-level runs and one of
-    boontrack's summaries under parents, and one search of one run for each parent not summarized before (does
-    it have children?). Each sweep is the job ``mlflow:EXPERIMENT_ID`` with option ``parent``. Before reading a
-    sweep, one search of one run (its latest-ended child) gives its change token; the summary run keeps the
-    token (tag ``boontrack.change_token``) and an unchanged sweep is not read again: four requests in all
-    (its parent, its experiment, the token, its summary). A child still running, deleted or restored, or given
-    a metric after it ended, is not a change the token sees until another child ends (``--force`` reads
+    MLflow experiment search ``filter`` select, from the child side (:mod:`._discover`): one paged search of the
+    runs that have a parent, then the parents by id, 100 per search (one query on a database), so plain runs
+    cost nothing. Each sweep is the job ``mlflow:EXPERIMENT_ID`` with option ``parent``, and comes with its
+    change token: the number of its ended children and a digest of their ids, statuses and times (a child
+    logged by a host whose clock lags is still a change). The summary run keeps the token (tag
+    ``boontrack.change_token``) and an unchanged sweep is not read again. A child still running, or given a
+    metric after it ended, is not a change the token sees until another child ends (``--force`` reads
     everything); where the token cannot be had (a server without ``IS NULL`` in its search filters), every
     sweep is read as before.
 
 Time bounds: while boontrack talks to MLflow, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=2``,
 ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR=1`` and ``MLFLOW_HTTP_REQUEST_TIMEOUT=10`` apply unless the user set them
-(the run search has a 120 s timeout), and all the retries of one job (failed attempts, back-off and the waits a
+(the run search has a 60 s timeout), and all the retries of one job (failed attempts, back-off and the waits a
 server asks for with ``Retry-After``) share a budget of ``BOONTRACK_MLFLOW_MAX_WAIT`` seconds (default 60): a
 retry that would exceed it is not made, and the error says what the server asked for. A dead server is the
-one-line error "cannot reach the MLflow server at URI (is it running?)". Errors name the URI with any
-``user:password@`` removed.
+one-line error "cannot reach the MLflow server at URI (is it running?)", at once (a refused connection is not
+retried). Errors name the URI with any ``user:password@`` removed.
 
 Importing this package imports neither mlflow nor numpy or pandas: its names are loaded on first use, and
 mlflow when it is first called (``pip install "boontrack[mlflow]"``).

@@ -21,7 +21,8 @@ from boontrack.runframe import seconds_from_environment
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
-#: server is down; these give a clear error within a few seconds.
+#: server is down; with these a refused connection fails at once (it is not retried at all) and a server that
+#: does not answer within a few seconds.
 HTTP_DEFAULTS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
@@ -162,6 +163,8 @@ def _budgeted_request(method, url, max_retries, backoff_factor, backoff_jitter, 
             response, error = None, exc
         if error is None and response.status_code not in retry_codes:
             return response
+        if error is not None and _refused(error):  # nothing listens there: asking again will not change that
+            raise error
         failed = time.monotonic() - started
         asked = _retry_after_s(response) if respect_retry_after and response is not None else None
         wait = asked if asked is not None else backoff_factor * 2**attempt
@@ -182,6 +185,13 @@ def _budgeted_request(method, url, max_retries, backoff_factor, backoff_jitter, 
             raise requests.exceptions.RetryError(f"too many {response.status_code} error responses")
         return response
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a failed request was refused by the host (nothing listens on the port)."""
+    reason = getattr(exc.args[0], "reason", None) if exc.args else None
+    causes = [*_chain(exc), *(_chain(reason) if isinstance(reason, BaseException) else ())]
+    return any(isinstance(cause, ConnectionRefusedError) for cause in causes)
 
 
 def _retry_after_s(response: Any) -> float | None:

@@ -1,23 +1,25 @@
-"""Finding the sweeps of an MLflow store, and a sweep's change token: small searches, no run read in full.
+"""Finding the sweeps of an MLflow store, and a sweep's change token, through the client (a tracking server, or
+a store read through MLflow's client): paged searches whose cost follows the child runs, never the plain runs.
 
 A sweep is a parent run with child runs (``mlflow.parentRunId``), as MLflow's nested runs, Optuna's and Ray
-Tune's MLflow callbacks and hand-written sweep scripts make them. boontrack's own runs (any
-``boontrack.role`` tag) are neither sweeps nor children here, so a summary written under a parent changes
-neither what is discovered nor the sweep's token.
+Tune's MLflow callbacks and hand-written sweep scripts make them. It is found from its children: one paged
+search of the runs that have a parent tag gives every parent at once (a plain run costs nothing), and one more
+search per 100 parents names them. boontrack's own runs (any ``boontrack.role`` tag) are neither sweeps nor
+children here, so a summary written under a parent changes neither what is discovered nor the sweep's token.
+The SQL path (:mod:`._sql`) does the same in one query.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import json
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
-from boontrack.runframe import SUMMARY_ROLE, SUMMARY_ROLE_TAG
-from boontrack_mlflow._client import RetryBudget, bounded_http
+from boontrack.runframe import SUMMARY_ROLE_TAG
+from boontrack_mlflow._read import SearchedRun, search_runs
+from boontrack_mlflow._sql import PARENT_RUN_TAG, Sweep, children_token
 
 #: Keys of a job's ``discover`` table.
 DISCOVER_OPTIONS = {
@@ -26,84 +28,61 @@ DISCOVER_OPTIONS = {
 }
 #: Not one of boontrack's own runs.
 NOT_OWN = f"tags.`{SUMMARY_ROLE_TAG}` IS NULL"
-PARENT_TAG = "mlflow.parentRunId"
-TOP_LEVEL = f"tags.`{PARENT_TAG}` IS NULL AND {NOT_OWN}"
-SUMMARIES_UNDER_PARENTS = f"tags.`{SUMMARY_ROLE_TAG}` = '{SUMMARY_ROLE}' AND tags.`{PARENT_TAG}` IS NOT NULL"
-#: Parents checked for children at once (one small search each): like the history reads, a few at a time.
-CHECK_CONCURRENCY = 4
-PAGE_SIZE = 50_000
+TOP_LEVEL = f"tags.`{PARENT_RUN_TAG}` IS NULL AND {NOT_OWN}"
+CHILDREN = f"tags.`{PARENT_RUN_TAG}` IS NOT NULL AND {NOT_OWN}"
 EXPERIMENT_PAGE_SIZE = 1_000
+#: Parent runs named in one search (``attributes.run_id IN (...)``).
+PARENTS_PER_SEARCH = 100
 
 
 def children_filter(parent_run_id: str) -> str:
-    return f"tags.`{PARENT_TAG}` = '{parent_run_id}' AND {NOT_OWN}"
+    return f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' AND {NOT_OWN}"
 
 
-def discover_sweeps(client: Any, experiments: list[Any], budget: RetryBudget) -> list[Discovered]:
-    """Every parent run with children in ``experiments``, in the order of the experiments, then of the
-    parents' start times."""
-    from mlflow.entities import ViewType
-
-    parents: list[Any] = []
-    for experiment in experiments:
-        token = None
-        while True:
-            page = client.search_runs(
-                [experiment.experiment_id],
-                filter_string=TOP_LEVEL,
-                run_view_type=ViewType.ACTIVE_ONLY,
-                max_results=PAGE_SIZE,
-                order_by=["attributes.start_time ASC"],
-                page_token=token,
-            )
-            parents.extend((experiment, run) for run in page)
-            token = page.token
-            if not token:
-                break
-
-    summarized = _summarized_parents(client, experiments)
-
-    def has_children(run: Any) -> bool:
-        if run.info.run_id in summarized:  # summarized before: a sweep (no request)
-            return True
-        with bounded_http(budget):
-            return bool(_newest_child(client, run.info.experiment_id, run.info.run_id, "start_time"))
-
-    with ThreadPoolExecutor(CHECK_CONCURRENCY) as pool:
-        checked = list(pool.map(has_children, [run for _, run in parents]))
+def discovered(sweeps: Sequence[Sweep], experiment_names: Mapping[str, str]) -> list[Discovered]:
+    """The sweeps as :class:`Discovered` jobs: ``mlflow:EXPERIMENT_ID`` with option ``parent``, as one writes a
+    sweep by hand, each with the change token its children had when found."""
     return [
         Discovered(
-            key=discovery_key(experiment.experiment_id, run.info.run_id),
-            label=f"{experiment.name}/{run.info.run_name or run.info.run_id}",
-            location=experiment.experiment_id,
-            options={"parent": run.info.run_id},
+            key=discovery_key(sweep.experiment_id, sweep.run_id),
+            label=f"{experiment_names[sweep.experiment_id]}/{sweep.name or sweep.run_id}",
+            location=sweep.experiment_id,
+            options={"parent": sweep.run_id},
+            change_token=sweep.token,
         )
-        for (experiment, run), sweep in zip(parents, checked)
-        if sweep
+        for sweep in sweeps
     ]
 
 
-def _summarized_parents(client: Any, experiments: list[Any]) -> set[str]:
-    """The parent runs that boontrack's summary runs sit under (one search of the summaries per experiment):
-    each was a sweep when it was summarized, and needs no search of its own to be told from a plain run."""
-    from mlflow.entities import ViewType
+def discover_sweeps(client: Any, experiment_ids: Sequence[str]) -> list[Sweep]:
+    """Every top-level active parent run with active children in the experiments, with its children's change
+    token, in the order of the experiments and then of the parents' start times.
 
-    parents: set[str] = set()
-    for experiment in experiments:
-        token = None
-        while True:
-            page = client.search_runs(
-                [experiment.experiment_id],
-                filter_string=SUMMARIES_UNDER_PARENTS,
-                run_view_type=ViewType.ACTIVE_ONLY,
-                max_results=PAGE_SIZE,
-                page_token=token,
-            )
-            parents.update(run.data.tags[PARENT_TAG] for run in page)
-            token = page.token
-            if not token:
-                break
-    return parents
+    One paged search of the child runs of all the experiments, then one search per :data:`PARENTS_PER_SEARCH`
+    parents found: the requests follow the number of children and sweeps, not of plain runs.
+    """
+    if not experiment_ids:
+        return []
+    children: dict[tuple[str, str], list[SearchedRun]] = {}
+    for run in search_runs(client, experiment_ids, CHILDREN):
+        children.setdefault((run.experiment_id, run.tags[PARENT_RUN_TAG]), []).append(run)
+    wanted = sorted({parent for _, parent in children})
+    parents = []
+    for start in range(0, len(wanted), PARENTS_PER_SEARCH):
+        listed = ", ".join(f"'{run_id}'" for run_id in wanted[start : start + PARENTS_PER_SEARCH])
+        found = search_runs(client, experiment_ids, f"attributes.run_id IN ({listed}) AND {TOP_LEVEL}")
+        parents += [run for run in found if (run.experiment_id, run.run_id) in children]
+    rank = {experiment_id: i for i, experiment_id in enumerate(experiment_ids)}
+    parents.sort(key=lambda r: (rank[r.experiment_id], r.start_time is None, r.start_time or 0, r.run_id))
+    return [
+        Sweep(
+            r.experiment_id,
+            r.run_id,
+            r.run_name,
+            children_token(_child(c) for c in children[(r.experiment_id, r.run_id)]),
+        )
+        for r in parents
+    ]
 
 
 def selected_experiments(select: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -141,32 +120,35 @@ def search_experiments(client: Any, pattern: str | None, extra: str | None) -> l
             return sorted(found, key=lambda e: (len(e.experiment_id), e.experiment_id))
 
 
+def filter_experiments(experiments: Sequence[Any], pattern: str | None, extra: str | None) -> list[Any]:
+    """What :func:`search_experiments` selects, among experiments read by SQL: the glob, then MLflow's own
+    evaluation of the search filter (its grammar, its semantics)."""
+    chosen = [e for e in experiments if pattern is None or fnmatch.fnmatchcase(e.name, pattern)]
+    if not extra:
+        return chosen
+    from mlflow.entities import Experiment, ExperimentTag
+    from mlflow.utils.search_utils import SearchExperimentsUtils
+
+    by_id = {e.experiment_id: e for e in chosen}
+    entities = [
+        Experiment(
+            e.experiment_id,
+            e.name,
+            "",
+            e.lifecycle_stage,
+            [ExperimentTag(key, value) for key, value in e.tags.items()],
+            e.creation_time,
+            e.last_update_time,
+        )
+        for e in chosen
+    ]
+    return [by_id[e.experiment_id] for e in SearchExperimentsUtils.filter(entities, extra)]
+
+
 def sweep_change_token(client: Any, experiment_id: str, parent_run_id: str) -> str:
-    """The sweep's latest-ended child (id, status, start and end time), as JSON: one search of one run.
-
-    A child that finishes, fails or is killed gets the latest end time, so every change of the runs that
-    enter the numbers (finished runs) moves the token. Not seen: a new child still running (it is only
-    listed among the dropped runs; seen when it ends), a child deleted or restored, given a metric after it
-    ended, or given an end time older than the latest; ``--force`` reads every sweep again.
-    """
-    return json.dumps(_token_part(_newest_child(client, experiment_id, parent_run_id, "end_time")))
+    """The sweep's change token (:func:`._sql.children_token` of its children): one paged search of them."""
+    return children_token(_child(run) for run in search_runs(client, [experiment_id], children_filter(parent_run_id)))
 
 
-def _newest_child(client: Any, experiment_id: str, parent_run_id: str, time_attribute: str) -> Any | None:
-    """The child with the latest ``time_attribute`` (runs without it come last), or None without children."""
-    from mlflow.entities import ViewType
-
-    found = client.search_runs(
-        [experiment_id],
-        filter_string=children_filter(parent_run_id),
-        run_view_type=ViewType.ACTIVE_ONLY,
-        max_results=1,
-        order_by=[f"attributes.{time_attribute} DESC", "attributes.run_id ASC"],
-    )
-    return found[0] if found else None
-
-
-def _token_part(run: Any | None) -> list[Any] | None:
-    if run is None:
-        return None
-    return [run.info.run_id, run.info.status, run.info.start_time, run.info.end_time]
+def _child(run: SearchedRun) -> tuple[str, str, int | None, int | None]:
+    return (run.run_id, run.status, run.start_time, run.end_time)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -16,9 +16,9 @@ SEARCH_PAGE_SIZE = 50_000
 #: Read timeout of one search request against a server. A 10,000-run page took over 10 s on a busy machine,
 #: so the interactive request timeout (which still bounds the quick calls made before, e.g. resolving the
 #: experiment, so a hung server is found out fast) would fail large sweeps. A search that timed out is not
-#: retried unless the job's retry budget (``BOONTRACK_MLFLOW_MAX_WAIT``) still covers another attempt, so a
-#: server hanging on the search holds a job for about this long, not three times as long.
-SEARCH_TIMEOUT_S = 120
+#: retried: a second attempt would exceed the job's retry budget (``BOONTRACK_MLFLOW_MAX_WAIT``, 60 s by
+#: default), so a server hanging on the search fails the job after this long.
+SEARCH_TIMEOUT_S = 60
 SEARCH_ENDPOINT = "/api/2.0/mlflow/runs/search"
 #: The server's get-history-bulk route takes at most 100 run ids and returns at most 25,000 points.
 HISTORY_RUNS_PER_REQUEST = 100
@@ -49,22 +49,69 @@ def read_run_frame(
     filter_string = f"tags.mlflow.parentRunId = '{parent_run_id}'" if parent_run_id else ""
     read: list[tuple[RunRecord, dict[str, int] | None]]
     if _is_rest(client):
-        read = [_from_json(run) for run in _rest_search(client, experiment_id, filter_string)]
+        read = [_from_json(run) for run in _rest_search(client, [experiment_id], filter_string)]
     else:
-        read = [_from_entity(run) for run in _client_search(client, experiment_id, filter_string)]
+        read = [_from_entity(run) for run in _client_search(client, [experiment_id], filter_string)]
     parents = {record.tags.get(PARENT_RUN_TAG) for record, _ in read}
     steps: dict[str, dict[str, int]] = {record.run_id: latest for record, latest in read if latest is not None}
     return build_run_frame([record for record, _ in read if record.run_id not in parents]), steps
 
 
-def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[Any]:
+class SearchedRun(NamedTuple):
+    """What a search says of a run besides its data: enough to find sweeps and build change tokens."""
+
+    run_id: str
+    experiment_id: str
+    run_name: str | None
+    status: str
+    start_time: int | None
+    end_time: int | None
+    tags: dict[str, str]
+
+
+def search_runs(client: Any, experiment_ids: Sequence[str], filter_string: str) -> list[SearchedRun]:
+    """The active runs of the experiments that ``filter_string`` selects, in pages of :data:`SEARCH_PAGE_SIZE`
+    (the search's own timeout, :data:`SEARCH_TIMEOUT_S`, against a server)."""
+    if _is_rest(client):
+        return [
+            SearchedRun(
+                run["info"]["run_id"],
+                str(run["info"]["experiment_id"]),
+                run["info"].get("run_name"),
+                run["info"]["status"],
+                _millis(run["info"].get("start_time")),
+                _millis(run["info"].get("end_time")),
+                {t["key"]: t["value"] for t in run.get("data", {}).get("tags", ())},
+            )
+            for run in _rest_search(client, experiment_ids, filter_string)
+        ]
+    return [
+        SearchedRun(
+            run.info.run_id,
+            str(run.info.experiment_id),
+            run.info.run_name,
+            run.info.status,
+            _millis(run.info.start_time),
+            _millis(run.info.end_time),
+            dict(run.data.tags),
+        )
+        for run in _client_search(client, experiment_ids, filter_string)
+    ]
+
+
+def _millis(value: Any) -> int | None:
+    """A time in milliseconds as an int (the REST search sends it as a string), None when absent."""
+    return None if value is None else int(value)
+
+
+def _client_search(client: Any, experiment_ids: Sequence[str], filter_string: str) -> list[Any]:
     from mlflow.entities import ViewType
 
     runs: list[Any] = []
     token = None
     while True:
         page = client.search_runs(
-            [experiment_id],
+            list(experiment_ids),
             filter_string=filter_string,
             run_view_type=ViewType.ACTIVE_ONLY,
             max_results=SEARCH_PAGE_SIZE,
@@ -76,12 +123,12 @@ def _client_search(client: Any, experiment_id: str, filter_string: str) -> list[
             return runs
 
 
-def _rest_search(client: Any, experiment_id: str, filter_string: str) -> list[dict]:
+def _rest_search(client: Any, experiment_ids: Sequence[str], filter_string: str) -> list[dict]:
     from mlflow.utils.rest_utils import http_request, verify_rest_response
 
     store = client._tracking_client.store
     body: dict[str, Any] = {
-        "experiment_ids": [experiment_id],
+        "experiment_ids": list(experiment_ids),
         "filter": filter_string,
         "run_view_type": "ACTIVE_ONLY",
         "max_results": SEARCH_PAGE_SIZE,

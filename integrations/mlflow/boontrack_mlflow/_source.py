@@ -30,6 +30,9 @@ from boontrack_mlflow._client import (
 )
 from boontrack_mlflow._sink import MlflowSink, experiment_sink
 
+#: MLflow's default experiment.
+DEFAULT_EXPERIMENT_ID = "0"
+
 
 class MlflowBackend(Backend):
     """``mlflow:EXPERIMENT`` where EXPERIMENT is an experiment name or id (empty when ``parent`` is given)."""
@@ -63,7 +66,7 @@ class MlflowBackend(Backend):
     def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
         """Every sweep (parent run with children) of the experiment ``location``, or of the experiments the
         ``experiments`` glob and/or the ``filter`` of ``select`` name: ``mlflow:EXPERIMENT_ID`` with option
-        ``parent``, as one writes a sweep by hand."""
+        ``parent``, as one writes a sweep by hand, with its change token as found."""
         options = check_options(self.name, options, self.options)
         if "parent" in options:
             raise InputError("mlflow: discover finds the parent runs itself; give no parent")
@@ -72,22 +75,18 @@ class MlflowBackend(Backend):
             raise InputError(f"mlflow: name the experiments as mlflow:{location} or in discover, not both")
         if not (pattern or extra or location):
             raise InputError("mlflow: discover needs an experiment (mlflow:NAME_OR_ID) or discover experiments/filter")
-        if location:
-            source = MlflowSource(location, tracking_uri=options.get("tracking_uri"))
-            uri, client, budget = source.tracking_uri, source.client, source._budget
-            with bounded_http(budget), backend_errors("discovering sweeps", uri):
-                experiments = [client.get_experiment(source.experiment_id())]
-        else:
-            uri, budget = resolve_tracking_uri(options.get("tracking_uri")), RetryBudget()
-            with bounded_http(budget), backend_errors("discovering sweeps", uri):
-                client = connect(uri)
-                experiments = _discover.search_experiments(client, pattern, extra)
-        with bounded_http(budget), backend_errors("discovering sweeps", uri):
-            return _discover.discover_sweeps(client, experiments, budget)
+        # Without an experiment, the source only lends its store: the experiments are searched, not resolved.
+        experiment = location or DEFAULT_EXPERIMENT_ID
+        source = MlflowSource(experiment, tracking_uri=options.get("tracking_uri"), read_path=options.get("read_path"))
+        return source.discover(location or None, pattern, extra)
 
 
 class MlflowSource(Source):
     """The active runs of an MLflow experiment, or of one sweep (the child runs of ``parent``).
+
+    A database URI is read read-only (:mod:`._sql`): by SQL where the store's schema is known, else through
+    MLflow's client only when that would write nothing; a file that is not an MLflow store is refused. The
+    client made for writing back is created only when a sink asks for it.
 
     Parameters
     ----------
@@ -116,10 +115,11 @@ class MlflowSource(Source):
         self._experiment_ref = experiment
         self._parent = parent
         self._uri = resolve_tracking_uri(tracking_uri)
-        self._sql = _sql.reader_for(self._uri, read_path)
+        self._store = _sql.store_for(self._uri)  # None for a tracking server
+        self._read_path = _sql.read_path_setting(read_path)
+        self._by_sql: bool | None = None  # decided on the first read (it connects)
         self._budget = RetryBudget()  # one job: this source's reads and its sink's writes
-        with backend_errors("connecting", self._uri):
-            self._client = connect(self._uri)
+        self._client: Any = None
         self._experiment_id: str | None = None
         self._experiment: Any = None  # as fetched when resolved, for the sink's first look (one request fewer)
 
@@ -129,7 +129,11 @@ class MlflowSource(Source):
 
     @property
     def client(self) -> Any:
-        """The ``MlflowClient`` bound to this source's tracking URI."""
+        """The ``MlflowClient`` bound to this source's tracking URI, made on first use (it writes back; a
+        database is read through it only once it is known that it would write nothing there)."""
+        if self._client is None:
+            with backend_errors("connecting", self._uri):
+                self._client = connect(_sql.with_driver(self._uri) if self._store is not None else self._uri)
         return self._client
 
     def describe(self) -> str:
@@ -157,30 +161,63 @@ class MlflowSource(Source):
             return pick_values(frame, request, lambda: self._histories(frame, request, steps, histories))
 
     def change_token(self) -> str | None:
-        """A sweep's token (see :func:`._discover.sweep_change_token`); None for a whole experiment."""
+        """A sweep's token (:func:`._sql.children_token` of its children); None for a whole experiment."""
         if not self._parent:
             return None
         experiment_id = self.experiment_id()
+        if self._sql_reads():
+            return self._store.change_token(experiment_id, self._parent)
         with bounded_http(self._budget), backend_errors(f"asking run {self._parent} for changes", self._uri):
-            return _discover.sweep_change_token(self._client, experiment_id, self._parent)
+            return _discover.sweep_change_token(self.client, experiment_id, self._parent)
+
+    def discover(self, location: str | None, pattern: str | None, extra: str | None) -> list[Discovered]:
+        """The sweeps of the experiment ``location``, or of those ``pattern`` and ``extra`` select (see
+        :meth:`MlflowBackend.discover`)."""
+        with bounded_http(self._budget), backend_errors("discovering sweeps", self._uri):
+            if self._sql_reads():
+                if location:
+                    experiments = [self._store.find_experiment(self.experiment_id())]
+                else:
+                    experiments = _discover.filter_experiments(self._store.experiments(), pattern, extra)
+                sweeps = self._store.sweeps([e.experiment_id for e in experiments])
+            else:
+                if location:
+                    experiments = [self.client.get_experiment(self.experiment_id())]
+                else:
+                    experiments = _discover.search_experiments(self.client, pattern, extra)
+                sweeps = _discover.discover_sweeps(self.client, [e.experiment_id for e in experiments])
+        return _discover.discovered(sweeps, {e.experiment_id: e.name for e in experiments})
 
     def sink(self, key: str) -> MlflowSink:
         experiment_id = self.experiment_id()
         return MlflowSink(
-            self._client, self._uri, experiment_id, self._parent, key, budget=self._budget, experiment=self._experiment
+            self.client, self._uri, experiment_id, self._parent, key, budget=self._budget, experiment=self._experiment
         )
 
     # -- helpers -------------------------------------------------------------------------------------------
+    def _sql_reads(self) -> bool:
+        """Whether this source reads by SQL. Decided once: a database is checked to be an MLflow store (else
+        InputError); when it is read through the client instead (the client path asked for, or a schema this
+        SQL was not checked on), it is checked that the client would write nothing there (else InputError)."""
+        if self._by_sql is None:
+            if self._store is None:
+                self._by_sql = False
+            elif self._read_path == "auto" and self._store.revision_known():
+                self._by_sql = True
+            else:
+                self._store.refuse_writing_client()
+                self._by_sql = False
+        return self._by_sql
+
     def _read_runs(self, experiment_id: str, request: MetricRequest) -> tuple[pd.DataFrame, dict, Callable]:
         """The run frame, the latest steps and a ``histories(run_ids, key)`` reader: by SQL where the store
         allows it (:mod:`._sql`), else through the client."""
-        if self._sql is not None:
+        if self._sql_reads():
             picked = list(request.metrics) if request.needs_history else []
-            read = self._sql.read(experiment_id, self._parent, picked)
-            if read is not None:
-                return read.frame, read.steps, read.histories
-        frame, steps = _read.read_run_frame(self._client, experiment_id, self._parent)
-        return frame, steps, functools.partial(_read.metric_histories, self._client)
+            read = self._store.read(experiment_id, self._parent, picked)
+            return read.frame, read.steps, read.histories
+        frame, steps = _read.read_run_frame(self.client, experiment_id, self._parent)
+        return frame, steps, functools.partial(_read.metric_histories, self.client)
 
     def _histories(
         self, frame: pd.DataFrame, request: MetricRequest, steps: dict[str, dict[str, int]], histories: Callable
@@ -198,32 +235,61 @@ class MlflowSource(Source):
         return {metric: _in_logging_order(histories(with_history, metric)) for metric in metrics}
 
     def _resolve(self) -> str:
+        """The experiment id: by SQL, or through the client (then the experiment is kept for the sink)."""
+        if self._sql_reads():
+            return self._resolve_by_sql()
         mlflow = import_mlflow()
         parent_experiment = None
         if self._parent:
             try:
-                parent_run = self._client.get_run(self._parent)
+                parent_run = self.client.get_run(self._parent)
             except mlflow.exceptions.MlflowException as exc:
                 if is_missing(exc):
                     raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}") from None
                 raise
-            if parent_run.info.lifecycle_stage == "deleted":
-                raise InputError(f"the parent run {self._parent} is deleted (restore it in MLflow first)")
-            parent_experiment = parent_run.info.experiment_id
+            parent_experiment = self._checked_parent(parent_run.info.lifecycle_stage, parent_run.info.experiment_id)
         if not self._experiment_ref:
             assert parent_experiment is not None  # a source has an experiment or a parent run
             return parent_experiment
         experiment = self._experiment = self._find_experiment(self._experiment_ref)
-        if experiment is None:
+        return self._checked_experiment(
+            None if experiment is None else (experiment.experiment_id, experiment.lifecycle_stage), parent_experiment
+        )
+
+    def _resolve_by_sql(self) -> str:
+        parent_experiment = None
+        if self._parent:
+            found = self._store.find_run(self._parent)
+            if found is None:
+                raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}")
+            parent_experiment = self._checked_parent(found[1], found[0])
+        if not self._experiment_ref:
+            assert parent_experiment is not None  # a source has an experiment or a parent run
+            return parent_experiment
+        experiment = self._store.find_experiment(self._experiment_ref)
+        return self._checked_experiment(
+            None if experiment is None else (experiment.experiment_id, experiment.lifecycle_stage), parent_experiment
+        )
+
+    def _checked_parent(self, lifecycle_stage: str, experiment_id: str) -> str:
+        if lifecycle_stage == "deleted":
+            raise InputError(f"the parent run {self._parent} is deleted (restore it in MLflow first)")
+        return experiment_id
+
+    def _checked_experiment(self, found: tuple[str, str] | None, parent_experiment: str | None) -> str:
+        """The experiment's id, given (id, lifecycle stage) as found; InputError when missing, deleted, or not the
+        parent run's."""
+        if found is None:
             raise InputError(f"no MLflow experiment named or with id {self._experiment_ref!r} at {redact(self._uri)}")
-        if experiment.lifecycle_stage == "deleted":
+        experiment_id, stage = found
+        if stage == "deleted":
             raise InputError(f"the MLflow experiment {self._experiment_ref!r} is deleted")
-        if parent_experiment is not None and parent_experiment != experiment.experiment_id:
+        if parent_experiment is not None and parent_experiment != experiment_id:
             raise InputError(
                 f"the parent run {self._parent} belongs to experiment {parent_experiment}, "
-                f"not to {self._experiment_ref!r} ({experiment.experiment_id})"
+                f"not to {self._experiment_ref!r} ({experiment_id})"
             )
-        return experiment.experiment_id
+        return experiment_id
 
     def _find_experiment(self, ref: str) -> Any:
         """By id first when ``ref`` is all digits (a scheduled job's usual spelling: one request, no 404 of a
@@ -231,11 +297,11 @@ class MlflowSource(Source):
         mlflow = import_mlflow()
         if ref.isdigit():
             try:
-                return self._client.get_experiment(ref)
+                return self.client.get_experiment(ref)
             except mlflow.exceptions.MlflowException as exc:
                 if not is_missing(exc):
                     raise
-        return self._client.get_experiment_by_name(ref)
+        return self.client.get_experiment_by_name(ref)
 
 
 def _in_logging_order(history: pd.DataFrame) -> pd.DataFrame:

@@ -9,33 +9,43 @@ params and tags, in the order of MLflow's search (newest start first); runs with
 boontrack's own runs are left out, as on the client path; ``pick="best_val_step"`` reads the histories of the
 val and test metrics in one query each.
 
-Read-only: sqlite files are opened with ``mode=ro`` (a write fails in SQLite itself), other databases in a
-read-only transaction (``SET TRANSACTION READ ONLY``), and every transaction is rolled back. Nothing is ever
-created or migrated. The queries rely on MLflow's internal schema, so they run only on the schema revisions
-of :data:`KNOWN_REVISIONS` (the store's ``alembic_version``); any other revision is read through the client,
-with one warning. The client path is forced with the source option ``read_path=client`` or the environment
-variable :data:`READ_PATH_VARIABLE`.
+Read-only, and never a write by anything else: a read opens the store read-only and nothing is ever created,
+migrated or repaired. Every read of one job is one transaction (one snapshot of the store: a run deleted
+between two statements is seen by neither). SQLite files are opened with ``mode=ro`` (a write fails in SQLite
+itself; a hot journal, left by a writer that stopped mid-transaction, is refused rather than rolled back), and
+a database in WAL mode that no writer has open is read as ``immutable`` (``mode=ro`` would leave ``-wal`` and
+``-shm`` files behind) and read again if a writer changed it meanwhile. Other databases are read in a
+read-only, repeatable-read transaction. A database without MLflow's ``runs`` table is refused. The queries rely
+on MLflow's internal schema, so they run only on the schema revisions of :data:`KNOWN_REVISIONS` (the store's
+``alembic_version``); any other revision is read through the client, with one warning, and only when the
+client would write nothing (all of MLflow's tables there, the installed MLflow's revision, its default
+experiment present: otherwise it would create, migrate or repair). The client path is forced with the source
+option ``read_path=client`` or the environment variable :data:`READ_PATH_VARIABLE`, under the same condition.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
+import importlib.util
+import json
 import os
+import sqlite3
 import threading
 import urllib.parse
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from boontrack.exceptions import BackendError, BoontrackWarning, InputError
 from boontrack.integration import redact
-from boontrack.runframe import build_run_frame_long
+from boontrack.runframe import SUMMARY_ROLE_TAG, build_run_frame_long
 from boontrack_mlflow._client import sqlite_path
 
 #: Alembic revisions of MLflow's schema (the store's ``alembic_version.version_num``) on which the queries
@@ -56,8 +66,22 @@ READ_PATH_VARIABLE = "BOONTRACK_MLFLOW_READ_PATH"
 READ_PATHS = ("auto", "client")
 #: URI schemes (before any ``+driver``) read by SQL; other databases MLflow supports (mssql) use the client.
 SQL_SCHEMES = ("sqlite", "postgresql", "mysql")
+#: The drivers tried, in order, for a URI that names none (``postgresql://``): SQLAlchemy's own default first,
+#: then the other common one; the pip package that provides each.
+DEFAULT_DRIVERS = {
+    "postgresql": (("psycopg", "psycopg", "psycopg[binary]"), ("psycopg2", "psycopg2", "psycopg2-binary")),
+    "mysql": (("mysqldb", "MySQLdb", "mysqlclient"), ("pymysql", "pymysql", "pymysql")),
+}
+#: Seconds a read waits for a writer's lock on an SQLite file before it says so (MLflow's own client waits 20).
+SQLITE_BUSY_TIMEOUT_S = 5.0
+#: Reads of a WAL-mode SQLite file made again when a writer changed it during the read.
+SNAPSHOT_ATTEMPTS = 3
 
 PARENT_RUN_TAG = "mlflow.parentRunId"
+#: Statuses of a run that has ended: the runs a change token counts (a running run enters no number).
+ENDED_STATUSES = ("FINISHED", "FAILED", "KILLED")
+
+T = TypeVar("T")
 
 
 def read_path_setting(option: str | None) -> str:
@@ -70,15 +94,34 @@ def read_path_setting(option: str | None) -> str:
     return value
 
 
-def reader_for(uri: str, read_path: str | None = None) -> SqlStore | None:
-    """The SQL reader of ``uri``, or None when the client path reads it (not a database URI, an in-memory
-    sqlite database, or the client path asked for). No connection is made here."""
-    if read_path_setting(read_path) == "client":
-        return None
+def store_for(uri: str) -> SqlStore | None:
+    """The SQL store behind ``uri``, or None when ``uri`` names no database file or server (a tracking server, an
+    in-memory sqlite database). No connection is made here."""
     scheme = uri.split(":", 1)[0].split("+", 1)[0].lower()
     if scheme not in SQL_SCHEMES or (scheme == "sqlite" and sqlite_path(uri) in (None, ":memory:")):
         return None
     return SqlStore(uri)
+
+
+def reader_for(uri: str, read_path: str | None = None) -> SqlStore | None:
+    """The SQL reader of ``uri``, or None when the client path reads it (not a database URI, an in-memory
+    sqlite database, or the client path asked for). No connection is made here."""
+    return None if read_path_setting(read_path) == "client" else store_for(uri)
+
+
+def with_driver(uri: str) -> str:
+    """``uri`` with a database driver that is installed named in it (``postgresql://`` becomes
+    ``postgresql+psycopg2://`` where only psycopg2 is installed); InputError naming the package to install when
+    none is. A URI that names its driver, or whose database needs none, is returned as it is."""
+    scheme, sep, rest = uri.partition("://")
+    candidates = DEFAULT_DRIVERS.get(scheme.lower())
+    if not sep or candidates is None:
+        return uri
+    for driver, module, _ in candidates:
+        if importlib.util.find_spec(module) is not None:
+            return f"{scheme}+{driver}://{rest}"
+    packages = " or ".join(f'"{package}"' for _, _, package in candidates)
+    raise InputError(f"reading the MLflow store at {redact(uri)} needs a {scheme} driver: pip install {packages}")
 
 
 @dataclass(frozen=True)
@@ -92,23 +135,102 @@ class SweepRead:
     histories: Callable[[Sequence[str], str], pd.DataFrame]
 
 
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment as the SQL path sees it."""
+
+    experiment_id: str
+    name: str
+    lifecycle_stage: str
+    tags: Mapping[str, str]
+    creation_time: int | None = None
+    last_update_time: int | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A parent run with ended or running children, and the change token of its children."""
+
+    experiment_id: str
+    run_id: str
+    name: str | None
+    token: str
+
+
 class SqlStore:
     """One MLflow SQL store, read by SQL. Engines are shared per URI within the process."""
 
     def __init__(self, uri: str) -> None:
         self.uri = uri
-        self._revision_checked = False
+        self._revision: str | None = None
+        self._checked = False
 
+    # -- what the store is ---------------------------------------------------------------------------------
+    def revision_known(self) -> bool:
+        """Whether the store's schema revision is one the queries were checked on; warns once when not.
+        InputError when the database is not an MLflow store."""
+        self._check()
+        if self._revision in KNOWN_REVISIONS:
+            return True
+        _warn_once(self.uri, self._revision)
+        return False
+
+    def refuse_writing_client(self) -> None:
+        """InputError when MLflow's client, opening this store, would write to it: it creates the tables that
+        are missing, migrates an older schema (or fails on a newer one) and recreates a missing default
+        experiment. Asked before the client reads a database."""
+        self._check()
+        from mlflow.store.db.utils import _all_tables_exist, _get_latest_schema_revision
+        from mlflow.store.tracking import sqlalchemy_store  # noqa: F401 - the tables MLflow's store expects
+
+        installed = _get_latest_schema_revision()
+
+        def missing(connection: Any) -> str | None:
+            from sqlalchemy import text
+
+            if not _all_tables_exist(connection):
+                return "some of MLflow's tables are missing"
+            if self._revision != installed:
+                return f"its schema revision {self._revision} is not the installed MLflow's ({installed})"
+            found = connection.execute(text("SELECT 1 FROM experiments WHERE experiment_id = 0")).first()
+            return None if found else "its default experiment (id 0) is missing"
+
+        reason = self._in_snapshot("checking the schema", missing)
+        if reason is not None:
+            raise InputError(
+                f"the MLflow store at {redact(self.uri)} cannot be read through the MLflow client without changing "
+                f"it: {reason}; boontrack reads never write (read it with the MLflow version that wrote it)"
+            )
+
+    def _check(self) -> None:
+        if self._checked:
+            return
+
+        def revision(connection: Any) -> str | None:
+            from sqlalchemy import inspect, text
+
+            tables = set(inspect(connection).get_table_names())
+            if "runs" not in tables:
+                raise InputError(f"{redact(self.uri)} is not an MLflow database (no table `runs`)")
+            if "alembic_version" not in tables:
+                return None
+            found = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+            return str(found[0]) if len(found) == 1 else None
+
+        self._revision = self._in_snapshot("checking the schema", revision, checked=False)
+        self._checked = True
+
+    # -- reads -------------------------------------------------------------------------------------------------
     def read(self, experiment_id: str, parent: str | None, metrics: Sequence[str]) -> SweepRead | None:
         """The runs of the experiment (the children of ``parent`` only, when given), or None when the store's
         schema revision is not one of :data:`KNOWN_REVISIONS` (then warned about once; the caller reads through
         the client). ``metrics`` are the val and test keys: :attr:`SweepRead.steps` holds their latest steps."""
+        if not self.revision_known():
+            return None
         selection = _Selection(int(experiment_id), parent, metrics)
-        with _sql_errors("reading runs", self.uri), _engine(self.uri).connect() as connection:
-            if not self._known_revision(connection):
-                return None
-            runs = _fetch(connection, _RUNS_SQL, selection)
-            values = _fetch(connection, _VALUES_SQL, selection)
+        runs, values = self._in_snapshot(
+            "reading runs", lambda c: (_fetch(c, _RUNS_SQL, selection), _fetch(c, _VALUES_SQL, selection))
+        )
         kind = values["kind"].to_numpy()
         params, tags, latest = (values.loc[kind == k].reset_index(drop=True) for k in ("param", "tag", "metric"))
         tags = tags.rename(columns={"text": "value"})
@@ -130,12 +252,66 @@ class SqlStore:
         )
         return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), self._histories(selection))
 
+    def find_run(self, run_id: str) -> tuple[str, str] | None:
+        """The experiment id and lifecycle stage of run ``run_id``, None when there is no such run."""
+        rows = self._in_snapshot(
+            f"looking up run {run_id}",
+            lambda c: c.execute(_text(_RUN_SQL), {"run_id": run_id}).all(),
+        )
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def find_experiment(self, ref: str) -> Experiment | None:
+        """The experiment with id ``ref`` (when all digits), else with name ``ref``; None when there is none."""
+
+        def find(connection: Any) -> Experiment | None:
+            if ref.isdigit():
+                found = _experiments(connection, "e.experiment_id = :id", {"id": int(ref)})
+                if found:
+                    return found[0]
+            found = _experiments(connection, "e.name = :name", {"name": ref})
+            return found[0] if found else None
+
+        return self._in_snapshot("resolving the experiment", find)
+
+    def experiments(self) -> list[Experiment]:
+        """Every active experiment, by id."""
+        return self._in_snapshot("listing experiments", lambda c: _experiments(c, "e.lifecycle_stage = 'active'", {}))
+
+    def change_token(self, experiment_id: str, parent: str) -> str:
+        """The children's change token (:func:`children_token`), in one query."""
+        rows = self._in_snapshot(
+            f"asking run {parent} for changes",
+            lambda c: c.execute(
+                _text(_CHILDREN_SQL), {"experiment_id": int(experiment_id), "parent": parent, **_OWN_PARAMS}
+            ).all(),
+        )
+        return children_token(rows)
+
+    def sweeps(self, experiment_ids: Sequence[str]) -> list[Sweep]:
+        """Every top-level active parent run with active children in the experiments, with its children's token,
+        in the order of the experiments and then of the parents' start times: one query."""
+        if not experiment_ids:
+            return []
+        ids = {f"experiment{i}": int(e) for i, e in enumerate(experiment_ids)}
+        sql = _SWEEPS_SQL.format(experiments=", ".join(f":{name}" for name in ids))
+        rows = self._in_snapshot("discovering sweeps", lambda c: c.execute(_text(sql), {**ids, **_OWN_PARAMS}).all())
+        children: dict[tuple[str, str], list[tuple]] = {}
+        parents: dict[tuple[str, str], tuple[str | None, int | None]] = {}
+        for experiment_id, parent, name, started, *child in rows:
+            key = (str(experiment_id), str(parent))
+            parents[key] = (name, started)
+            children.setdefault(key, []).append(tuple(child))
+        rank = {str(e): i for i, e in enumerate(experiment_ids)}
+        order = sorted(parents, key=lambda k: (rank[k[0]], parents[k][1] is None, parents[k][1] or 0, k[1]))
+        return [Sweep(e, run_id, parents[(e, run_id)][0], children_token(children[(e, run_id)])) for e, run_id in order]
+
     def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
         def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
             """Every point of ``key`` logged by ``run_ids``: one query over the runs read that logged a val or
             test point past step 0 (the only runs asked for), kept to ``run_ids``."""
-            with _sql_errors(f"reading the history of {key!r}", self.uri), _engine(self.uri).connect() as connection:
-                points = _fetch(connection, _HISTORY_SQL, selection, key=key)
+            points = self._in_snapshot(
+                f"reading the history of {key!r}", lambda c: _fetch(c, _HISTORY_SQL, selection, key=key)
+            )
             points = points.loc[points["run_id"].isin(run_ids)]
             timestamp = points["timestamp"].to_numpy(dtype=np.int64)
             # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts
@@ -152,19 +328,34 @@ class SqlStore:
 
         return histories
 
-    def _known_revision(self, connection: Any) -> bool:
-        """Whether the store's schema revision is one the queries were checked on; warns once when not."""
-        if self._revision_checked:
-            return True
-        from sqlalchemy import text
+    def _in_snapshot(self, action: str, work: Callable[[Any], T], *, checked: bool = True) -> T:
+        """``work(connection)`` in one read-only transaction: every statement sees the same state of the store.
+        The store is first checked to be MLflow's (``checked``). An SQLite file read as immutable (a WAL database
+        no writer had open) is read again when a writer changed it meanwhile; database errors become one line
+        (:func:`_sql_errors`)."""
+        if checked:
+            self._check()
+        for _ in range(SNAPSHOT_ATTEMPTS):
+            with _sql_errors(action, self.uri), _engine(self.uri).connect() as connection, connection.begin():
+                result = work(connection)
+                if _unchanged_since_opened(connection):
+                    return result
+        raise BackendError(
+            f"the MLflow store at {redact(self.uri)} changed during each of {SNAPSHOT_ATTEMPTS} reads (a writer "
+            "checkpointing its WAL); try again"
+        )
 
-        found = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
-        revision = str(found[0]) if len(found) == 1 else None
-        if revision not in KNOWN_REVISIONS:
-            _warn_once(self.uri, revision)
-            return False
-        self._revision_checked = True
-        return True
+
+def children_token(children: Iterable[Sequence[Any]]) -> str:
+    """A sweep's change token from its children (run id, status, start and end time, in any order): how many
+    have ended and a digest of those (ids, statuses, times), as JSON.
+
+    It changes when a child ends (or is added having ended), is deleted or restored, or changes status or
+    times, whatever the clocks of the hosts that logged them say: runs are identified, not compared by time.
+    A child still running is not counted (it enters no number until it ends).
+    """
+    ended = sorted("\t".join(map(str, child[:4])) for child in children if child[1] in ENDED_STATUSES)
+    return json.dumps([len(ended), hashlib.sha256("\n".join(ended).encode()).hexdigest()[:32]])
 
 
 class _Selection:
@@ -216,16 +407,65 @@ _RUNS_THEN_METRICS = {
     "sqlite": "runs r CROSS JOIN metrics m INDEXED BY index_metrics_run_uuid_key_step",
     "default": "runs r JOIN metrics m",
 }
+_RUN_SQL = "SELECT experiment_id, lifecycle_stage FROM runs WHERE run_uuid = :run_id"
+_OWN_PARAMS = {"own_tag": SUMMARY_ROLE_TAG, "parent_tag": PARENT_RUN_TAG}
+_NOT_OWN = "NOT EXISTS (SELECT 1 FROM tags o WHERE o.run_uuid = {run}.run_uuid AND o.key = :own_tag)"
+# A sweep's children as the change token counts them: active, not boontrack's own.
+_CHILDREN_SQL = (
+    "SELECT c.run_uuid, c.status, c.start_time, c.end_time FROM runs c "
+    "JOIN tags t ON t.run_uuid = c.run_uuid AND t.key = :parent_tag AND t.value = :parent "
+    f"WHERE c.experiment_id = :experiment_id AND c.lifecycle_stage = 'active' AND {_NOT_OWN.format(run='c')}"
+)
+# Every (top-level parent, child) pair of the experiments, found from the children's parent tags: the cost is
+# that of the children, never of the runs that have none.
+_SWEEPS_SQL = (
+    "SELECT p.experiment_id, p.run_uuid, p.name, p.start_time, c.run_uuid, c.status, c.start_time, c.end_time "
+    "FROM tags t JOIN runs c ON c.run_uuid = t.run_uuid "
+    "JOIN runs p ON p.run_uuid = t.value AND p.experiment_id = c.experiment_id "
+    "WHERE t.key = :parent_tag AND c.experiment_id IN ({experiments}) "
+    "AND c.lifecycle_stage = 'active' AND p.lifecycle_stage = 'active' "
+    f"AND {_NOT_OWN.format(run='c')} AND {_NOT_OWN.format(run='p')} "
+    "AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.run_uuid = p.run_uuid AND g.key = :parent_tag)"
+)
+
+
+def _text(sql: str) -> Any:
+    from sqlalchemy import text
+
+    return text(sql)
+
+
+def _experiments(connection: Any, where: str, params: Mapping[str, Any]) -> list[Experiment]:
+    rows = connection.execute(
+        _text(
+            "SELECT e.experiment_id, e.name, e.lifecycle_stage, e.creation_time, e.last_update_time "
+            f"FROM experiments e WHERE {where} ORDER BY e.experiment_id"
+        ),
+        dict(params),
+    ).all()
+    if not rows:
+        return []
+    tags: dict[int, dict[str, str]] = {}
+    for experiment_id, key, value in connection.execute(
+        _text(
+            f"SELECT t.experiment_id, t.key, t.value FROM experiment_tags t JOIN experiments e "
+            f"ON e.experiment_id = t.experiment_id WHERE {where}"
+        ),
+        dict(params),
+    ):
+        tags.setdefault(experiment_id, {})[key] = value
+    return [
+        Experiment(str(i), name, stage, MappingProxyType(tags.get(i, {})), created, updated)
+        for i, name, stage, created, updated in rows
+    ]
 
 
 def _fetch(connection: Any, sql: str, selection: _Selection, **params: Any) -> pd.DataFrame:
     """The rows of one query over the selected runs, as a frame with the query's column names."""
-    from sqlalchemy import text
-
     joined = _RUNS_THEN_METRICS.get(connection.dialect.name, _RUNS_THEN_METRICS["default"])
     query = sql.format(where=selection.where, with_history=selection.with_history, runs_then_metrics=joined)
     with _cyclic_gc_paused():
-        result = connection.execute(text(query), {**selection.params, **params})
+        result = connection.execute(_text(query), {**selection.params, **params})
         names = list(result.keys())
         # the driver's own tuples: SQLAlchemy's row objects cost more than the query (a text query has no
         # types to convert)
@@ -290,13 +530,21 @@ def _create_engine(uri: str) -> Any:
 
     path = sqlite_path(uri)
     if path is not None:
-        # SQLite's own read-only mode: the file is never written, not even a journal (a missing file fails
-        # instead of being created; the source refuses it before this)
-        url = sqlalchemy.engine.URL.create(
-            "sqlite", database="file:" + urllib.parse.quote(os.path.abspath(path)), query={"mode": "ro", "uri": "true"}
+        # A connection per transaction (no pool): each is opened in the mode the file's state asks for.
+        engine = sqlalchemy.create_engine(
+            "sqlite://", creator=lambda: _open_sqlite(os.path.abspath(path)), poolclass=sqlalchemy.pool.NullPool
         )
-        return sqlalchemy.create_engine(url)
-    engine = sqlalchemy.create_engine(uri, pool_pre_ping=True)
+
+        @sqlalchemy.event.listens_for(engine, "begin")
+        def _begin(connection: Any) -> None:
+            # Python's sqlite3 sends no BEGIN before a SELECT: two statements would see two states of the file
+            connection.exec_driver_sql("BEGIN")
+
+        return engine
+    engine = sqlalchemy.create_engine(with_driver(uri), pool_pre_ping=True)
+    if engine.dialect.name == "postgresql":
+        # one snapshot for the whole transaction, in which the database refuses any write
+        return engine.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
 
     @sqlalchemy.event.listens_for(engine, "begin")
     def _read_only(connection: Any) -> None:
@@ -304,6 +552,64 @@ def _create_engine(uri: str) -> Any:
         connection.exec_driver_sql("SET TRANSACTION READ ONLY")
 
     return engine
+
+
+class _SqliteReader(sqlite3.Connection):
+    """An SQLite connection that remembers its file and, when it reads it as immutable, the file's state when
+    opened."""
+
+    path = ""
+    opened_as: tuple[int, int, int] | None = None
+
+
+def _open_sqlite(path: str) -> sqlite3.Connection:
+    """A read-only connection to ``path`` in manual transaction mode (SQLAlchemy sends ``BEGIN``).
+
+    ``mode=ro`` takes SQLite's locks, so a read sees committed data only; it refuses a hot journal instead of
+    rolling it back. A WAL-mode file without its ``-wal`` file (no writer has it open) would get ``-wal`` and
+    ``-shm`` files created and left behind by a ``mode=ro`` reader: it is read as ``immutable`` instead, and
+    the read is checked afterwards (:func:`_unchanged_since_opened`).
+    """
+    immutable = _in_wal_mode(path) and not os.path.exists(path + "-wal")
+    state = _file_state(path) if immutable else None
+    query = "immutable=1" if immutable else "mode=ro"
+    connection = sqlite3.connect(
+        f"file:{urllib.parse.quote(path)}?{query}",
+        uri=True,
+        timeout=SQLITE_BUSY_TIMEOUT_S,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_SqliteReader,
+    )
+    connection.path, connection.opened_as = path, state
+    return connection
+
+
+def _in_wal_mode(path: str) -> bool:
+    """Whether the SQLite file's header says WAL mode (its read and write versions are 2)."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[18] == 2
+
+
+def _file_state(path: str) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _unchanged_since_opened(connection: Any) -> bool:
+    """False when an SQLite file read as immutable was written meanwhile (a writer opened it: its ``-wal``
+    file exists, or it checkpointed into the file): that read may mix two states."""
+    raw = connection.connection.dbapi_connection
+    if not isinstance(raw, _SqliteReader) or raw.opened_as is None:
+        return True
+    return _file_state(raw.path) == raw.opened_as and not os.path.exists(raw.path + "-wal")
 
 
 _warned: set[tuple[str, str | None]] = set()
@@ -322,13 +628,43 @@ def _warn_once(uri: str, revision: str | None) -> None:
     )
 
 
+#: SQLite's error codes, and the one line said for each: (exception class, what it is and what to do).
+_SQLITE_ERRORS = {
+    "SQLITE_READONLY_ROLLBACK": (
+        BackendError,
+        "holds an unfinished transaction (a hot journal, {path}-journal, left by a writer that stopped "
+        "mid-write); a read never rolls it back: open the store once with MLflow or the sqlite3 shell, which "
+        "does, then retry",
+    ),
+    "SQLITE_BUSY": (
+        BackendError,
+        "stayed locked by another process for {timeout:g} s (a writer in a long transaction); retry later",
+    ),
+    "SQLITE_NOTADB": (InputError, "is not an SQLite database, so not an MLflow store: check the tracking URI"),
+    "SQLITE_CORRUPT": (
+        BackendError,
+        "is damaged (database disk image is malformed): restore it from a backup; "
+        "`sqlite3 {path} 'PRAGMA integrity_check'` shows where",
+    ),
+    "SQLITE_CANTOPEN": (InputError, "cannot be opened (a directory, or not readable)"),
+}
+
+
 @contextlib.contextmanager
 def _sql_errors(action: str, uri: str) -> Iterator[None]:
-    """Database failures as :class:`BackendError`: one line naming the action and the (redacted) URI."""
+    """Database failures as one line naming the action and the (redacted) URI: what is wrong and what to do
+    where it is known (:data:`_SQLITE_ERRORS`), else the database's own first line (:class:`BackendError`)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     try:
         yield
     except SQLAlchemyError as exc:
-        detail = redact(str(getattr(exc, "orig", None) or exc).strip().splitlines()[0])
+        original = getattr(exc, "orig", None)
+        name = getattr(original, "sqlite_errorname", "") or ""
+        known = _SQLITE_ERRORS.get(name) or _SQLITE_ERRORS.get("_".join(name.split("_")[:2]))
+        if known is not None:
+            kind, text = known
+            detail = text.format(path=sqlite_path(uri), timeout=SQLITE_BUSY_TIMEOUT_S)
+            raise kind(f"the MLflow store at {redact(uri)} {detail}") from None
+        detail = redact(str(original or exc).strip().splitlines()[0])
         raise BackendError(f"the MLflow store at {redact(uri)} failed while {action}: {detail}") from None

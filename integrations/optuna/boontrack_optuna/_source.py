@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fnmatch
 import numbers
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from boontrack.integration import (
@@ -14,6 +15,7 @@ from boontrack.integration import (
     Backend,
     BackendError,
     Direction,
+    Discovered,
     InputError,
     MetricRequest,
     RunRecord,
@@ -22,6 +24,7 @@ from boontrack.integration import (
     build_run_frame,
     check_options,
     describe_error,
+    discovery_key,
     import_optional,
     option_name,
     pick_values,
@@ -55,10 +58,13 @@ class OptunaBackend(Backend):
         "tracking-uri": "with mlflow-experiment: the MLflow tracking URI (default: MLFLOW_TRACKING_URI)",
     }
 
+    discover_options: ClassVar[dict[str, str]] = {
+        "studies": "study names to summarize, a glob (study-*); default: every study of the storage",
+    }
+
     def open_source(self, location: str, **options: Any) -> OptunaSource:
         options = check_options(self.name, options, self.options)
-        if not location:
-            raise InputError("an optuna source needs a storage, e.g. optuna:sqlite:///optuna.db or optuna:JOURNAL_FILE")
+        _check_location(location)
         study = load_study(open_storage(location), options.get("study"), location)
         return OptunaSource(
             study,
@@ -66,6 +72,30 @@ class OptunaBackend(Backend):
             mlflow_experiment=options.get("mlflow_experiment"),
             tracking_uri=options.get("tracking_uri"),
         )
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every study of the storage (those whose name matches the ``studies`` glob of ``select``), in name
+        order: ``optuna:STORAGE`` with option ``study``, as one writes a study's job by hand."""
+        options = check_options(self.name, options, self.options)
+        if "study" in options:
+            raise InputError("optuna: discover finds the studies itself; give no study")
+        pattern = select.get("studies", "*")
+        if not isinstance(pattern, str) or not pattern:
+            raise InputError(f"optuna: discover 'studies' must be a non-empty glob, got {pattern!r}")
+        _check_location(location)
+        storage = open_storage(location)
+        with storage_errors(location):
+            names = sorted(study.study_name for study in storage.get_all_studies())
+        return [
+            Discovered(key=discovery_key(name), label=f"study {name}", location=location, options={"study": name})
+            for name in names
+            if fnmatch.fnmatchcase(name, pattern)
+        ]
+
+
+def _check_location(location: str) -> None:
+    if not location:
+        raise InputError("an optuna source needs a storage, e.g. optuna:sqlite:///optuna.db or optuna:JOURNAL_FILE")
 
 
 def open_storage(location: str) -> Any:

@@ -6,16 +6,18 @@ import dataclasses
 import json
 import subprocess
 import sys
+import time
 import uuid
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from mlflow import MlflowClient
+from mlflow.entities import Metric
 
 from boontrack import cli
 from boontrack.exceptions import InputError
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
-from boontrack_mlflow import _discover
 from boontrack_mlflow._sink import CHANGE_TOKEN_TAG, FINGERPRINT_TAG
 from boontrack_mlflow._source import MlflowSource
 
@@ -82,7 +84,8 @@ def test_each_sweep_of_an_experiment_is_the_job_written_by_hand(store, sqlite_ur
         )
     )
     (written,) = load_config(by_hand)
-    assert dataclasses.replace(jobs[1], name="org", label="") == written
+    assert jobs[1].change_token is not None  # as the discovery found it
+    assert dataclasses.replace(jobs[1], name="org", label="", change_token=None) == written
 
 
 def test_new_sweeps_are_found_on_the_next_run_and_each_line_names_its_sweep(store, sqlite_uri, tmp_path):
@@ -109,7 +112,8 @@ def test_new_sweeps_are_found_on_the_next_run_and_each_line_names_its_sweep(stor
     ]
 
 
-def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
+@pytest.mark.parametrize("read_path", ["auto", "client"])
+def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path, read_path):
     prefix = f"team-{uuid.uuid4().hex[:8]}"
     sweeps = [new_sweep(sqlite_uri, name=f"{prefix}-{suffix}") for suffix in ("cifar", "sst", "x_y")]
     for sweep in sweeps:
@@ -117,18 +121,16 @@ def test_experiments_by_name_glob_and_by_search_filter(sqlite_uri, tmp_path):
     new_sweep(sqlite_uri, name=f"{prefix}xy")  # LIKE's _ would match it; the glob does not
     client = MlflowClient(sqlite_uri)
     client.set_experiment_tag(sweeps[1].experiment_id, "team", prefix)
+    extra = f'write_back = true\noptions = {{ read_path = "{read_path}" }}'
 
     def found(discover):
-        (template,) = load_config(_config(tmp_path, sqlite_uri, discover=discover))
-        jobs, failed = discover_jobs([template], log=lambda line: None)
-        assert failed == 0
+        (template,) = load_config(_config(tmp_path, sqlite_uri, discover=discover, extra=extra))
+        lines = []
+        jobs, failed = discover_jobs([template], log=lines.append)
+        assert failed == 0, lines
         return [job.source_options["parent"] for job in jobs]
 
     assert found(f'{{ experiments = "{prefix}-*" }}') == [s.parent_id for s in sweeps]
-    # Once summarized, the sweeps of every experiment are known as sweeps without a search each.
-    assert _pass(_config(tmp_path, sqlite_uri, discover=f'{{ experiments = "{prefix}-*" }}')) == ["updated"] * 3
-    experiments = _discover.search_experiments(client, f"{prefix}-*", None)
-    assert _discover._summarized_parents(client, experiments) == {s.parent_id for s in sweeps}
     assert found(f'{{ experiments = "{prefix}-x_y" }}') == [sweeps[2].parent_id]
     assert found(f"{{ filter = \"tags.team = '{prefix}'\" }}") == [sweeps[1].parent_id]
     assert found(f'{{ experiments = "{prefix}-c*", filter = "tags.team = \'{prefix}\'" }}') == []
@@ -197,23 +199,42 @@ def test_an_unchanged_sweep_is_not_read_and_each_run_that_ends_is_a_change(one_s
     assert _pass(config, force=True) == ["updated"] and len(reads) == 4
 
 
-def test_an_unchanged_pass_asks_four_small_questions_per_sweep(store, sqlite_uri, tmp_path, monkeypatch):
-    first, _, _ = store
-    config = _config(tmp_path, sqlite_uri, location=first.experiment_id)
-    assert _pass(config) == ["updated", "updated"]
-    calls = []
-    for name in ("get_run", "get_experiment", "get_experiment_by_name", "search_runs", "search_experiments"):
-        original = getattr(MlflowClient, name)
-        monkeypatch.setattr(
-            MlflowClient, name, lambda self, *a, _f=original, _n=name, **k: calls.append(_n) or _f(self, *a, **k)
-        )
-    assert _pass(config) == ["unchanged", "unchanged"]
-    # Discovery: the experiment (resolved, then read), its top-level runs, the summaries under its parents (a
-    # parent summarized before is a sweep), one child of each other top-level run (the parent without children
-    # and the plain run). Then each sweep: its parent run, its experiment, its latest-ended child, the runs of
-    # its summary key.
-    discovery = ["get_experiment", "get_experiment", "search_runs", "search_runs", "search_runs", "search_runs"]
-    assert calls == discovery + ["get_run", "get_experiment", "search_runs", "search_runs"] * 2
+@pytest.mark.parametrize("uri", ["sqlite_uri", "mlflow_server"])
+def test_a_child_added_with_a_clock_behind_the_others_is_a_change(uri, tmp_path, reads, request):
+    """The token identifies the children, it does not compare their times: a child that started and ended
+    before the others (its host's clock lags) still moves it."""
+    uri = request.getfixturevalue(uri)
+    sweep = new_sweep(uri)
+    _add_children(sweep, 4)
+    config = _config(tmp_path, uri, location=sweep.experiment_id)
+    assert _pass(config) == ["updated"] and _pass(config) == ["unchanged"]
+    reads.clear()
+    hour_ago = int(time.time() * 1000) - 3_600_000
+    late = sweep.client.create_run(
+        sweep.experiment_id, start_time=hour_ago, tags={"mlflow.parentRunId": sweep.parent_id}
+    ).info.run_id
+    sweep.client.log_batch(late, metrics=[Metric("val_acc", 0.99, hour_ago, 0), Metric("test_acc", 0.9, hour_ago, 0)])
+    sweep.client.set_terminated(late, "FINISHED", end_time=hour_ago + 1000)
+    assert _pass(config) == ["updated"] and len(reads) == 1
+    (summary,) = summary_runs(sweep.client, sweep.experiment_id)
+    assert summary.data.metrics["boon/runs"] == 5
+
+
+@pytest.mark.parametrize("uri", ["sqlite_uri", "mlflow_server"])
+def test_a_child_that_ended_before_it_started_does_not_stop_its_sweep(uri, tmp_path, request):
+    uri = request.getfixturevalue(uri)
+    sweep = new_sweep(uri)
+    _add_children(sweep, 4)
+    skewed = sweep.add_child(val=[0.9], test=[0.9])
+    started = sweep.client.get_run(skewed).info.start_time
+    sweep.client.set_terminated(skewed, "FINISHED", end_time=started - 5000)
+    assert _pass(_config(tmp_path, uri, location=sweep.experiment_id)) == ["updated"]
+    by_time = _config(tmp_path, uri, location=sweep.experiment_id, extra='duration = "duration_s"\nout = "by-time"')
+    lines = []
+    assert run_jobs(load_config(by_time), log=lines.append) == 0, lines
+    (summary,) = [p for p in (tmp_path / "by-time").iterdir() if p.is_dir()]
+    report = json.loads((summary / "summary.json").read_text())
+    assert [d["reason"] for d in report["dropped"]] == ["negative duration (-5.0 s: it ended before it started)"]
 
 
 def test_the_token_is_trusted_only_on_a_complete_summary_with_its_fingerprint(one_sweep, reads):
@@ -270,12 +291,47 @@ def test_two_passes_at_once_with_workers_leave_one_complete_summary_per_sweep(ml
 
 
 def test_a_tracker_that_cannot_give_the_token_has_its_runs_read_every_time(one_sweep, reads, monkeypatch):
-    from mlflow.exceptions import MlflowException
-    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
+    from boontrack.exceptions import BackendError
 
-    def refused(*args):
-        raise MlflowException("Invalid comparator 'IS NULL'", error_code=INVALID_PARAMETER_VALUE)
+    def refused(self):
+        raise BackendError("MLflow at http://x failed while asking for changes: INVALID_PARAMETER_VALUE")
 
-    monkeypatch.setattr(_discover, "sweep_change_token", refused)
+    monkeypatch.setattr(MlflowSource, "change_token", refused)
     sweep, config = one_sweep
     assert _pass(config) == ["updated"] and _pass(config) == ["unchanged"] and len(reads) == 2
+
+
+@pytest.mark.slow
+def test_discovery_costs_requests_per_page_and_sweep_never_per_plain_run(mlflow_server, mlflow_server_store, tmp_path):
+    """Two experiments with the same 20 sweeps, one of them also holding 10,000 plain runs (inserted in bulk into
+    the server's own store), discovered through a proxy that counts the requests: the same few requests for
+    both. Then an unchanged pass: a few requests per sweep, none of them a search of its children."""
+    from mlflow_tools import CountingProxy, insert_children
+
+    proxy = CountingProxy(mlflow_server)
+    counts = {}
+    for plain in (0, 10_000):
+        sweep = new_sweep(mlflow_server)
+        for k in range(20):
+            parent = sweep.client.create_run(sweep.experiment_id, run_name=f"sweep-{k}").info.run_id
+            insert_children(mlflow_server_store, sweep.experiment_id, parent, 6, np.random.default_rng(k))
+        if plain:
+            insert_children(mlflow_server_store, sweep.experiment_id, None, plain, np.random.default_rng(99))
+        (template,) = load_config(_config(tmp_path, proxy.url, location=sweep.experiment_id, name=f"{plain}.toml"))
+        proxy.take()
+        jobs, failed = discover_jobs([template], log=lambda line: None)
+        counts[plain] = proxy.take()
+        assert failed == 0 and len(jobs) == 20  # new_sweep's own parent has no children: not a sweep
+    assert counts[0] == counts[10_000]
+    searches = counts[10_000]["POST /api/2.0/mlflow/runs/search"]
+    assert searches == 2 and sum(counts[10_000].values()) <= 4, counts  # the children, then their parents
+
+    extra = 'write_back = true\ngroup_by = ["params.lr"]'  # one value: one group of the 6 trials
+    config = _config(tmp_path, proxy.url, location=sweep.experiment_id, name="pass.toml", extra=extra)
+    assert _pass(config) == ["updated"] * 20
+    proxy.take()
+    assert _pass(config) == ["unchanged"] * 20
+    unchanged = proxy.take()
+    per_sweep = (sum(unchanged.values()) - sum(counts[10_000].values())) / 20
+    assert unchanged["POST /api/2.0/mlflow/runs/search"] - searches <= 20, unchanged  # the summary's, no children's
+    assert per_sweep <= 4, unchanged

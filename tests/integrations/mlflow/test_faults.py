@@ -46,11 +46,29 @@ def default_http_settings(monkeypatch):
             monkeypatch.delenv(name, raising=False)
 
 
-def test_dead_server_fails_without_credentials(dead_uri, default_http_settings):
+def test_dead_server_fails_at_once_without_credentials(dead_uri, default_http_settings, monkeypatch):
+    """A refused connection is not retried: nothing listens there, and waiting will not change that (it was
+    tried three times, with back-off between)."""
+    from boontrack_mlflow import _client
+
+    waits = []
+    monkeypatch.setattr(_client.time, "sleep", waits.append)
     with pytest.raises(BackendError) as info:
         MlflowSource("sweeps", tracking_uri=dead_uri).read(MetricRequest("val_acc"))
     host = dead_uri.rsplit("@", 1)[1]
     assert str(info.value) == f"cannot reach the MLflow server at http://***@{host} (is it running?)"
+    assert waits == []
+
+
+def test_a_hung_search_holds_a_job_for_one_search_timeout_only():
+    """The search waits SEARCH_TIMEOUT_S for an answer; a second attempt (after at least 1 s of back-off) would
+    not fit in the job's default retry budget, so it is not made: a hung search fails the job after 60 s."""
+    from boontrack_mlflow import _client, _read
+
+    assert _read.SEARCH_TIMEOUT_S == 60
+    assert (
+        _read.SEARCH_TIMEOUT_S + float(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR"]) > _client.DEFAULT_MAX_WAIT_S
+    )
 
 
 @pytest.fixture

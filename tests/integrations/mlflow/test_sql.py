@@ -484,12 +484,10 @@ def test_which_uris_are_read_by_sql(uri, by_sql):
     assert isinstance(_sql.reader_for(uri), _sql.SqlStore) is by_sql  # no connection is made
 
 
-def test_a_database_failure_is_one_line(tmp_path):
-    from boontrack.exceptions import BackendError
-
+def test_a_file_that_is_not_a_database_is_one_line(tmp_path):
     broken = tmp_path / "broken.db"
     broken.write_bytes(b"not a database" * 100)
-    with pytest.raises(BackendError, match="failed while reading runs: file is not a database") as info:
+    with pytest.raises(InputError, match="is not an SQLite database, so not an MLflow store") as info:
         _sql.reader_for(f"sqlite:///{broken}").read("1", None, [])
     assert "\n" not in str(info.value)
 
@@ -512,3 +510,59 @@ def test_a_server_that_cannot_be_reached_is_named_without_the_password():
     with pytest.raises(BackendError, match=r"store at postgresql\+psycopg2://\*\*\*@127.0.0.1:1/mlflow failed") as info:
         _sql.reader_for("postgresql+psycopg2://reader:s3cret@127.0.0.1:1/mlflow").read("1", None, [])
     assert "s3cret" not in str(info.value) and "\n" not in str(info.value)
+
+
+# -- drivers ------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def installed(monkeypatch):
+    """Pretend that these database drivers, and no other, are installed: ``installed(*modules)`` (a driver pretended
+    is not imported: only asked for)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    drivers = {"psycopg", "psycopg2", "MySQLdb", "pymysql"}
+
+    def only(*present: str) -> None:
+        def find_spec(name, *args):
+            if name in drivers:
+                return real(name, *args) or name if name in present else None
+            return real(name, *args)
+
+        monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+    return only
+
+
+def test_a_uri_without_a_driver_uses_the_one_installed(installed):
+    installed("psycopg2", "pymysql")
+    assert _sql.with_driver("postgresql://reader@db/mlflow") == "postgresql+psycopg2://reader@db/mlflow"
+    assert _sql.with_driver("mysql://reader@db/mlflow") == "mysql+pymysql://reader@db/mlflow"
+    assert _sql.with_driver("postgresql+psycopg://reader@db/mlflow") == "postgresql+psycopg://reader@db/mlflow"
+    installed("psycopg", "psycopg2")
+    assert _sql.with_driver("postgresql://reader@db/mlflow") == "postgresql+psycopg://reader@db/mlflow"
+
+
+def test_a_missing_driver_is_exit_2_naming_what_to_install(installed):
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+
+    installed()
+    uri = "postgresql://reader:s3cret@127.0.0.1:1/mlflow"
+    result = CliRunner().invoke(main, ["summarize", "mlflow:1", "--tracking-uri", uri, "--val", "val_acc"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        "Error: reading the MLflow store at postgresql://***@127.0.0.1:1/mlflow needs a postgresql driver: "
+        'pip install "psycopg[binary]" or "psycopg2-binary"\n'
+    )
+
+
+@pytest.mark.slow
+def test_a_postgresql_uri_without_a_driver_reads_with_psycopg2(postgres_store, installed):
+    installed("psycopg2")
+    request = MetricRequest("val_acc", "test_acc")
+    plain = postgres_store.uri.replace("postgresql+psycopg2://", "postgresql://")
+    frame = MlflowSource(parent=postgres_store.parent, tracking_uri=plain).read(request)
+    pd.testing.assert_frame_equal(
+        frame, MlflowSource(parent=postgres_store.parent, tracking_uri=postgres_store.uri).read(request)
+    )

@@ -273,3 +273,29 @@ def test_a_path_that_is_not_a_journal_file_is_refused(tmp_path, storage):
     text.write_text('{"model": "cnn"}\n')  # JSON lines, but not Optuna's
     result = invoke("summarize", f"optuna:{text}", "--val", "value")
     assert result.stderr == f"Error: {text} is not an Optuna journal file: KeyError: 'op_code'\n"
+
+
+def test_discovery_makes_a_job_of_each_study_of_the_storage(storage, tmp_path):
+    """``discover = true`` on an Optuna storage: one job per study (a glob may choose them), each the job written
+    by hand with ``study``."""
+    from boontrack.reaggregate import discover_jobs, load_config, run_jobs
+
+    run_study(storage, 8)
+    other = optuna.create_study(study_name="other-study", storage=storage, direction="maximize")
+    other.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=6)
+    config = tmp_path / "boontrack.toml"
+    template = '[[jobs]]\nname = "all"\nsource = "optuna:{storage}"\nval = "value"\nn = [1, 2]\nn_resamples = 99\n'
+    template += 'plots = false\nout = "summaries"\ndiscover = {discover}\n'
+    config.write_text(template.format(storage=storage, discover="true"))
+    (job,) = load_config(config)
+    jobs, failed = discover_jobs([job], log=lambda line: None)
+    assert failed == 0 and [j.source_options for j in jobs] == [{"study": STUDY}, {"study": "other-study"}]
+    lines = []
+    assert run_jobs([job], log=lines.append) == 0
+    assert lines[0] == "all: 2 sweeps found"
+    assert [line.split(": ")[1].split(" ")[0] for line in lines[1:]] == ["updated", "updated"]
+    assert sorted(p.name for p in (tmp_path / "summaries").iterdir() if p.is_dir()) == sorted([STUDY, "other-study"])
+
+    config.write_text(template.format(storage=storage, discover='{ studies = "other-*" }'))
+    jobs, _ = discover_jobs(load_config(config), log=lambda line: None)
+    assert [j.name for j in jobs] == ["all/other-study"]

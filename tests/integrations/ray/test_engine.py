@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +116,138 @@ def test_without_ray_the_engine_names_the_extra(workdir, monkeypatch):
     assert result.exit_code == 2
     assert result.stderr == 'Error: --engine ray needs ray: pip install "boontrack[ray]"\n'
     assert not (workdir / "summaries").exists()
+
+
+def _raising_secret(job, **options):
+    raise RuntimeError("the tracker said password=hunter2-secret")
+
+
+def test_a_lost_task_s_reason_is_redacted(ray_local, workdir):
+    from boontrack_ray.engine import RayEngine
+
+    lines = []
+    engine = RayEngine(2, max_retries=0, run=_raising_secret)
+    assert run_jobs(load_config(workdir / "boontrack.toml"), engine=engine, log=lines.append) == 3
+    assert all("Ray task lost" in line and "hunter2" not in line for line in lines), lines
+
+
+def test_without_an_address_the_pass_has_a_ray_of_its_own(monkeypatch):
+    from boontrack_ray.engine import RayEngine
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert RayEngine(1)._address == "local"  # never the cluster `ray start` last started on the host
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert RayEngine(1)._address == "10.0.0.1:6379"
+    assert RayEngine(1, address="ray://head:10001")._address == "ray://head:10001"
+
+
+def _reaggregate_process(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate"]
+    command += ["--config", str(workdir / "boontrack.toml"), "--engine", "ray", *args]
+    environment = {key: value for key, value in os.environ.items() if key != "RAY_ADDRESS"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, env={**environment, **(env or {})})
+
+
+@pytest.mark.slow
+def test_a_ray_address_where_nothing_listens_fails_at_once_in_one_line(workdir):
+    with socket.socket() as held:  # bound, never listening: connections are refused
+        held.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        done = _reaggregate_process(workdir, "--ray-address", address)
+    assert done.returncode == 1, done.stderr
+    assert f"Error: cannot reach the Ray cluster at {address} (Connection refused; is its head running?)" in (
+        done.stderr.splitlines()
+    )
+    assert done.stdout == "" and not (workdir / "summaries").exists()
+
+
+@pytest.mark.slow
+def test_an_unchanged_pass_never_starts_or_joins_ray(workdir):
+    """The driver compares the change tokens before it asks Ray for anything: with every job unchanged, a pass
+    given a Ray address where nothing listens succeeds; once a job changed, it needs Ray and says so."""
+    first = CliRunner().invoke(cli.main, ["reaggregate", "--config", str(workdir / "boontrack.toml")])
+    assert first.exit_code == 0, first.output
+    with socket.socket() as held:  # bound, never listening: connections are refused
+        held.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        unchanged = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2")
+        assert (unchanged.returncode, _outcomes(unchanged.stdout.splitlines())) == (
+            0,
+            [f"{n}: unchanged" for n in NAMES],
+        ), unchanged.stderr
+        with open(workdir / "beta.csv", "a") as runs:
+            runs.write("r8,0.7,0.6\n")
+        changed = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2")
+    assert changed.returncode == 1
+    assert f"Error: cannot reach the Ray cluster at {address} (Connection refused; is its head running?)" in (
+        changed.stderr.splitlines()
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_a_ray_address_that_never_answers_fails_after_the_bound(workdir, scheme):
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"{scheme}127.0.0.1:{silent.getsockname()[1]}"
+        done = _reaggregate_process(workdir, "--ray-address", address, "--ray-timeout", "3")
+    assert done.returncode == 1, done.stderr
+    assert f"Error: the Ray cluster at {address} did not answer within 3 s (--ray-timeout)" in done.stderr.splitlines()
+
+
+@pytest.fixture(scope="module")
+def ray_client_cluster(tmp_path_factory):
+    """A Ray cluster of its own (``ray start --head``, one CPU) with a Ray Client server, and the environment a
+    driver needs to reach it: Ray's token authentication, on by default, with a token of this fixture's own.
+    Stopped (its whole process group) at the end of the module."""
+    pytest.importorskip("ray.util.client")
+    pytest.importorskip("grpc", reason='Ray Client needs ray[client], part of the "ray" extra')
+    ports = []
+    for _ in range(2):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            ports.append(probe.getsockname()[1])
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    env.pop("RAY_ADDRESS", None)
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    log = tmp_path_factory.mktemp("ray-head") / "head.log"
+    command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block"]  # this Python's Ray
+    command += [f"--port={ports[0]}", f"--ray-client-server-port={ports[1]}"]
+    command += ["--num-cpus=1", "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"]
+    with open(log, "wb") as output:
+        head = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while b"will now block forever" not in log.read_bytes():
+            if head.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"ray start failed:\n{log.read_text()}")
+            time.sleep(0.5)
+        yield f"ray://127.0.0.1:{ports[1]}", {k: env[k] for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(90)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait(30)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+#: Ray's Client proxy sometimes loses the server it starts for a new client: the process exits within half a
+#: second with empty logs (3 of 7 passes on a loaded 2-core machine here, Ray 2.60). The pass then fails in one line
+#: naming it, exit 1, and the next pass (a cron's next run) connects; the test asks again, as that run would.
+RAY_CLIENT_LOST = "Starting Ray client server failed"
+RAY_CLIENT_ATTEMPTS = 4
+
+
+@pytest.mark.slow
+def test_a_pass_through_a_ray_client_address(ray_client_cluster, workdir):
+    """``--ray-address ray://HOST:PORT`` after ``pip install "boontrack[ray]"`` (Ray Client is in the extra)."""
+    address, env = ray_client_cluster
+    for _ in range(RAY_CLIENT_ATTEMPTS):
+        done = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2", env=env)
+        if RAY_CLIENT_LOST not in done.stderr:
+            break
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == [f"{n}: updated ({workdir / 'summaries' / n})" for n in NAMES]

@@ -1,0 +1,214 @@
+"""Jobs that end, and take their workers with them: real ``boontrack reaggregate`` processes, real signals.
+
+Each pass runs in its own session, so its process group is the driver and its workers; after the signal the
+group must empty within a bound (a hang guard, not a timing). Jobs are held in their workers by the lock on
+their destination, which the test holds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+#: Hang guard: seconds a group may take to empty, or a worker to show up, on a loaded machine.
+BOUND_S = 120
+JOB = """
+[[jobs]]
+name = "{name}"
+source = "runs.csv"
+val = "acc"
+n = [1, 3]
+n_resamples = 99
+plots = false
+out = "summaries/{name}"
+"""
+NAMES = ("a", "b", "c")
+
+
+@pytest.fixture
+def held_jobs(tmp_path):
+    """A config of three jobs whose destination locks this test holds: (config path, open lock files)."""
+    acc = np.linspace(0.5, 0.8, 10)
+    pd.DataFrame({"run_id": [f"r{i}" for i in range(10)], "acc": acc}).to_csv(tmp_path / "runs.csv", index=False)
+    (tmp_path / "boontrack.toml").write_text("".join(JOB.format(name=name) for name in NAMES))
+    (tmp_path / "summaries").mkdir()
+    locks = []
+    for name in NAMES:
+        handle = open(tmp_path / "summaries" / f".{name}.lock", "a")  # noqa: SIM115 - closed below
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        locks.append(handle)
+    yield tmp_path / "boontrack.toml", locks
+    for handle in locks:
+        handle.close()
+
+
+def _start(config: Path, *args: str) -> subprocess.Popen:
+    command = [sys.executable, "-c", "from boontrack.cli import main; main()", "reaggregate", "--config", str(config)]
+    env = {**os.environ, "BOONTRACK_STOP_GRACE": "1"}
+    return subprocess.Popen(
+        [*command, "--lock-timeout", "600", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _group(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (zombies are gone already)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_for(condition, what: str) -> None:
+    deadline = time.monotonic() + BOUND_S
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"still waiting after {BOUND_S} s for {what}")
+        time.sleep(0.1)
+
+
+def _workers(pgid: int) -> list[int]:
+    """The worker processes of the group (multiprocessing's resource tracker is in the group too)."""
+    found = []
+    for pid in _group(pgid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def _workers_busy(process: subprocess.Popen, count: int) -> None:
+    """Wait until the driver has ``count`` worker processes (spawned when their jobs were handed out)."""
+    _wait_for(lambda: len(_workers(process.pid)) >= count or process.poll() is not None, f"{count} workers")
+    assert process.poll() is None, process.communicate()
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process groups from /proc")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "name"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")])
+def test_a_signal_to_the_driver_ends_the_pass_and_its_workers(held_jobs, signum, name):
+    config, _ = held_jobs
+    process = _start(config, "--workers", "2")
+    try:
+        _workers_busy(process, 2)
+        os.kill(process.pid, signum)
+        out, err = process.communicate(timeout=BOUND_S)
+        _wait_for(lambda: not _group(process.pid), "the workers to end")
+    finally:
+        if _group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 128 + signum, err
+    assert f"Error: interrupted by {name}: 1 job not run" in err.splitlines()
+    assert out == ""  # no job finished: the two running were stopped, the third never started
+    assert sorted(p.name for p in (config.parent / "summaries").iterdir()) == [f".{n}.lock" for n in NAMES]
+
+
+@pytest.mark.slow
+def test_workers_end_when_the_driver_is_killed(held_jobs):
+    config, _ = held_jobs
+    process = _start(config, "--workers", "2")
+    try:
+        _workers_busy(process, 2)
+        workers = _workers(process.pid)
+        os.kill(process.pid, signal.SIGKILL)
+        process.communicate(timeout=BOUND_S)
+        _wait_for(lambda: not _group(process.pid), "the workers of a killed driver to end")
+    finally:
+        if _group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert len(workers) == 2
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_pass_run_in_the_driver_at_once(held_jobs):
+    config, _ = held_jobs
+    process = _start(config)
+    lock = config.parent / "summaries" / f".{NAMES[0]}.lock"
+    try:
+        # the first job waits for its lock in the driver itself
+        _wait_for(lambda: _has_open(process.pid, lock) or process.poll() is not None, "the job to wait")
+        os.kill(process.pid, signal.SIGTERM)
+        _, err = process.communicate(timeout=BOUND_S)
+    finally:
+        if _group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert f"Error: interrupted by SIGTERM: {len(NAMES) - 1} jobs not run" in err.splitlines()
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    try:
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+
+
+# -- the two-renames swap of an out directory holds SIGINT and SIGTERM ------------------------------------------
+
+_SWAP_UNDER_SIGNAL = """
+import errno, os, signal, sys
+from pathlib import Path
+from boontrack import directory
+from boontrack.backends import SummaryOutputs
+
+def no_exchange(first, second):
+    raise OSError(errno.EINVAL, "no atomic exchange here")  # as on NFS: the two-renames path
+
+directory._exchange = no_exchange
+into_place = directory.DirectorySink._rename_into_place
+
+def signalled(self, staging, previous):
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))  # between the two renames: no destination now
+    into_place(self, staging, previous)
+
+directory.DirectorySink._rename_into_place = signalled
+sink = directory.DirectorySink(sys.argv[1])
+sink.write(SummaryOutputs(metrics={"boon/x": 2.0}, curves=(), artifacts={}, description="second"))
+sink.write_fingerprint("f" * 64)
+print("after the swap")
+"""
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
+def test_a_signal_between_the_two_renames_waits_for_the_second(tmp_path, name):
+    from boontrack.backends import SummaryOutputs
+    from boontrack.directory import DirectorySink
+
+    out = tmp_path / "out"
+    first = DirectorySink(out)
+    first.write(SummaryOutputs(metrics={"boon/x": 1.0}, curves=(), artifacts={}, description="first"))
+    first.write_fingerprint("e" * 64)
+    done = subprocess.run(
+        [sys.executable, "-c", _SWAP_UNDER_SIGNAL, str(out), name], capture_output=True, text=True, timeout=BOUND_S
+    )
+    signum = getattr(signal, name)
+    # the signal took effect once the swap was done: the process ended there, as the signal asks
+    assert done.returncode == -signum, done.stderr
+    assert "after the swap" not in done.stdout
+    assert DirectorySink(out).read_fingerprint() == "f" * 64
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
