@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import warnings
+from dataclasses import fields, is_dataclass
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from boontrack.analysis import analyze
+from boontrack.analysis import Summary, analyze
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.exceptions import InputError
 from boontrack.runtable import RunTable
@@ -415,3 +417,164 @@ def test_a_thread_count_below_one_or_not_whole_is_refused(threads):
     spec = Spec(val="val_acc", n=(1,), n_resamples=RESAMPLES)
     with pytest.raises(InputError, match="threads must be a whole number >= 1"):
         analyze(RunTable.from_frame(frame, spec), spec, threads=threads)
+
+
+# --- the stored summary: Summary.from_dict, the inverse of Summary.to_dict ------------------------------------
+
+
+def _with_dropped_and_durations(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    frame.loc[frame.index[-2:], "metrics.val_acc"] = np.nan  # two dropped runs of the last group: it is not paired
+    frame["duration_s"] = np.linspace(10.0, 40.0, len(frame))
+    return frame
+
+
+def _stored_cases() -> dict[str, tuple[pd.DataFrame, Spec]]:
+    """Summaries that fill every kind of field: paired and unpaired comparisons, dropped runs, left-out and
+    doubtful budgets, bounds, flagged Gaussian estimates, undefined (NaN) tests and None fields."""
+    skewed = np.random.default_rng(3).lognormal(0.0, 1.0, 40)
+    return {
+        "paired, dropped, durations": (
+            _with_dropped_and_durations(seeded_frame({"a": (0.80, None), "b": (0.81, None), "c": (0.79, None)})),
+            Spec(val="val_acc", test="test_acc", seed_column="seed", baseline="b", n=(1, 3), n_resamples=49),
+        ),
+        "unpaired, default budgets, doubts": (
+            seeded_frame({"a": (0.8, np.arange(12)), "b": (0.8, np.arange(6))}),
+            Spec(val="val_acc", test="test_acc", seed_column="seed", n_resamples=49),
+        ),
+        "constant scores, no test": (
+            pd.DataFrame({"model": ["a"] * 10 + ["b"] * 10, "acc": [0.5] * 20}),
+            Spec(val="acc", group_by=("model",), n=(1, 5), n_resamples=49),
+        ),
+        "minimized, skewed, bounded": (
+            pd.DataFrame({"loss": skewed, "test_loss": skewed * 1.01}),
+            Spec(val="loss", test="test_loss", maximize=False, bounds=(0.0, None), n=(1, 5, 30), n_resamples=49),
+        ),
+    }
+
+
+@pytest.fixture(scope="module", params=list(_stored_cases()))
+def stored_case(request):
+    frame, spec = _stored_cases()[request.param]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analyze(RunTable.from_frame(frame, spec), spec, source=request.param)
+
+
+def assert_same_result(back, original, where="summary"):
+    """Field by field over the result types: NaN equals NaN, arrays compare elementwise with their kind."""
+    if is_dataclass(original):
+        assert type(back) is type(original), where
+        for f in fields(original):
+            if f.compare:
+                assert_same_result(getattr(back, f.name), getattr(original, f.name), f"{where}.{f.name}")
+    elif isinstance(original, np.ndarray):
+        assert isinstance(back, np.ndarray) and back.dtype.kind == original.dtype.kind, where
+        np.testing.assert_array_equal(back, original, err_msg=where)
+    elif isinstance(original, dict):
+        assert isinstance(back, dict) and list(back) == list(original), where
+        for key in original:
+            assert_same_result(back[key], original[key], f"{where}[{key!r}]")
+    elif isinstance(original, tuple):
+        assert isinstance(back, tuple) and len(back) == len(original), where
+        for i, (b, o) in enumerate(zip(back, original)):
+            assert_same_result(b, o, f"{where}[{i}]")
+    elif isinstance(original, float) and math.isnan(original):
+        assert isinstance(back, float) and math.isnan(back), where
+    else:
+        assert back == original and type(back) is type(original) or isinstance(original, np.generic), where
+
+
+def test_the_cases_fill_every_kind_of_field(stored_case):
+    """What the round trip below covers, case by case (a case that stopped covering it would hide a field)."""
+    s, name = stored_case, stored_case.source
+    groups = s.groups
+    if name.startswith("paired"):
+        assert len(s.dropped) == 2 and [(c.paired, c.paired_t is not None) for c in s.comparisons] == [
+            (True, True),
+            (False, False),
+        ]
+        assert all(g.curve.time is not None and g.mean_duration_s is not None for g in groups)
+    if name.startswith("unpaired"):
+        assert s.group("b").left_out_budgets == (10,) and s.group("b").doubts[5] and not s.comparisons[0].paired
+        assert s.group("a").bounds == (0.0, 1.0) and s.group("a").unseen.floor == 0.0
+    if name.startswith("constant"):
+        assert math.isnan(s.comparisons[0].welch.pvalue) and math.isnan(groups[0].diagnostics.normality_statistic)
+        assert groups[0].diagnostics.spearman_val_test is None and not s.has_test
+    if name.startswith("minimized"):
+        assert groups[0].gaussian.unreliable and groups[0].bounds == (0.0, None) and groups[0].doubts[30]
+
+
+def test_a_summary_comes_back_from_its_data(stored_case):
+    data = stored_case.to_dict()
+    back = Summary.from_dict(data)
+    assert back.to_dict() == data
+    assert_same_result(back, stored_case)
+    assert back.spec == stored_case.spec and back.dropped == stored_case.dropped and back.table is None
+    # JSON holds no NaN: a stored summary reads the same, and writes the same text again
+    stored = json.loads(json.dumps(data, allow_nan=False))
+    again = Summary.from_dict(stored)
+    assert_same_result(again, stored_case)
+    assert json.dumps(again.to_dict(), allow_nan=False) == json.dumps(data, allow_nan=False)
+
+
+def test_finite_results_are_equal_as_objects(stored_case):
+    back = Summary.from_dict(json.loads(json.dumps(stored_case.to_dict())))
+    for g, original in zip(back.groups, stored_case.groups):
+        assert (g.label, g.boo_n, g.mean, g.doubts, g.unseen, g.bounds) == (
+            original.label,
+            original.boo_n,
+            original.mean,
+            original.doubts,
+            original.unseen,
+            original.bounds,
+        )
+    if stored_case.source.startswith("paired"):
+        assert back.comparisons == stored_case.comparisons  # every number finite: dataclass equality holds
+
+
+def _summary_data_with(change) -> dict:
+    frame, spec = _stored_cases()["paired, dropped, durations"]
+    data = json.loads(json.dumps(analyze(RunTable.from_frame(frame, spec), spec).to_dict()))
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.pop("groups"), "summary has no 'groups'"),
+        (lambda d: d["groups"]["a"].pop("mean"), "summary.groups.a has no 'mean'"),
+        (lambda d: d["groups"]["a"]["mean"].pop("ci_low"), "summary.groups.a.mean has no 'ci_low'"),
+        (lambda d: d["comparisons"][1].update(paired="yes"), "summary.comparisons[1].paired must be bool, got 'yes'"),
+        (lambda d: d["groups"]["b"].update(boo_n=[]), "summary.groups.b.boo_n must be a JSON object, got list"),
+        (lambda d: d["groups"]["b"]["boo_n"].update(five={}), "summary.groups.b.boo_n must be keyed by budgets"),
+        (lambda d: d["groups"]["c"]["diagnostics"].update(runs=1.5), "summary.groups.c.diagnostics.runs must be int"),
+        (lambda d: d["groups"]["c"]["curve"].pop("estimate"), "summary.groups.c.curve has no 'estimate'"),
+        (lambda d: d["dropped"][0].pop("reason"), "summary.dropped[0] has no 'reason'"),
+        (lambda d: d["groups"]["a"]["boo_n"]["3"].pop("estimate"), "summary.groups.a.boo_n['3'] has no 'estimate'"),
+        (lambda d: d["groups"]["a"].update(bounds=[0.0]), "summary.groups.a.bounds must be [low, high], got [0.0]"),
+        (lambda d: d["groups"].pop("b"), "summary.comparisons[0].baseline is 'b', which is not a group's label"),
+    ],
+)
+def test_malformed_summary_data_is_a_value_error_that_says_where(change, message):
+    with pytest.raises(ValueError, match="^malformed summary data: " + re.escape(message)):
+        Summary.from_dict(_summary_data_with(change))
+
+
+def test_summary_data_that_is_not_an_object_is_refused():
+    with pytest.raises(ValueError, match="summary must be a JSON object, got list"):
+        Summary.from_dict([])  # type: ignore[arg-type]
+
+
+def test_a_summary_stored_before_doubts_bounds_and_paired_t_reads_with_their_defaults():
+    def earlier(data):
+        for g in data["groups"].values():
+            for key in ("doubts", "unseen", "bounds", "left_out_budgets"):
+                del g[key]
+        for c in data["comparisons"]:
+            del c["paired_t"]
+
+    back = Summary.from_dict(_summary_data_with(earlier))
+    assert all(g.doubts == {} and g.unseen is None and g.bounds == (None, None) for g in back.groups)
+    assert back.comparisons[0].paired and [c.paired_t for c in back.comparisons] == [None, None]

@@ -467,3 +467,25 @@ def test_what_the_runs_cannot_show_is_said_in_numbers(small_and_large):
     assert sentence in render_outputs(summary, plots=False).description
     stored = summary.to_dict()["groups"]["small"]["unseen"]
     assert stored["rate"] == small.unseen.rate and stored["top_runs"]["10"][0] == 1
+
+
+@pytest.mark.parametrize("name", ["sweep", "single", "small_and_large", "hostile labels"])
+def test_a_stored_summary_renders_as_its_analysis_did(name, request):
+    summary = _summary_of_groups([HOSTILE, "plain"]) if name == "hostile labels" else request.getfixturevalue(name)
+    summary = summary[1] if isinstance(summary, tuple) else summary
+    stored = Summary.from_dict(json.loads(to_json(summary)))
+    assert format_table(stored) == format_table(summary) == format_table(json.loads(to_json(summary)))
+    assert to_markdown(stored) == to_markdown(summary)
+    assert to_json(stored) == to_json(summary)
+    assert flat_metrics(stored) == flat_metrics(summary)
+    pd.testing.assert_frame_equal(curve_table(stored), curve_table(summary))
+    assert render_outputs(stored, plots=False).description == render_outputs(summary, plots=False).description
+
+
+def test_a_summary_stored_without_the_paired_t_test_prints_it_as_not_available(sweep):
+    _, summary = sweep
+    data = json.loads(to_json(summary))
+    for comparison in data["comparisons"]:
+        del comparison["paired_t"]
+    rows = [line for line in format_table(data).splitlines() if "paired t / Wilcoxon" in line]
+    assert len(rows) == 3 and all(" n/a / " in row for row in rows)

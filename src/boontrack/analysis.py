@@ -12,7 +12,7 @@ import math
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -245,6 +245,33 @@ class Summary:
             "spec": self.spec.to_dict(),
             "versions": dict(self.versions),
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+        """The summary of :meth:`to_dict`'s data (a stored ``summary.json``, parsed): its inverse, so that
+        ``Summary.from_dict(s.to_dict()).to_dict() == s.to_dict()``.
+
+        A number stored as None (not finite) comes back as NaN, or as None where the field may be None. The runs
+        are not stored: :attr:`table` is None. Fields a summary of an earlier version did not store take their
+        defaults (no doubts, no statement of what the runs cannot show, open bounds, no paired t-test).
+
+        Raises
+        ------
+        ValueError
+            ``data`` is not a summary's data; the message names the missing key or the part of the wrong type.
+        """
+        stored = _Stored(data, "summary")
+        groups = stored.part("groups")
+        return cls(
+            spec=Spec.from_dict(stored.part("spec").data),
+            groups=tuple(_group_of(label, groups.part(label)) for label in groups.data),
+            comparisons=tuple(_comparison_of(c, set(groups.data)) for c in stored.parts("comparisons")),
+            group_by=stored.strings("group_by"),
+            dropped=tuple(_dropped_of(d) for d in stored.parts("dropped")),
+            versions={str(name): str(version) for name, version in stored.part("versions").data.items()},
+            has_test=stored.value("has_test", "bool"),
+            source=stored.value("source", "str | None", default=None),
+        )
 
 
 def analyze(
@@ -783,3 +810,198 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (float, np.floating)):
         return float(value) if math.isfinite(value) else None
     return value
+
+
+#: A key without a default: its absence is an error.
+_REQUIRED = object()
+
+
+class _Stored:
+    """A JSON object of a summary's data, with its place in the data (``summary.groups['a'].mean``): a missing
+    key or a value of the wrong type is a ValueError that says where."""
+
+    def __init__(self, data: Any, where: str) -> None:
+        if not isinstance(data, Mapping):
+            raise ValueError(f"malformed summary data: {where} must be a JSON object, got {type(data).__name__}")
+        self.data: Mapping[str, Any] = data
+        self.where = where
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.data:
+            raise ValueError(f"malformed summary data: {self.where} has no {key!r}")
+        return self.data[key]
+
+    def at(self, key: str) -> str:
+        """Where the value under ``key`` is: ``summary.groups['a b'].boo_n['5']``."""
+        return f"{self.where}.{key}" if key.isidentifier() else f"{self.where}[{key!r}]"
+
+    def part(self, key: str) -> _Stored:
+        """The JSON object under ``key``."""
+        return _Stored(self[key], self.at(key))
+
+    def parts(self, key: str) -> list[_Stored]:
+        """The JSON objects of the list under ``key``."""
+        return [_Stored(item, f"{self.at(key)}[{i}]") for i, item in enumerate(self.sequence(key))]
+
+    def sequence(self, key: str, default: Any = _REQUIRED) -> list[Any]:
+        values = self.data.get(key, default) if default is not _REQUIRED else self[key]
+        if not isinstance(values, (list, tuple)):
+            raise ValueError(f"malformed summary data: {self.at(key)} must be a list, got {type(values).__name__}")
+        return list(values)
+
+    def strings(self, key: str, default: Any = _REQUIRED) -> tuple[str, ...]:
+        return tuple(_checked(v, "str", self.at(key)) for v in self.sequence(key, default))
+
+    def value(self, key: str, kind: str, default: Any = _REQUIRED) -> Any:
+        """The value under ``key`` as ``kind`` (a field's type, see :func:`_checked`); ``default`` when absent."""
+        if key not in self.data and default is not _REQUIRED:
+            return default
+        return _checked(self[key], kind, self.at(key))
+
+    def by_budget(self, key: str, default: Any = _REQUIRED) -> _Stored:
+        """The object under ``key`` whose keys are budgets (JSON keys are strings)."""
+        if key not in self.data and default is not _REQUIRED:
+            return _Stored(default, self.at(key))
+        stored = self.part(key)
+        if not all(isinstance(n, str) and n.isdigit() for n in stored.data):
+            raise ValueError(
+                f"malformed summary data: {stored.where} must be keyed by budgets, got {list(stored.data)}"
+            )
+        return stored
+
+
+def _checked(value: Any, kind: str, where: str) -> Any:
+    """``value`` as a field of type ``kind`` holds it: JSON's None is NaN for a float, stays None where allowed."""
+    if value is None and kind.endswith(" | None"):
+        return None
+    kind = kind.removesuffix(" | None")
+    if kind == "float" and value is None:
+        return math.nan
+    expected = {"float": (int, float), "int": (int,), "bool": (bool,), "str": (str,)}[kind]
+    if not isinstance(value, expected) or (kind in ("float", "int") and isinstance(value, bool)):
+        raise ValueError(f"malformed summary data: {where} must be {kind}, got {value!r}")
+    return float(value) if kind == "float" else value
+
+
+def _record(cls: Any, stored: _Stored) -> Any:
+    """A result type of scalar fields and tuples of text (IntervalEstimate, TestResult, Diagnostics, DroppedRun)
+    from its JSON object; a field with a default may be absent."""
+    values = {}
+    for f in fields(cls):
+        default = _REQUIRED if f.default is MISSING else f.default
+        if f.type == "tuple[str, ...]":
+            values[f.name] = stored.strings(f.name, default)
+        else:
+            values[f.name] = stored.value(f.name, str(f.type), default)
+    return cls(**values)
+
+
+def _optional_record(cls: Any, stored: _Stored, key: str) -> Any:
+    return None if stored.data.get(key) is None else _record(cls, stored.part(key))
+
+
+def _intervals_of(stored: _Stored) -> dict[int, IntervalEstimate]:
+    return {int(n): _record(IntervalEstimate, stored.part(n)) for n in stored.data}
+
+
+def _dropped_of(stored: _Stored) -> DroppedRun:
+    from boontrack.runtable import DroppedRun
+
+    return _record(DroppedRun, stored)
+
+
+def _group_of(label: str, g: _Stored) -> GroupSummary:
+    from boontrack.diagnostics import Diagnostics
+
+    doubts = g.by_budget("doubts", {})
+    unseen = g.data.get("unseen")
+    bounds = [_checked(end, "float | None", g.at("bounds")) for end in g.sequence("bounds", [None, None])]
+    if len(bounds) != 2:
+        raise ValueError(f"malformed summary data: {g.at('bounds')} must be [low, high], got {bounds}")
+    return GroupSummary(
+        label=label,
+        runs=g.value("runs", "int"),
+        dropped=tuple(_dropped_of(d) for d in g.parts("dropped")),
+        boo_n=_intervals_of(g.by_budget("boo_n")),
+        curve=_curve_of(g.part("curve")),
+        gaussian=_gaussian_of(g.part("gaussian")),
+        mean=_record(IntervalEstimate, g.part("mean")),
+        diagnostics=_record(Diagnostics, g.part("diagnostics")),
+        mean_duration_s=g.value("mean_duration_s", "float | None", None),
+        warnings=g.strings("warnings"),
+        left_out_budgets=tuple(
+            _checked(k, "int", g.at("left_out_budgets")) for k in g.sequence("left_out_budgets", [])
+        ),
+        doubts={int(n): doubts.strings(n) for n in doubts.data},
+        unseen=None if unseen is None else _unseen_of(g.part("unseen")),
+        bounds=(bounds[0], bounds[1]),
+    )
+
+
+def _curve_of(stored: _Stored) -> Curve:
+    def array(key: str, dtype: type = float) -> np.ndarray:
+        return np.array(stored.sequence(key), dtype=dtype)  # None (not finite) becomes NaN
+
+    def optional(key: str, dtype: type = float) -> np.ndarray | None:
+        return None if stored.data.get(key) is None else array(key, dtype)
+
+    return Curve(
+        n=array("n", np.int64),
+        estimate=array("estimate"),
+        ci_low=array("ci_low"),
+        ci_high=array("ci_high"),
+        time=optional("time"),
+        simultaneous_low=optional("simultaneous_low"),
+        simultaneous_high=optional("simultaneous_high"),
+        trustworthy=optional("trustworthy", bool),
+    )
+
+
+def _gaussian_of(stored: _Stored) -> GaussianEstimate:
+    estimates = stored.by_budget("boo_n")
+    unreliable = stored.by_budget("unreliable", {})
+    return GaussianEstimate(
+        boo_n={int(n): estimates.value(n, "float") for n in estimates.data},
+        normal=stored.value("normal", "bool"),
+        normality_statistic=stored.value("normality_statistic", "float"),
+        normality_critical_5pct=stored.value("normality_critical_5pct", "float"),
+        unreliable={int(n): unreliable.value(n, "str") for n in unreliable.data},
+    )
+
+
+def _unseen_of(stored: _Stored) -> Unseen:
+    top_runs = stored.by_budget("top_runs", {})
+
+    def top(n: str) -> tuple[int, float]:
+        pair = top_runs.sequence(n)
+        if len(pair) != 2:
+            raise ValueError(f"malformed summary data: {top_runs.at(n)} must be [runs, share], got {pair}")
+        return _checked(pair[0], "int", top_runs.at(n)), _checked(pair[1], "float", top_runs.at(n))
+
+    return Unseen(
+        rate=stored.value("rate", "float"),
+        floor=stored.value("floor", "float | None", None),
+        mean_shift=stored.value("mean_shift", "float | None", None),
+        top_runs={int(n): top(n) for n in top_runs.data},
+    )
+
+
+def _comparison_of(stored: _Stored, labels: set[str]) -> ComparisonSummary:
+    """A comparison from its JSON object; both its groups must be among the summary's ``labels``."""
+    group, baseline = stored.value("group", "str"), stored.value("baseline", "str")
+    for key, label in (("group", group), ("baseline", baseline)):
+        if label not in labels:
+            raise ValueError(f"malformed summary data: {stored.at(key)} is {label!r}, which is not a group's label")
+    return ComparisonSummary(
+        group=group,
+        baseline=baseline,
+        paired=stored.value("paired", "bool"),
+        boo_n_difference=_intervals_of(stored.by_budget("boo_n_difference")),
+        mean_difference=_record(IntervalEstimate, stored.part("mean_difference")),
+        welch=_optional_record(TestResult, stored, "welch"),
+        mann_whitney=_optional_record(TestResult, stored, "mann_whitney"),
+        prob_superiority=stored.value("prob_superiority", "float"),
+        wilcoxon=_optional_record(TestResult, stored, "wilcoxon"),
+        warnings=stored.strings("warnings", ()),
+        paired_t=_optional_record(TestResult, stored, "paired_t"),
+    )

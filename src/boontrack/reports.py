@@ -62,7 +62,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,7 +75,7 @@ from boontrack.spec import Spec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import GroupSummary
+    from boontrack.analysis import ComparisonSummary, GroupSummary, Unseen
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
 
@@ -239,7 +238,8 @@ def to_json(summary: Summary | Mapping[str, Any]) -> str:
 
     ``summary`` may also be that JSON data (a stored ``summary.json``, parsed): the text is then the stored one.
     """
-    return json.dumps(_summary_data(summary), indent=2, allow_nan=False) + "\n"
+    data = summary.to_dict() if isinstance(summary, Summary) else summary
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
 
 
 def curve_table(summary: Summary) -> pd.DataFrame:
@@ -282,20 +282,20 @@ def _one_in(rate: float) -> str:
     return f"1 in {max(1, round(1 / rate))}"
 
 
-def _unseen_sentences(unseen: Mapping[str, Any], runs: int, maximize: bool) -> list[str]:
-    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`, as JSON data), in sentences."""
-    rate = unseen["rate"]
+def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
+    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
+    rate = unseen.rate
     sentences = [
         f"a kind of run rarer than {_one_in(rate)} ({100 * rate:.0f} %) may be absent from these {runs} runs, as a "
         "failure mode or as a better top, and no interval can show it"
     ]
-    if unseen.get("mean_shift") is not None:
+    if unseen.mean_shift is not None:
         direction = "lower" if maximize else "raise"
         sentences.append(
-            f"failures at that rate scoring {_num(unseen['floor'])} (the worst score possible) would {direction} the "
-            f"mean by up to {_num(unseen['mean_shift'])}"
+            f"failures at that rate scoring {_num(unseen.floor)} (the worst score possible) would {direction} the "
+            f"mean by up to {_num(unseen.mean_shift)}"
         )
-    for n, (k, share) in sorted(((int(n), top) for n, top in unseen.get("top_runs", {}).items())):
+    for n, (k, share) in sorted(unseen.top_runs.items()):
         sentences.append(
             f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({100 * share:.0f} % of its weight)"
         )
@@ -439,9 +439,7 @@ def _group_lines(g: GroupSummary, scores: str, maximize: bool) -> list[str]:
     if doubtful:
         lines.append(f"- doubtful (⚠): {'; '.join(doubtful)}")
     if g.unseen is not None:
-        lines.append(
-            f"- not ruled out by these runs: {'; '.join(_unseen_sentences(asdict(g.unseen), g.runs, maximize))}"
-        )
+        lines.append(f"- not ruled out by these runs: {'; '.join(_unseen_sentences(g.unseen, g.runs, maximize))}")
     lines += [f"- warning: {markdown_literal(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
 
@@ -519,131 +517,100 @@ def to_markdown(summary: Summary) -> str:
 def format_table(summary: Summary | Mapping[str, Any]) -> str:
     """A compact plain-text table for the terminal: one line per group, then one per comparison.
 
-    ``summary`` is a :class:`Summary` or its JSON data (:meth:`Summary.to_dict`, as stored in ``summary.json``).
-    The table is made from the JSON data in both cases, so a stored summary prints the table its analysis did.
+    ``summary`` is a :class:`Summary` or its JSON data (:meth:`Summary.to_dict`, as stored in ``summary.json``),
+    which is read with :meth:`Summary.from_dict` first: a stored summary prints the table its analysis did.
     """
-    data = _summary_data(summary)
-    spec = _spec(data["spec"])
-    groups = data["groups"]
-    boo_n = {label: _intervals(g["boo_n"]) for label, g in groups.items()}
-    budgets = _shown_budgets(spec, boo_n.values())
+    if not isinstance(summary, Summary):
+        summary = Summary.from_dict(summary)
+    spec = summary.spec
+    budgets = _shown_budgets(spec, (g.boo_n for g in summary.groups))
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean", "normal"]
     rows = [
         [
-            _printable(label),
-            str(g["runs"]),
-            str(len(g["dropped"])),
-            *(_terminal_cell(boo_n[label], n, g) for n in budgets),
-            _marked(_interval(IntervalEstimate(**g["mean"])), _doubts_of(g).get(1), _DOUBT_MARK),
-            "yes" if g["gaussian"]["normal"] else "no",
+            _printable(g.label),
+            str(g.runs),
+            str(len(g.dropped)),
+            *(_terminal_cell(g, n) for n in budgets),
+            _marked(_interval(g.mean), g.doubts.get(1), _DOUBT_MARK),
+            "yes" if g.gaussian.normal else "no",
         ]
-        for label, g in groups.items()
+        for g in summary.groups
     ]
     lines = [
-        f"{_printable(data['metric'])}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{data['runs']} runs, {len(data['dropped'])} dropped" + (f"; {spec.direction}" if spec.direction else ""),
+        f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
+        f"{summary.runs} runs, {len(summary.dropped)} dropped" + (f"; {spec.direction}" if spec.direction else ""),
         *_aligned([header, *rows]),
     ]
-    if data["comparisons"]:
-        largest = max(n for n in budgets if all(n in reported for reported in boo_n.values()))  # Summary.common_budgets
+    if summary.comparisons:
+        largest = max(summary.common_budgets)
         header = ["group", "vs", f"ΔBoo_{largest}", "Δmean", "tests", f"p adj. ({spec.correction})"]
         header.append("P(group > vs)")
         rows = [
             [
-                _printable(c["group"]),
-                _printable(c["baseline"]),
-                _marked(
-                    _interval(_intervals(c["boo_n_difference"])[largest]),
-                    _pair_doubts(data, c, largest),
-                    _DOUBT_MARK,
-                ),
-                _marked(_interval(IntervalEstimate(**c["mean_difference"])), _pair_doubts(data, c, 1), _DOUBT_MARK),
+                _printable(c.group),
+                _printable(c.baseline),
+                _marked(_interval(c.boo_n_difference[largest]), _pair_doubts(summary, c, largest), _DOUBT_MARK),
+                _marked(_interval(c.mean_difference), _pair_doubts(summary, c, 1), _DOUBT_MARK),
                 *_terminal_tests(c),
-                f"{c['prob_superiority']:.3f}",
+                f"{c.prob_superiority:.3f}",
             ]
-            for c in data["comparisons"]
+            for c in summary.comparisons
         ]
         lines += ["", *_aligned([header, *rows])]
-    left_out = [(label, g) for label, g in groups.items() if g["left_out_budgets"]]
+    left_out = [g for g in summary.groups if g.left_out_budgets]
     if left_out:
         listed = "; ".join(
-            f"{label}: {', '.join(f'Boo_{k}' for k in g['left_out_budgets'])} ({g['runs']} runs)"
-            for label, g in left_out
+            f"{g.label}: {', '.join(f'Boo_{k}' for k in g.left_out_budgets)} ({g.runs} runs)" for g in left_out
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
-    lines += _terminal_footnotes(groups, spec.higher_is_better)
-    warned = sum(len(g["warnings"]) for g in groups.values()) + sum(len(c["warnings"]) for c in data["comparisons"])
+    lines += _terminal_footnotes(summary.groups, spec.higher_is_better)
+    warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
     if warned:
         lines += ["", f"{warned} warning(s); see the report for details."]
     return "\n".join(lines)
 
 
-def _pair_doubts(summary: Summary | Mapping[str, Any], comparison: Any, n: int) -> list[str]:
+def _pair_doubts(summary: Summary, comparison: ComparisonSummary, n: int) -> list[str]:
     """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
-    there. ``summary`` and ``comparison`` are the objects or their JSON data."""
-    groups: list[Mapping[int, Sequence[str]]]
-    if isinstance(summary, Summary):
-        groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
-    else:
-        groups = [_doubts_of(summary["groups"][comparison[key]]) for key in ("group", "baseline")]
+    there."""
+    groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
     return list(dict.fromkeys(why for doubts in groups for why in doubts.get(n, ())))
 
 
-def _doubts_of(group: Mapping[str, Any]) -> dict[int, list[str]]:
-    """A group's doubts by budget from its JSON data (none in a summary stored before they were kept)."""
-    return {int(n): reasons for n, reasons in group.get("doubts", {}).items()}
-
-
-def _terminal_cell(intervals: Mapping[int, IntervalEstimate], n: int, group: Mapping[str, Any]) -> str:
-    if n not in intervals:
+def _terminal_cell(group: GroupSummary, n: int) -> str:
+    if n not in group.boo_n:
         return "too few runs"
-    return _marked(_interval(intervals[n]), _doubts_of(group).get(n), _DOUBT_MARK)
+    return _marked(_interval(group.boo_n[n]), group.doubts.get(n), _DOUBT_MARK)
 
 
 #: Groups whose unseen kinds of run the terminal table states one by one; with more, the smallest group's.
 _TERMINAL_UNSEEN_GROUPS = 4
 
 
-def _terminal_footnotes(groups: Mapping[str, Mapping[str, Any]], maximize: bool) -> list[str]:
+def _terminal_footnotes(groups: Sequence[GroupSummary], maximize: bool) -> list[str]:
     """Under the table: what the marks mean, and what the runs cannot show (the smallest groups first)."""
-    reasons = sorted({why for g in groups.values() for whys in _doubts_of(g).values() for why in whys})
+    reasons = sorted({why for g in groups for whys in g.doubts.values() for why in whys})
     lines = []
     if reasons:
         lines.append(
             f"{_DOUBT_MARK} doubtful: {'; '.join(reasons)} (intervals too narrow or too wide; see the report)."
         )
-    shown = sorted(((g["runs"], label, g) for label, g in groups.items() if g.get("unseen")), key=lambda x: x[:2])
+    shown = sorted(((g, g.unseen) for g in groups if g.unseen is not None), key=lambda s: (s[0].runs, s[0].label))
     if len(shown) > _TERMINAL_UNSEEN_GROUPS:
         shown = shown[:1]
-    for runs, label, g in shown:
-        who = f"{_printable(label)}: " if len(groups) > 1 else ""
-        lines.append(f"Not ruled out, {who}{'; '.join(_unseen_sentences(g['unseen'], runs, maximize))}.")
+    for g, unseen in shown:
+        who = f"{_printable(g.label)}: " if len(groups) > 1 else ""
+        lines.append(f"Not ruled out, {who}{'; '.join(_unseen_sentences(unseen, g.runs, maximize))}.")
     return ["", *lines] if lines else []
 
 
-def _terminal_tests(comparison: Mapping[str, Any]) -> list[str]:
-    """The headline tests of a comparison's JSON data and their adjusted p-values, as two cells."""
-    names = ("paired_t", "wilcoxon") if comparison["paired"] else ("welch", "mann_whitney")
-    results = [comparison.get(name) or {} for name in names]  # a summary stored before paired_t existed lacks it
+def _terminal_tests(comparison: ComparisonSummary) -> list[str]:
+    """The headline tests of a comparison and their adjusted p-values, as two cells."""
+    results = comparison.tests  # None for a test a summary stored before it existed (paired t)
     return [
-        " / ".join(_TEST_NAMES[name] for name in names),
-        " / ".join(_pvalue(r.get("pvalue_adjusted")) for r in results),
+        " / ".join(_TEST_NAMES[name] for name in results),
+        " / ".join(_pvalue(None if r is None else r.pvalue_adjusted) for r in results.values()),
     ]
-
-
-def _summary_data(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any]:
-    """The JSON data of a :class:`Summary` (:meth:`Summary.to_dict`); JSON data as it is."""
-    return summary.to_dict() if isinstance(summary, Summary) else summary
-
-
-def _spec(data: Mapping[str, Any]) -> Spec:
-    """The :class:`Spec` of its JSON data (:meth:`Spec.to_dict`: tuples became lists)."""
-    return Spec.from_dict(data)
-
-
-def _intervals(data: Mapping[str, Mapping[str, Any]]) -> dict[int, IntervalEstimate]:
-    """Intervals by budget from their JSON data (budgets as strings)."""
-    return {int(n): IntervalEstimate(**interval) for n, interval in data.items()}
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
@@ -673,7 +640,7 @@ def _description(summary: Summary) -> str:
     )
     smallest = min(summary.groups, key=lambda g: g.runs)
     if smallest.unseen is not None:
-        unseen = _unseen_sentences(asdict(smallest.unseen), smallest.runs, spec.higher_is_better)[0]
+        unseen = _unseen_sentences(smallest.unseen, smallest.runs, spec.higher_is_better)[0]
         who = f" ({markdown_literal(smallest.label)}, the smallest group)" if len(summary.groups) > 1 else ""
         footer = f"Not ruled out{who}: {unseen}. {footer}"
     lines.append(footer)
