@@ -183,14 +183,14 @@ def _grids(
     pairs = np.unique(run_code * group_ids.size + group_code)
     split = np.flatnonzero(np.bincount(pairs // group_ids.size, minlength=run_ids.size) > 1)
     if split.size:
-        raise ValueError(f"{_named('group_by')}: run {run_ids[split[0]]!r} has rows in more than one group")
+        raise ValueError(f"{_named('group_by')}: run {str(run_ids[split[0]])!r} has rows in more than one group")
     step_values, step_code = np.unique(step, return_inverse=True)
     cells, counts = np.unique(run_code * step_values.size + step_code, return_counts=True)
     if (counts > 1).any():
         cell = cells[np.argmax(counts > 1)]
         raise ValueError(
-            f"`data` has {counts.max()} rows for run {run_ids[cell // step_values.size]!r} at step "
-            f"{step_values[cell % step_values.size]!r}: keep one row per run and step (the last one logged)"
+            f"`data` has {counts.max()} rows for run {str(run_ids[cell // step_values.size])!r} at step "
+            f"{step_values[cell % step_values.size].item()!r}: keep one row per run and step (the last one logged)"
         )
     grids = {}
     for g, label in enumerate(group_ids):
