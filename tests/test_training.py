@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boontrack.exceptions import FewRunsWarning
-from boontrack.training import best_so_far, training_curves
+from boontrack.training import best_so_far, training_curves, write_training_curves
 
 UNBOUNDED = (None, None)
 
@@ -241,3 +241,49 @@ def test_best_so_far_on_the_as_reader_random_search_matches_its_logged_running_b
     expected = at_best.groupby(ordered["iterations_done"]).mean()
     np.testing.assert_allclose(test.mean, expected.to_numpy(), rtol=1e-12)
     assert len(set(zip(table["log"], table["iterations_done"]))) == len(table) and val.step.size > 300
+
+
+# -- coverage ---------------------------------------------------------------------------------------------
+
+
+def test_the_simultaneous_band_covers_a_simulated_mean_curve_near_its_ceiling():
+    """One cell of ``tests/benchmarks/bench_training_curves.py`` (an accuracy rising to about 0.99, 10 runs, 30
+    steps), few sweeps, the true mean from 50,000 runs (its error is about 1 % of the bands'): simultaneous coverage not significantly below 93 % (2.5 standard errors), at a width
+    between the pointwise band's and three times it."""
+    from bench_training_curves import coverage
+
+    sweeps = 100
+    cell = coverage("ceiling", 10, sweeps, n_resamples=299, seed=3, truth_runs=50_000)
+    assert cell.sweeps == sweeps
+    assert cell.simultaneous >= 0.93 - 2.5 * math.sqrt(0.93 * 0.07 / sweeps), cell
+    assert 1.0 < cell.width_ratio < 3.0, cell
+
+
+# -- files ------------------------------------------------------------------------------------------------
+
+
+def test_the_files_hold_the_curves_and_a_png(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
+    data = _runs(m=6, steps=4, seed=8)
+    data = {column: values + extra for (column, values), extra in zip(data.items(), (["r0"], [7], [1.5]))}
+    with pytest.warns(FewRunsWarning):
+        curves = training_curves(data, n_resamples=199, rng=0)
+    written = write_training_curves(curves, tmp_path / "out")
+    assert [path.name for path in written] == ["training_curves.csv", "training_curves.png"]
+    assert written[1].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    table = pd.read_csv(written[0])
+    assert table.columns.tolist() == [
+        "group", "step", "runs", "mean", "standard_error", "ci_low", "ci_high", "simultaneous_low",
+        "simultaneous_high", "enough_runs",
+    ]  # fmt: skip
+    assert table["step"].tolist() == [0, 1, 2, 3, 7] and table["enough_runs"].tolist() == [True] * 4 + [False]
+    for column, values in (
+        ("mean", curves.mean),
+        ("ci_low", curves.low),
+        ("simultaneous_high", curves.simultaneous_high),
+    ):
+        np.testing.assert_allclose(table[column], values, rtol=1e-15)  # NaN where the step has one run
+    assert [path.name for path in write_training_curves(curves, tmp_path / "csv", plots=False)] == [
+        "training_curves.csv"
+    ]
