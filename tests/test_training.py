@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boontrack.exceptions import FewRunsWarning
-from boontrack.training import best_so_far, training_curves, write_training_curves
+from boontrack.training import best_so_far, training_curves
+from boontrack.training_output import write_training_curves
 
 UNBOUNDED = (None, None)
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -42,24 +41,12 @@ from boontrack.exceptions import FewRunsWarning
 from boontrack.spec import loss_word
 from boontrack.vocabulary import name as _named
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = [
-    "DEFAULT_MIN_RUNS",
-    "CurveKind",
-    "TrainingCurves",
-    "training_curves",
-    "training_curves_table",
-    "write_training_curves",
-]
+__all__ = ["DEFAULT_MIN_RUNS", "CurveKind", "TrainingCurves", "training_curves"]
 
 CurveKind = Literal["value", "best-so-far"]
 CURVE_KINDS: tuple[str, ...] = ("value", "best-so-far")
 #: Runs a step needs to take part in the simultaneous band (the measurements are in :func:`training_curves`).
 DEFAULT_MIN_RUNS = 5
-#: Files written by :func:`write_training_curves`.
-CSV_NAME, PNG_NAME = "training_curves.csv", "training_curves.png"
 #: Label of the single group when ``group_by`` is None (as :data:`boontrack.runtable.SINGLE_GROUP`).
 SINGLE_GROUP = "all"
 
@@ -503,42 +490,3 @@ def training_curves(
         min_runs=min_runs,
         bounds=bound_pair,
     )
-
-
-def training_curves_table(curves: TrainingCurves) -> pd.DataFrame:
-    """The curves as a table, one row per group and step, with the columns of ``curves.csv``: ``group``,
-    ``step``, ``runs``, ``mean``, ``standard_error``, ``ci_low``, ``ci_high`` (the pointwise band),
-    ``simultaneous_low``, ``simultaneous_high`` and ``enough_runs``."""
-    import pandas as pd
-
-    if not isinstance(curves, TrainingCurves):
-        raise ValueError(f"{_named('curves')} must be a TrainingCurves, got {type(curves).__name__}")
-    return pd.DataFrame(
-        {
-            "group": curves.group,
-            "step": curves.step,
-            "runs": curves.runs,
-            "mean": curves.mean,
-            "standard_error": curves.standard_error,
-            "ci_low": curves.low,
-            "ci_high": curves.high,
-            "simultaneous_low": curves.simultaneous_low,
-            "simultaneous_high": curves.simultaneous_high,
-            "enough_runs": curves.enough_runs,
-        }
-    )
-
-
-def write_training_curves(curves: TrainingCurves, directory: str | Path, *, plots: bool = True) -> list[Path]:
-    """Write ``training_curves.csv`` (:func:`training_curves_table`) and, with ``plots``, ``training_curves.png``
-    (:func:`boontrack.plots.plot_training_curves`; needs the ``plots`` extra) into ``directory``, created if
-    missing. Returns the files written."""
-    from boontrack.runframe import write_artifacts
-
-    table = training_curves_table(curves)
-    artifacts = {CSV_NAME: table.to_csv(index=False).encode()}
-    if as_flag(plots, "plots"):
-        from boontrack.plots import figure_png, plot_training_curves
-
-        artifacts[PNG_NAME] = figure_png(plot_training_curves(curves))
-    return write_artifacts(Path(directory), artifacts)
