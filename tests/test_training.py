@@ -249,8 +249,9 @@ def test_best_so_far_on_the_as_reader_random_search_matches_its_logged_running_b
 
 def test_the_simultaneous_band_covers_a_simulated_mean_curve_near_its_ceiling():
     """One cell of ``tests/benchmarks/bench_training_curves.py`` (an accuracy rising to about 0.99, 10 runs, 30
-    steps), few sweeps, the true mean from 50,000 runs (its error is about 1 % of the bands'): simultaneous coverage not significantly below 93 % (2.5 standard errors), at a width
-    between the pointwise band's and three times it."""
+    steps), few sweeps, the true mean from 50,000 runs (its error is about 1 % of the bands'): simultaneous
+    coverage not significantly below 93 % (2.5 standard errors), at a width between the pointwise band's and
+    three times it."""
     from bench_training_curves import coverage
 
     sweeps = 100

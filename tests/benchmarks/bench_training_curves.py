@@ -25,7 +25,7 @@ import numpy as np
 from scipy import signal, special
 
 from boontrack.exceptions import FewRunsWarning
-from boontrack.training import training_curves
+from boontrack.training import DEFAULT_MIN_RUNS, training_curves
 
 STEPS = 30
 #: AR(1) coefficient of the noise over steps, and the steps simulated before the first kept one (stationary).
@@ -109,7 +109,14 @@ class Coverage:
 
 
 def coverage(
-    shape: str, runs: int, sweeps: int, *, n_resamples: int = 999, seed: int = 0, truth_runs: int = TRUTH_RUNS
+    shape: str,
+    runs: int,
+    sweeps: int,
+    *,
+    n_resamples: int = 999,
+    min_runs: int = DEFAULT_MIN_RUNS,
+    seed: int = 0,
+    truth_runs: int = TRUTH_RUNS,
 ) -> Coverage:
     """Pointwise coverage (share of covered steps with enough runs), simultaneous coverage (share of sweeps
     covering every such step) and the simultaneous band's width over the pointwise one (median)."""
@@ -120,7 +127,8 @@ def coverage(
     for _ in range(sweeps):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FewRunsWarning)
-            curves = training_curves(long_form(SHAPES[shape](rng, runs)), n_resamples=n_resamples, rng=rng)
+            values = long_form(SHAPES[shape](rng, runs))
+            curves = training_curves(values, n_resamples=n_resamples, min_runs=min_runs, rng=rng)
         enough = curves.enough_runs
         if not enough.any():
             continue
@@ -143,14 +151,15 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--runs", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES))
+    parser.add_argument("--min-runs", type=int, default=DEFAULT_MIN_RUNS)
     args = parser.parse_args()
-    print(f"{args.sweeps} sweeps per cell, {args.resamples} resamples, {STEPS} steps, nominal 95 %\n")
+    print(f"{args.sweeps} sweeps per cell, {args.resamples} resamples, {STEPS} steps, min_runs {args.min_runs}, 95 %\n")
     print("| shape | runs | pointwise | simultaneous | simultaneous / pointwise width |")
     print("|---|---|---|---|---|")
     for shape in args.shapes:
         for runs in args.runs:
             start = time.perf_counter()
-            cell = coverage(shape, runs, args.sweeps, n_resamples=args.resamples)
+            cell = coverage(shape, runs, args.sweeps, n_resamples=args.resamples, min_runs=args.min_runs)
             print(
                 f"| {shape} | {runs} | {100 * cell.pointwise:.1f} % | {100 * cell.simultaneous:.1f} % "
                 f"| {cell.width_ratio:.2f} |  <!-- {cell.sweeps} sweeps, {time.perf_counter() - start:.0f} s -->",
