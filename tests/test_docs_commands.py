@@ -4,6 +4,7 @@ Each ```bash and ```python block is run in a temporary copy of the checkout's ``
 beside it when the published run tables are there), unless the line above it says why not:
 ``<!-- not run: REASON -->`` (an install, a server or an account it needs, or minutes of work). A block that
 reads ``../shared/data`` is skipped when that folder is absent. Other fences (toml, yaml, text) are not run.
+A block followed by ``<!-- output -->`` and a ```text block must print exactly that text on stdout.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
 NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
+OUTPUT = "<!-- output -->"
 FENCE = re.compile(r"^```(\w*)\s*$")
 RUNNABLE = ("bash", "python")
 TIMEOUT = 120  # seconds per block: the slowest one run here takes a few seconds
@@ -34,6 +36,7 @@ class Block:
     language: str
     code: str
     not_run: str | None  # the reason given on the line above, if any
+    output: str | None  # what it prints, where the page shows it
 
     @property
     def name(self) -> str:
@@ -54,9 +57,20 @@ def _blocks(page: Path) -> list[Block]:
             above = NOT_RUN.search(lines[start - 1]) if start else None
             code = "\n".join(lines[start + 1 : number]) + "\n"
             name = str(page.relative_to(ROOT))
-            blocks.append(Block(name, start + 1, language, code, above.group(1) if above else None))
+            output = _shown_output(lines, number + 1)
+            blocks.append(Block(name, start + 1, language, code, above.group(1) if above else None, output))
         start = None
     return blocks
+
+
+def _shown_output(lines: list[str], after: int) -> str | None:
+    """The text block under ``<!-- output -->`` right after line ``after`` (blank lines between), if any."""
+    rest = [line for line in lines[after : after + 4] if line.strip()]
+    if len(rest) < 2 or rest[0] != OUTPUT or rest[1] != "```text":
+        return None
+    start = lines.index("```text", after) + 1
+    end = lines.index("```", start)
+    return "\n".join(lines[start:end]) + "\n"
 
 
 BLOCKS = [block for page in PAGES for block in _blocks(page)]
@@ -67,6 +81,7 @@ def test_the_pages_have_blocks_to_run():
     pages = {block.page for block in BLOCKS}
     assert {"README.md", "docs/index.md", "docs/guide/arrays.md", "docs/guide/files.md"} <= pages
     assert sum(block.not_run is None for block in BLOCKS) >= 5
+    assert sum(block.output is not None for block in BLOCKS) >= 2
 
 
 @pytest.fixture
@@ -93,3 +108,5 @@ def test_the_block_runs_as_written(block: Block, checkout: Path):
         command, cwd=checkout, env=env, input=stdin, capture_output=True, text=True, timeout=TIMEOUT, check=False
     )
     assert done.returncode == 0, f"{block.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    if block.output is not None:
+        assert done.stdout == block.output, f"{block.name} printed other than the page shows:\n{done.stdout}"
