@@ -1,5 +1,7 @@
-"""The API reference (docs/api/*.md) names every public name: ``boontrack.__all__``, the backend contract
-(``boontrack.integration.__all__``), ``boontrack.simulate`` and each integration package's ``__all__``."""
+"""The pages hold together: the API reference (docs/api/*.md) names every public name (``boontrack.__all__``, the
+backend contract ``boontrack.integration.__all__``, ``boontrack.simulate`` and each integration package's
+``__all__``), and the README's links reach their pages and headings (``mkdocs build --strict`` checks the docs'
+own links in CI)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-API = Path(__file__).resolve().parents[1] / "docs" / "api"
+ROOT = Path(__file__).resolve().parents[1]
+API = ROOT / "docs" / "api"
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#([^)\s]+))?\)")
 DIRECTIVE = re.compile(r"^::: ([\w.]+)\s*$")
 MEMBER = re.compile(r"^ {8}- (\w+)\s*$")  # an entry of a directive's `members:` list
 
@@ -56,3 +60,19 @@ def test_the_api_reference_names_every_public_name(package, modules):
     documented = _documented()
     missing = sorted(name for name in public if not _shown(name, documented, modules))
     assert not missing, f"{package}: not in docs/api/*.md: {missing}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """The ids MkDocs (and GitHub) give a page's headings: lower case, punctuation dropped, spaces as dashes."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).strip().replace(" ", "-") for heading in headings}
+
+
+def test_the_readme_links_reach_their_pages():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = [(target, anchor) for target, anchor in LINK.findall(readme) if "://" not in target]
+    assert len(links) > 20
+    for target, anchor in links:
+        page = ROOT / target
+        assert page.exists(), target
+        assert not anchor or anchor in _anchors(page), f"{target}#{anchor}"
