@@ -1,4 +1,4 @@
-"""Every shell and Python block of the README and the docs runs as written.
+"""Every shell and Python block of the README, the docs and the integrations' READMEs runs as written.
 
 Each ```bash and ```python block is run in a temporary copy of the checkout's ``examples/`` (with ``../shared``
 beside it when the published run tables are there), unless the line above it says why not:
@@ -21,7 +21,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
+# The integrations' READMEs are docs pages too (docs/integrations/ includes them).
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted(ROOT.glob("integrations/*/README.md")))
 NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
 OUTPUT = "<!-- output -->"
 FENCE = re.compile(r"^```(\w*)\s*$")
