@@ -156,13 +156,18 @@ def test_best_so_far_curve_averages_each_runs_test_at_its_best_validation_step()
     # a: best val at steps 1, 2, 2 -> test 0.1, 0.2, 0.2; b: 1, 1, 3 -> 0.4, 0.4, 0.6
     assert curves.mean == pytest.approx([0.25, 0.3, 0.4])
     assert curves.curve == "best-so-far" and curves.test == "test_acc" and curves.maximize is False
+    assert curves.direction == "lower is better, as asked"
 
 
 def test_best_so_far_of_a_loss_without_a_direction_is_refused():
     data = {"run_id": ["a", "b"], "step": [1, 1], "val_loss": [1.0, 2.0]}
     with pytest.raises(ValueError, match=r"'val_loss' looks like a loss.*`maximize=False`"):
         training_curves(data, value="val_loss", curve="best-so-far")
-    assert training_curves(data, value="val_loss", min_runs=2, n_resamples=9, rng=0).maximize is None
+    values = training_curves(data, value="val_loss", min_runs=2, n_resamples=9, rng=0)
+    assert values.maximize is None and values.direction == ""  # a curve of values needs no direction
+    data["val_acc"] = data.pop("val_loss")
+    best = training_curves(data, value="val_acc", curve="best-so-far", min_runs=2, n_resamples=9, rng=0)
+    assert best.maximize is True and best.direction.startswith("higher is better by default: nothing said")
 
 
 # -- invariants -------------------------------------------------------------------------------------------
@@ -205,7 +210,7 @@ GOOD = {"run_id": ["a", "a", "b", "b"], "step": [1, 2, 1, 2], "value": [1.0, 2.0
         (GOOD, {"confidence_level": 1.0}, r"`confidence_level` must be in \(0, 1\)"),
         (GOOD, {"n_resamples": 0}, r"`n_resamples` must be an integer >= 1"),
         (GOOD, {"bounds": (0, 2)}, r"`bounds` \(0, 2\) do not hold score 3.0"),
-        (GOOD, {"maximize": "yes", "curve": "best-so-far"}, r"`maximize` must be True or False"),
+        (GOOD, {"maximize": "yes", "curve": "best-so-far"}, r"`maximize` must be true or false, got 'yes'"),
         ({"run_id": [], "step": [], "value": []}, {}, r"`data` has no rows"),
     ],
 )

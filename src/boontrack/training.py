@@ -33,12 +33,11 @@ from boontrack._validation import (
     as_bounds,
     as_choice,
     as_count,
-    as_flag,
     as_probability,
     as_rng,
 )
 from boontrack.exceptions import FewRunsWarning
-from boontrack.spec import loss_word
+from boontrack.spec import Spec
 from boontrack.vocabulary import name as _named
 
 __all__ = ["DEFAULT_MIN_RUNS", "CurveKind", "TrainingCurves", "training_curves"]
@@ -76,8 +75,9 @@ class TrainingCurves:
         the running best validation value, or, with a test metric, the test value at that best step).
     test
         The test metric's name for a best-so-far curve of test values, else None.
-    maximize
-        The direction used for ``"best-so-far"``; None for ``"value"``.
+    maximize, direction
+        For ``"best-so-far"``: the direction used, and which way is better and who said so (``"higher is better,
+        as asked"``, as a summary states it); None and ``""`` for ``"value"``.
     confidence_level, n_resamples, min_runs
         As requested.
     bounds
@@ -99,6 +99,7 @@ class TrainingCurves:
     curve: str
     test: str | None
     maximize: bool | None
+    direction: str
     confidence_level: float
     n_resamples: int
     min_runs: int
@@ -125,7 +126,9 @@ class TrainingCurves:
         return TrainingCurves(**arrays, **options)
 
 
-_OPTIONS = ("metric", "curve", "test", "maximize", "confidence_level", "n_resamples", "min_runs", "bounds")
+_OPTIONS = (
+    "metric", "curve", "test", "maximize", "direction", "confidence_level", "n_resamples", "min_runs", "bounds",
+)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -209,20 +212,15 @@ def _grids(
     return grids
 
 
-def _direction(curve: str, maximize: Any, metric: str) -> bool | None:
-    """The direction a best-so-far curve needs: the caller's, else higher is better unless the metric's name
-    says it is a loss or an error (:func:`boontrack.spec.loss_word`), which is refused without a direction."""
+def _direction(curve: str, maximize: Any, metric: str) -> tuple[bool | None, str]:
+    """The direction a best-so-far curve needs, and who said it, by the rule of every summary
+    (:meth:`boontrack.spec.Spec.resolve_direction`): the caller's, else higher is better, except for a metric
+    named like a loss or an error, which is refused without one. A curve of values needs none."""
+    spec = Spec(val=metric, maximize=maximize)  # checks maximize
     if curve != "best-so-far":
-        return None if maximize is None else as_flag(maximize, "maximize")
-    if maximize is not None:
-        return as_flag(maximize, "maximize")
-    word = loss_word(metric)
-    if word is not None:
-        raise ValueError(
-            f"{metric!r} looks like a loss or an error ({word!r} in its name) and nothing says which way is better: "
-            "add `maximize=False` (or `maximize=True` if higher is better)"
-        )
-    return True
+        return None, ""
+    resolved = spec.resolve_direction()
+    return resolved.maximize, resolved.direction
 
 
 def _min_runs_iv(min_runs: Any) -> int:
@@ -415,8 +413,9 @@ def training_curves(
         ``"value"``: the metric as logged. ``"best-so-far"``: per run, the running best of ``value`` (what early
         stopping reports; among equal values the earlier step is kept) or the ``test`` value at that step.
     maximize : bool, optional
-        Direction of ``value`` for ``"best-so-far"``. None: higher is better, except for a metric named like a
-        loss or an error (``val_loss``, ``eval/perplexity``), which is refused: say which way.
+        Direction of ``value`` for ``"best-so-far"`` (unused for ``"value"``). None: higher is better, except
+        for a metric named like a loss or an error (``val_loss``, ``eval/perplexity``), which is refused: say
+        which way (:meth:`boontrack.spec.Spec.resolve_direction`).
     min_runs : int
         Steps logged by fewer runs are marked (``enough_runs`` False) and left out of the simultaneous band.
     confidence_level : float
@@ -471,7 +470,7 @@ def training_curves(
     >>> bool(all(curves.simultaneous_low <= curves.mean) and all(curves.mean <= curves.simultaneous_high))
     True
     """
-    grids, curve, direction, min_runs, level, n_resamples, rng, bound_pair = _training_curves_iv(
+    grids, curve, (direction, said), min_runs, level, n_resamples, rng, bound_pair = _training_curves_iv(
         data, value, test, run, step, group_by, curve, maximize, min_runs, confidence_level, n_resamples, rng, bounds
     )
     parts: dict[str, list[np.ndarray]] = {}
@@ -479,7 +478,7 @@ def training_curves(
     for label, grid in grids.items():
         values = grid.values
         if curve == "best-so-far":
-            values = best_so_far(grid.values, grid.test, bool(direction))
+            values = best_so_far(grid.values, grid.test, direction is not False)
         columns = _group_bands(values, min_runs, level, n_resamples, rng, bound_pair)
         columns = {"group": np.full(grid.steps.size, label, dtype=object), "step": grid.steps, **columns}
         for column, array in columns.items():
@@ -501,6 +500,7 @@ def training_curves(
         curve=curve,
         test=test,
         maximize=direction,
+        direction=said,
         confidence_level=level,
         n_resamples=n_resamples,
         min_runs=min_runs,

@@ -22,21 +22,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal, special
+from scipy import special
 
 from boontrack.exceptions import FewRunsWarning
 from boontrack.training import DEFAULT_MIN_RUNS, training_curves
 
 STEPS = 30
-#: AR(1) coefficient of the noise over steps, and the steps simulated before the first kept one (stationary).
-PHI, BURN_IN = 0.8, 30
+#: AR(1) coefficient of the noise over steps.
+PHI = 0.8
 TRUTH_RUNS = 200_000
 
 
 def _ar1(rng: np.random.Generator, runs: int, sd: float) -> np.ndarray:
-    """Stationary AR(1) noise with standard deviation ``sd``, shape (runs, STEPS)."""
-    shocks = rng.normal(scale=sd * np.sqrt(1 - PHI**2), size=(runs, STEPS + BURN_IN))
-    return signal.lfilter([1.0], [1.0, -PHI], shocks, axis=1)[:, BURN_IN:]
+    """Stationary AR(1) noise with standard deviation ``sd``, shape (runs, STEPS): the first step drawn from the
+    stationary law, each next one ``PHI`` times the last plus a shock (a loop over the 30 steps, not the runs)."""
+    noise = rng.normal(scale=sd, size=(runs, STEPS))
+    noise[:, 1:] *= np.sqrt(1 - PHI**2)
+    for step in range(1, STEPS):
+        noise[:, step] += PHI * noise[:, step - 1]
+    return noise
 
 
 def _steps() -> np.ndarray:
