@@ -44,8 +44,8 @@ __all__ = ["DEFAULT_MIN_RUNS", "CurveKind", "TrainingCurves", "training_curves"]
 
 CurveKind = Literal["value", "best-so-far"]
 CURVE_KINDS: tuple[str, ...] = ("value", "best-so-far")
-#: Runs a step needs to take part in the simultaneous band: with 3-4 runs it held the whole curve in only 54-94 % of
-#: sweeps, from 5 runs on in 95-100 % (measurements in :func:`training_curves`).
+#: Runs a step needs to take part in the simultaneous band: with 3-4 runs it held the whole curve in only 54-90 % of
+#: sweeps, from 5 runs on in 94-100 % (measurements in :func:`training_curves`).
 DEFAULT_MIN_RUNS = 5
 #: Label of the single group when ``group_by`` is None (as :data:`boontrack.runtable.SINGLE_GROUP`).
 SINGLE_GROUP = "all"
@@ -450,13 +450,13 @@ def training_curves(
     effect plus AR(1) noise with coefficient 0.8 around an accuracy rising to 0.9, one rising to about 0.99 on
     the logit scale, a decaying loss, and runs that stop at steps 10-30;
     ``tests/benchmarks/bench_training_curves.py``, 400 sweeps per cell, 999 resamples): at 5, 10 and 20 runs
-    the pointwise band covered 94.3-98.5 % of the steps and the simultaneous band held the whole curve in
-    95.2-100 % of the sweeps, at 1.45-2.23x the pointwise width (4.4-7.1x on the ragged grids at 10 and 20 runs,
+    the pointwise band covered 94.4-97.9 % of the steps and the simultaneous band held the whole curve in
+    94.0-99.8 % of the sweeps, at 1.45-2.19x the pointwise width (4.4-7.2x on the ragged grids at 10 and 20 runs,
     where the late steps, with 5-9 runs left, set the critical value). With 3 or 4 runs (``min_runs=2``, 200
-    sweeps) the pointwise band still covered 95.8-98.5 % but the simultaneous one only 54-70 % (3 runs) and
-    84-94 % (4 runs): hence the default ``min_runs`` of 5. No band covers a failure the runs have not shown:
+    sweeps) the pointwise band still covered 94.6-98.4 % but the simultaneous one only 54-64 % (3 runs) and
+    82-90 % (4 runs): hence the default ``min_runs`` of 5. No band covers a failure the runs have not shown:
     when 10 % of the runs diverge (their loss jumps from about 0.3 to 5), the simultaneous band held the mean
-    curve in 20-66 % of the sweeps at 5-20 runs (pointwise 52-72 %); with such runs, look at them, and at the
+    curve in 20-70 % of the sweeps at 5-20 runs (pointwise 53-74 %); with such runs, look at them, and at the
     curve without them, rather than at the mean.
 
     Examples
