@@ -212,6 +212,7 @@ GOOD = {"run_id": ["a", "a", "b", "b"], "step": [1, 2, 1, 2], "value": [1.0, 2.0
         (GOOD, {"bounds": (0, 2)}, r"`bounds` \(0, 2\) do not hold score 3.0"),
         (GOOD, {"maximize": "yes", "curve": "best-so-far"}, r"`maximize` must be true or false, got 'yes'"),
         ({"run_id": [], "step": [], "value": []}, {}, r"`data` has no rows"),
+        ({**GOOD, "step": [1, 2, 1]}, {}, r"`step`: the column has 3 rows, `value`'s 4"),
     ],
 )
 def test_bad_input_is_refused_naming_the_parameter(data, options, message):

@@ -244,6 +244,9 @@ def _training_curves_iv(
     steps = steps.astype(np.int64) if np.all(steps == np.round(steps)) else steps
     runs = _labels(data, run, "run")
     groups = np.full(values.size, SINGLE_GROUP) if group_by is None else _labels(data, group_by, "group_by")
+    for option, column in (("test", tests), ("step", steps), ("run", runs), ("group_by", groups)):
+        if column is not None and column.size != values.size:
+            raise ValueError(f"{_named(option)}: the column has {column.size} rows, `value`'s {values.size}")
     direction = _direction(curve, maximize, value)
     plotted = values if tests is None else tests
     return (
