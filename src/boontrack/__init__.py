@@ -39,6 +39,8 @@ _LAZY: dict[str, str] = {
     "Comparison": "boontrack.compare",
     "compare_approaches": "boontrack.compare",
     "adjust_pvalues": "boontrack.compare",
+    "compare_sources": "boontrack.sources",
+    "SourceComparison": "boontrack.sources",
     "Diagnostics": "boontrack.diagnostics",
     "diagnose": "boontrack.diagnostics",
     "RunTable": "boontrack.runtable",

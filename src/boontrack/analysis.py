@@ -11,7 +11,7 @@ import contextlib
 import math
 import threading
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -275,7 +275,13 @@ class Summary:
 
 
 def analyze(
-    table: RunTable, spec: Spec, *, progress: bool = False, source: str | None = None, threads: int | None = None
+    table: RunTable,
+    spec: Spec,
+    *,
+    progress: bool = False,
+    source: str | None = None,
+    threads: int | None = None,
+    pairs: Sequence[tuple[str, str]] | None = None,
 ) -> Summary:
     """Summarize every group of ``table`` and compare the groups, as ``spec`` says.
 
@@ -299,6 +305,10 @@ def analyze(
     threads
         Threads that evaluate the bootstrap's batches of resamples (None: every CPU this process may use). The
         results do not depend on it: the resamples are drawn in order in one thread.
+    pairs
+        The (group, baseline) labels to compare, in this order, instead of those ``spec.compare`` names; the
+        p-values are adjusted over these comparisons. For comparing matched groups only (e.g. the same group in
+        two sources, :func:`boontrack.sources.compare_sources`).
 
     Raises
     ------
@@ -308,12 +318,12 @@ def analyze(
     """
     from boontrack._bootstrap import using_threads
 
-    _analyze_iv(table, spec, threads)
+    _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
     with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
         results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
         summaries = tuple(summary for summary, _ in results)
-        comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results})
+        comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results}, pairs)
     return Summary(
         spec=spec,
         groups=summaries,
@@ -327,9 +337,10 @@ def analyze(
     )
 
 
-def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
+def _analyze_iv(table: RunTable, spec: Spec, threads: int | None, pairs: Sequence[tuple[str, str]] | None) -> None:
     """InputError for arguments of the wrong type, a spec other than the table's, spec options the analysis
-    cannot use, a thread count below one and groups too small for the budgets.
+    cannot use, a thread count below one, pairs of unknown or identical groups and groups too small for the
+    budgets.
 
     Budgets given (``spec.n``): every group must have runs for the largest. Default budgets: every group must
     have runs for one of them at least (the others are left out per group, see :meth:`Spec.budgets_for`).
@@ -347,6 +358,10 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None) -> None:
     _check_same_spec(table, spec)
     if spec.baseline is not None and spec.baseline not in table.groups:
         raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
+    for pair in pairs or ():
+        unknown = [label for label in pair if label not in table.groups]
+        if unknown or len(pair) != 2 or pair[0] == pair[1]:
+            raise InputError(f"pairs must hold two distinct groups each; {pair!r} does not (groups: {table.groups})")
     needed = max(spec.n) if spec.n is not None else min(spec.budgets)
     counts = table.runs["group"].value_counts()
     small = [(label, int(counts[label])) for label in table.groups if spec.largest_supported(counts[label]) < needed]
@@ -593,8 +608,13 @@ def _paired_arrays(table: RunTable, a: str, b: str) -> tuple[np.ndarray, ...] | 
     )
 
 
-def _compare_groups(table: RunTable, spec: Spec, bands: Mapping[str, CurveBand]) -> tuple[ComparisonSummary, ...]:
-    pairs = _comparison_pairs(table, spec)
+def _compare_groups(
+    table: RunTable, spec: Spec, bands: Mapping[str, CurveBand], chosen: Sequence[tuple[str, str]] | None
+) -> tuple[ComparisonSummary, ...]:
+    if chosen is None:
+        pairs = _comparison_pairs(table, spec)
+    else:
+        pairs = [(table.groups.index(a), table.groups.index(b)) for a, b in chosen]
     if not pairs:
         return ()
     raw = [_compare_pair(table, spec, bands, a, b) for a, b in pairs]

@@ -290,6 +290,133 @@ def summarize(
         click.echo(f"Summary {done}: {result.location}", err=True)
 
 
+#: The options of ``summarize`` that ``compare`` takes too, declared once (on ``summarize``): what to compute.
+_COMPARE_SPEC_OPTIONS = (
+    "val",
+    "test",
+    "n",
+    "estimator",
+    "maximize",
+    "group_by",
+    "seed_column",
+    "duration",
+    "correction",
+    "confidence_level",
+    "n_resamples",
+    "ci_method",
+    "bounds",
+    "seed",
+    "pick",
+)
+
+
+def _parse_source_options(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> dict[int, dict[str, str]]:
+    """``N:KEY=VALUE`` items as {source position (1-based): {key: value}}."""
+    chosen: dict[int, dict[str, str]] = {}
+    for item in value:
+        position, colon, setting = item.partition(":")
+        key, equals, val = setting.partition("=")
+        if not (colon and equals and key and position.isdigit() and int(position) >= 1):
+            raise click.BadParameter(f"expected N:KEY=VALUE (N: the source's position, 1 first), got {item!r}")
+        chosen.setdefault(int(position), {})[key.replace("-", "_")] = val
+    return chosen
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE_A SOURCE_B [SOURCE...]")
+@click.option("--label", "labels", multiple=True, metavar="NAME", help="One label per source, in order (repeatable).")
+@click.option(
+    "--source-option",
+    "per_source",
+    multiple=True,
+    callback=_parse_source_options,
+    metavar="N:KEY=VALUE",
+    help="An option of the N-th source's backend, e.g. 1:parent=RUN_ID, 2:tracking_uri=sqlite:///m.db (repeatable).",
+)
+@click.option("--require", type=click.Choice(("better", "not-worse")), help="Gate: the claim the exit status checks.")
+@click.option("--margin", type=float, default=0.0, help="With --require not-worse: how much worse is allowed.")
+@click.option("--format", "output_format", type=click.Choice(("table", "markdown")), default="table", show_default=True)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
+)
+@click.pass_context
+def compare(
+    ctx: click.Context,
+    sources: tuple[str, ...],
+    labels: tuple[str, ...],
+    per_source: dict[int, dict[str, str]],
+    require: str | None,
+    margin: float,
+    output_format: str,
+    threads: int | None,
+    **spec_options: Any,
+) -> None:
+    """Compare the runs of SOURCE_B (and more) with those of SOURCE_A, with the statistics of summarize.
+
+    Each source is a file or SCHEME:LOCATION, with its own backend options (--source-option N:KEY=VALUE, N
+    counting the sources from 1). Differences are each source minus SOURCE_A; groups within the sources
+    (--group-by) are matched by label; sides are paired by seed when their seeds (--seed-column) match. With
+    --require, the exit status is the verdict: 0 when the interval supports the claim, 3 when it does not (2 bad
+    input, 1 a tracker failed). --format markdown prints a compact report; when GITHUB_STEP_SUMMARY is set the
+    same Markdown is appended to that file.
+    """
+    import os
+
+    from boontrack.pipeline import SOURCE_OPTIONS, source_options
+    from boontrack.sources import compare_sources, to_markdown
+
+    if len(sources) < 2:
+        raise click.UsageError("give two or more sources")
+    if labels and len(labels) != len(sources):
+        raise click.BadParameter(f"give one label per source ({len(sources)}), got {len(labels)}", param_hint="--label")
+    beyond = sorted(position for position in per_source if position > len(sources))
+    if beyond:
+        raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
+    spec_options["group_by"] = spec_options["group_by"] or None
+    with vocabulary.speaking(COMPARE):
+        options = []
+        for position in range(1, len(sources) + 1):
+            given = per_source.get(position, {})
+            named = {key: given[key] for key in SOURCE_OPTIONS if key in given}
+            others = {key: value for key, value in given.items() if key not in named}
+            options.append(source_options(**named, options=others))
+        result = compare_sources(
+            sources,
+            labels=labels or None,
+            options=options,
+            require=require,  # type: ignore[arg-type]  # click's Choice
+            margin=margin,
+            progress=sys.stderr.isatty(),
+            threads=threads,
+            **spec_options,
+        )
+    from boontrack.reports import format_table
+
+    markdown = to_markdown(result)
+    text = markdown if output_format == "markdown" else format_table(result.summary)
+    click.echo(text, nl=not text.endswith("\n"))
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
+            step_summary.write(markdown)
+    if result.gate is not None:
+        click.echo(result.gate.verdict, err=output_format == "markdown")
+        ctx.exit(0 if result.gate.passed else 3)
+
+
+compare.params[1:1] = [param for param in summarize.params if param.name in _COMPARE_SPEC_OPTIONS]
+
+#: How ``compare`` names its options in messages: summarize's flags and its own.
+COMPARE = vocabulary.Vocabulary(
+    "flags",
+    flags={**FLAGS, "labels": "--label", "options": "--source-option", "require": "--require", "margin": "--margin"},
+)
+
+
 @main.command()
 @click.option(
     "--config",

@@ -1,0 +1,359 @@
+"""Comparing the runs of several sources (two CSV files, an MLflow experiment against a W&B sweep, a branch's sweep
+against main's), and a gate that turns the comparison into a verdict.
+
+The sources are read once each and joined into one run table whose extra grouping column :data:`SIDE_COLUMN`
+holds each source's label; the analysis is then the one :func:`boontrack.analysis.analyze` runs between groups
+(Boo_n of each side with intervals, ΔBoo_n and Δmean with theirs, the paired tests where the sides' seeds match,
+Holm or Benjamini-Hochberg across the comparisons). The numbers are those of ``summarize`` on the runs of all
+sources exported into one file with the label column (same seed).
+
+This module imports nothing heavy at import time, and no tracker: sources are opened through
+:func:`boontrack.backends.open_source`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from boontrack import vocabulary
+from boontrack.backends import MetricRequest, Source
+from boontrack.exceptions import InputError
+from boontrack.spec import Spec
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
+
+__all__ = ["SIDE_COLUMN", "Gate", "SourceComparison", "compare_sources", "to_markdown"]
+
+#: The grouping column that holds each source's label in the joined run table.
+SIDE_COLUMN = "source"
+#: Claims a gate can require of every source against the first.
+REQUIREMENTS = ("better", "not-worse")
+#: Spec options that compare_sources decides itself: the first source is the baseline of every comparison.
+_DECIDED = ("baseline", "compare")
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The verdict of a required claim: every source (group by group) against the first.
+
+    The claim holds for one comparison when its interval of ΔBoo_n (at the largest budget both sides report) lies
+    wholly on the good side of the threshold in the metric's direction: above 0 (``better``) or above ``-margin``
+    (``not-worse``) when higher is better, below 0 or ``margin`` when lower is better. With several comparisons
+    every one must hold; the one whose decisive interval end came closest to failing (or failed) is reported.
+    """
+
+    require: Literal["better", "not-worse"]
+    margin: float
+    passed: bool
+    #: The comparison that decided: its group (in the joined table) and baseline labels.
+    group: str
+    baseline: str
+    #: The difference that decided, e.g. ``ΔBoo_10``, and the interval end that decided (low or high).
+    quantity: str
+    end: Literal["low", "high"]
+    bound: float
+    threshold: float
+    #: One line saying which number decided and why.
+    verdict: str
+
+
+@dataclass(frozen=True)
+class SourceComparison:
+    """The result of :func:`compare_sources`: the labels, the analysis of the joined runs and the gate."""
+
+    #: The sources' labels, the baseline first.
+    labels: tuple[str, ...]
+    #: The analysis of all runs, grouped by :data:`SIDE_COLUMN` (and the groups within each source).
+    summary: Summary
+    #: The verdict, when a claim was required.
+    gate: Gate | None = None
+
+    @property
+    def comparisons(self) -> tuple[ComparisonSummary, ...]:
+        """Each source against the first (group by group): differences are ``group - baseline``."""
+        return self.summary.comparisons
+
+
+def compare_sources(
+    sources: Sequence[str | os.PathLike[str] | Source],
+    *,
+    labels: Sequence[str] | None = None,
+    options: Sequence[Mapping[str, Any]] | None = None,
+    require: Literal["better", "not-worse"] | None = None,
+    margin: float = 0.0,
+    progress: bool = False,
+    threads: int | None = None,
+    **spec_options: Any,
+) -> SourceComparison:
+    """Compare the runs of two or more sources: each against the first, with the statistics of a summary.
+
+    The runs of the sources are joined into one table with a column :data:`SIDE_COLUMN` holding each source's
+    label, which groups them (after ``group_by``, whose groups are matched by label across the sources), and
+    analyzed as :func:`boontrack.analysis.analyze` analyzes groups: Boo_n per side (Bajgar et al. 2018, eq. 2)
+    with intervals, ΔBoo_n and Δmean with studentized intervals, the paired t-test and Wilcoxon signed-rank test
+    when the sides' seeds match (``seed_column``), else Welch and Mann-Whitney, and p-values adjusted across the
+    comparisons (``correction``). Run ids shared by two sources are qualified as ``LABEL/RUN_ID``.
+
+    Parameters
+    ----------
+    sources
+        Two or more: a file path or ``SCHEME:LOCATION`` (see :func:`boontrack.backends.open_source`), or an open
+        :class:`~boontrack.backends.Source`. The first is the baseline.
+    labels
+        One per source, distinct (default: a file's stem, else the location after ``SCHEME:``).
+    options
+        One mapping per source: the keyword options of its backend (``parent``, ``tracking_uri``, ``sweep``,
+        ``group``, ``study``, ...), for sources given as text.
+    require
+        A claim of every source against the first: ``"better"`` or ``"not-worse"`` (with ``margin``); the
+        verdict is in :attr:`SourceComparison.gate`.
+    margin
+        How much worse than the baseline ``not-worse`` allows (> 0, in the metric's units).
+    progress, threads
+        As for :func:`boontrack.analysis.analyze`.
+    **spec_options
+        The options of :class:`boontrack.spec.Spec` (``val``, ``test``, ``n``, ``group_by``, ``seed_column``,
+        ``maximize``, ``n_resamples``, ``confidence_level``, ``seed``, ...), except ``baseline`` and
+        ``compare``. The direction is the sources' own where they know it, else the caller's, else the rule
+        for names (a loss-like name without a direction is refused); the sources must agree on it.
+
+    Returns
+    -------
+    SourceComparison
+
+    Raises
+    ------
+    ValueError
+        (:class:`~boontrack.exceptions.InputError`) a bad option, naming it; sources that disagree on the
+        direction; groups found in some sources only. Raised before any source is read where the options
+        alone show it.
+    BackendError
+        A source could not be read.
+    """
+    spec, names, per_source = _compare_sources_iv(sources, labels, options, require, margin, spec_options)
+    from boontrack.analysis import analyze
+    from boontrack.backends import open_source
+    from boontrack.pipeline import resolve_direction
+    from boontrack.runtable import RunTable
+
+    opened = [s if isinstance(s, Source) else open_source(os.fspath(s), **o) for s, o in zip(sources, per_source)]
+    spec = _agreed_direction([resolve_direction(source, spec) for source in opened], names)
+    request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
+    joined = _joined([source.read(request) for source in opened], names, spec)
+    joined_spec = dataclasses.replace(spec, group_by=(*(spec.group_by or ()), SIDE_COLUMN))
+    table = RunTable.from_frame(joined, joined_spec)
+    pairs = _matched_pairs(table, names)
+    described = " vs ".join(f"{name}: {source.describe()}" for name, source in zip(names, opened))
+    summary = analyze(table, joined_spec, progress=progress, source=described, threads=threads, pairs=pairs)
+    gate = _gate(summary, require, margin) if require is not None else None
+    return SourceComparison(labels=names, summary=summary, gate=gate)
+
+
+def _compare_sources_iv(
+    sources: Any, labels: Any, options: Any, require: Any, margin: Any, spec_options: dict[str, Any]
+) -> tuple[Spec, tuple[str, ...], list[dict[str, Any]]]:
+    """The spec, the labels and each source's options; InputError naming the first bad argument."""
+    if isinstance(sources, (str, Source)) or not isinstance(sources, Sequence) or len(sources) < 2:
+        raise InputError(f"sources must be a sequence of two or more sources, got {sources!r}")
+    for source in sources:
+        if not isinstance(source, (str, os.PathLike, Source)) or (isinstance(source, str) and not source):
+            raise InputError(f"sources must be paths, SCHEME:LOCATION texts or Source objects, got {source!r}")
+    decided = [name for name in _DECIDED if name in spec_options]
+    if decided:
+        raise InputError(f"{vocabulary.name(decided[0])} is not an option here: the first source is the baseline")
+    spec = Spec.from_keywords(spec_options)
+    names = _labels(sources, labels)
+    if options is None:
+        options = [{}] * len(sources)
+    if isinstance(options, Mapping) or not isinstance(options, Sequence) or len(options) != len(sources):
+        raise InputError(f"options must hold one mapping per source ({len(sources)}), got {options!r}")
+    if not all(isinstance(each, Mapping) for each in options):
+        raise InputError(f"options must hold one mapping per source, got {options!r}")
+    for source, each in zip(sources, options):
+        if each and isinstance(source, Source):
+            raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
+    _gate_iv(require, margin)
+    return spec, names, [dict(each) for each in options]
+
+
+def _gate_iv(require: Any, margin: Any) -> None:
+    if require is not None and require not in REQUIREMENTS:
+        raise InputError(f"{vocabulary.name('require')} must be one of {', '.join(REQUIREMENTS)}, got {require!r}")
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
+        raise InputError(f"{vocabulary.name('margin')} must be a finite number >= 0, got {margin!r}")
+    not_worse = vocabulary.setting("require", "not-worse")
+    if require == "not-worse" and margin == 0:
+        raise InputError(
+            f"{vocabulary.name('margin')} must be > 0 with {not_worse} "
+            f"(not worse by 0 is {vocabulary.setting('require', 'better')})"
+        )
+    if require != "not-worse" and margin != 0:
+        raise InputError(f"{vocabulary.name('margin')} is for {not_worse} only, got {margin!r}")
+
+
+def _labels(sources: Sequence[str | os.PathLike[str] | Source], labels: Any) -> tuple[str, ...]:
+    """The given labels, checked, or readable defaults (a file's stem, a tracker's location)."""
+    if labels is None:
+        names = tuple(_default_label(source) for source in sources)
+        if len(set(names)) == len(names):
+            return names
+        raise InputError(f"the sources' default labels repeat ({', '.join(names)}): give {vocabulary.name('labels')}")
+    if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) != len(sources):
+        raise InputError(f"{vocabulary.name('labels')} must hold one label per source ({len(sources)}), got {labels!r}")
+    for label in labels:
+        # a group label of the joined table is "KEY=VALUE,KEY=VALUE": a label holding either would be ambiguous
+        if not isinstance(label, str) or not label.strip() or "," in label or "=" in label:
+            raise InputError(f"{vocabulary.name('labels')} must be non-empty texts without ',' or '=', got {label!r}")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"{vocabulary.name('labels')} must be distinct, got {list(labels)!r}")
+    return tuple(labels)
+
+
+def _default_label(source: str | os.PathLike[str] | Source) -> str:
+    from boontrack.backends import available_backends
+
+    if isinstance(source, Source):
+        return source.describe()
+    source = os.fspath(source)
+    scheme, sep, location = source.partition(":")
+    if sep and scheme in available_backends():
+        return location
+    return Path(source).stem
+
+
+def _agreed_direction(specs: Sequence[Spec], names: Sequence[str]) -> Spec:
+    """The first source's resolved spec, when every source resolves the metric's direction alike."""
+    directions = {name: spec.higher_is_better for name, spec in zip(names, specs)}
+    if len(set(directions.values())) > 1:
+        said = ", ".join(f"{name}: {'higher' if up else 'lower'} is better" for name, up in directions.items())
+        raise InputError(f"the sources disagree on the direction of {specs[0].val!r} ({said})")
+    return specs[0]
+
+
+def _joined(frames: Sequence[pd.DataFrame], names: Sequence[str], spec: Spec) -> pd.DataFrame:
+    """One frame of every source's runs, in source order, with the columns the spec uses under the names it
+    gives them (a tracker's ``metrics.val_acc`` beside a file's ``val_acc``) and the label column."""
+    import pandas as pd
+
+    parts = [_used_columns(frame, spec).assign(**{SIDE_COLUMN: name}) for frame, name in zip(frames, names)]
+    ids = [part["run_id"].dropna().astype(str) for part in parts if "run_id" in part.columns]
+    if ids and pd.concat(ids).duplicated().any():  # the same run in two sources (a copy, a shifted export)
+        for part, name in zip(parts, names):
+            if "run_id" in part.columns:
+                ids = part["run_id"]
+                part["run_id"] = ids.where(ids.isna(), name + "/" + ids.astype(str))
+    if spec.seed_column is not None:  # a tracker's seed "3" (a param, text) pairs with a file's 3
+        from boontrack.runtable import _format_value
+
+        for part in parts:
+            seeds = part[spec.seed_column]
+            part[spec.seed_column] = seeds.map(_format_value).where(seeds.notna(), None)
+    if any("status" in part.columns for part in parts):  # a source without statuses has only runs that count
+        parts = [part if "status" in part.columns else part.assign(status="finished") for part in parts]
+    return pd.concat(parts, ignore_index=True)
+
+
+def _used_columns(frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    from boontrack.runtable import resolve_column
+
+    wanted = {spec.val: "metric"}
+    if spec.test is not None:
+        wanted[spec.test] = "metric"
+    if spec.duration is not None:
+        wanted[spec.duration] = "metric"
+    for name in (spec.seed_column, *(spec.group_by or ())):
+        if name is not None:
+            wanted[name] = "param"
+    if SIDE_COLUMN in wanted:
+        raise InputError(f"{SIDE_COLUMN!r} names the sources' labels in a comparison; it cannot be a column used")
+    columns = [str(c) for c in frame.columns]
+    renamed = {resolve_column(columns, name, kind): name for name, kind in wanted.items()}
+    kept = [c for c in ("run_id", "status", "duration_s") if c in columns and c not in renamed]
+    return frame[[*kept, *renamed]].rename(columns=renamed)
+
+
+def _matched_pairs(table: Any, names: Sequence[str]) -> list[tuple[str, str]]:
+    """(group, baseline) labels: each source's group against the first source's group with the same keys."""
+    keys = [column for column in table.group_by if column != SIDE_COLUMN]
+    first = table.runs.groupby("group", sort=False)[[*keys, SIDE_COLUMN]].first()
+    label_of = {(tuple(row[:-1]), row[-1]): label for label, row in zip(first.index, first.itertuples(index=False))}
+    within = sorted({key for key, _ in label_of}, key=str)
+    pairs = []
+    for key in within:
+        missing = [name for name in names if (key, name) not in label_of]
+        if missing:
+            shown = ", ".join(f"{k}={v}" for k, v in zip(keys, key)) or "all runs"
+            have = [name for name in names if name not in missing]
+            raise InputError(
+                f"group {shown} is in {', '.join(have)} but not in {', '.join(missing)}: groups are matched by label"
+            )
+        pairs += [(label_of[key, name], label_of[key, names[0]]) for name in names[1:]]
+    return pairs
+
+
+def _gate(summary: Summary, require: Literal["better", "not-worse"], margin: float) -> Gate:
+    """The verdict of ``require`` over every comparison, decided by the comparison closest to failing."""
+    up = summary.spec.higher_is_better
+    sign = 1.0 if up else -1.0
+    threshold = -sign * margin + 0.0  # never -0
+    end: Literal["low", "high"] = "low" if up else "high"
+    decisive = []
+    for comparison in summary.comparisons:
+        quantity, interval = _headline_difference(comparison)
+        bound = interval.ci_low if up else interval.ci_high
+        room = sign * (bound - threshold) if math.isfinite(bound) else -math.inf
+        decisive.append((room, comparison, quantity, interval, bound))
+    room, comparison, quantity, interval, bound = min(decisive, key=lambda item: item[0])
+    passed = room > 0
+    level = summary.spec.confidence_level * 100
+    said = "better than" if require == "better" else f"not worse by more than {margin:g} than"
+    relation = (">" if up else "<") if passed else ("≤" if up else "≥")
+    verdict = (
+        f"{'passed' if passed else 'not supported'}: {comparison.group} {said} {comparison.baseline} "
+        f"({'higher' if up else 'lower'} is better): the {level:g} % interval of {quantity} is "
+        f"[{interval.ci_low:.4g}, {interval.ci_high:.4g}], its {end} end {bound:.4g} {relation} {threshold:g}"
+    )
+    return Gate(
+        require, float(margin), passed, comparison.group, comparison.baseline, quantity, end, bound, threshold, verdict
+    )
+
+
+def _headline_difference(comparison: ComparisonSummary) -> tuple[str, IntervalEstimate]:
+    """ΔBoo_n at the largest budget both sides report (Δmean when they share none)."""
+    if comparison.boo_n_difference:
+        n = max(comparison.boo_n_difference)
+        return f"ΔBoo_{n}", comparison.boo_n_difference[n]
+    return "Δmean", comparison.mean_difference
+
+
+def to_markdown(result: SourceComparison) -> str:
+    """A compact report for a pull request's comment: the verdict, Boo_n of each side and the comparisons."""
+    from boontrack.reports import _comparison_lines, _interval, _md_table, _shown_budgets, markdown_literal
+
+    summary = result.summary
+    budgets = _shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
+    lines = [f"# boontrack compare: {markdown_literal(summary.metric)}", ""]
+    if result.gate is not None:
+        mark = "✅" if result.gate.passed else "❌"
+        lines += [f"{mark} {markdown_literal(result.gate.verdict)}", ""]
+    header = ["group", "runs", *(f"Boo_{n}" for n in budgets), "mean"]
+    rows = [
+        [
+            markdown_literal(g.label),
+            g.runs,
+            *(_interval(g.boo_n[n]) if n in g.boo_n else "—" for n in budgets),
+            _interval(g.mean),
+        ]
+        for g in summary.groups
+    ]
+    text = "\n".join([*lines, *_md_table(header, rows), "", *_comparison_lines(summary)])
+    return text.rstrip("\n") + "\n"

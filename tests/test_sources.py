@@ -1,0 +1,222 @@
+"""Comparing sources (``compare_sources``, ``boontrack compare``) and its gate.
+
+The oracle is the comparison within one source: runs split into two files and compared across them must give
+the numbers of the joined runs summarized with the label column as the group. A copy of a sweep shifted by a
+known amount must differ from it by exactly that amount.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from boontrack import cli
+from boontrack.analysis import analyze
+from boontrack.exceptions import InputError
+from boontrack.runtable import RunTable
+from boontrack.sources import SIDE_COLUMN, compare_sources, to_markdown
+from boontrack.spec import Spec
+
+DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
+FAST = {"n": (1, 5, 10), "n_resamples": 99}
+SHIFT = 0.25
+
+
+@pytest.fixture(scope="module")
+def digits() -> pd.DataFrame:
+    return pd.read_csv(DIGITS)
+
+
+@pytest.fixture
+def split(digits, tmp_path) -> tuple[Path, Path]:
+    """The demo's two models as two files, named by the model."""
+    paths = []
+    for model in ("logistic-regression", "mlp"):
+        path = tmp_path / f"{model}.csv"
+        digits[digits["model"] == model].to_csv(path, index=False)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+@pytest.fixture
+def shifted(digits, tmp_path) -> tuple[Path, Path]:
+    """The logistic regression's runs, and a copy with every score SHIFT higher (the same run ids)."""
+    runs = digits[digits["model"] == "logistic-regression"]
+    base, better = tmp_path / "main.csv", tmp_path / "branch.csv"
+    runs.to_csv(base, index=False)
+    runs.assign(val_acc=runs["val_acc"] + SHIFT, test_acc=runs["test_acc"] + SHIFT).to_csv(better, index=False)
+    return base, better
+
+
+def _summarized(frame: pd.DataFrame, **options) -> object:
+    spec = Spec(val="val_acc", test="test_acc", **FAST, **options)
+    return analyze(RunTable.from_frame(frame, spec), spec)
+
+
+def _numbers(summary) -> dict:
+    """Every number of a summary's groups and comparisons (the curves' arrays as lists)."""
+    data = summary.to_dict()
+    return {"groups": data["groups"], "comparisons": data["comparisons"]}
+
+
+@pytest.mark.parametrize("seed_column", ["seed", None])
+def test_two_files_give_the_numbers_of_the_joined_file_summarized_by_group(digits, split, seed_column):
+    result = compare_sources(split, val="val_acc", test="test_acc", seed_column=seed_column, **FAST)
+    joined = digits.rename(columns={"model": SIDE_COLUMN})
+    oracle = _summarized(joined, group_by=SIDE_COLUMN, seed_column=seed_column, baseline="logistic-regression")
+    assert result.labels == ("logistic-regression", "mlp")
+    assert _numbers(result.summary) == _numbers(oracle)
+    assert result.comparisons[0].paired == (seed_column is not None)
+    assert result.gate is None
+
+
+def test_groups_within_the_sources_are_matched_by_label_and_corrected_together(digits, tmp_path):
+    # the first 15 seeds of each model are "main", the others "pr": two groups in each source, unpaired
+    side = digits["seed"].map(lambda seed: "main" if seed < 15 else "pr")
+    for name in ("main", "pr"):
+        digits[side == name].to_csv(tmp_path / f"{name}.csv", index=False)
+    sources = [tmp_path / "main.csv", tmp_path / "pr.csv"]
+    result = compare_sources(sources, val="val_acc", test="test_acc", group_by="model", **FAST)
+    oracle = _summarized(digits.assign(**{SIDE_COLUMN: side}), group_by=("model", SIDE_COLUMN), compare="all-pairs")
+    assert _numbers(result.summary)["groups"] == _numbers(oracle)["groups"]
+    assert [(c.group, c.baseline) for c in result.comparisons] == [
+        ("model=logistic-regression,source=pr", "model=logistic-regression,source=main"),
+        ("model=mlp,source=pr", "model=mlp,source=main"),
+    ]
+    # all pairs of the four groups, sorted by (model, source): each pr group minus its main group among them
+    matched = {(c.group, c.baseline): c for c in oracle.comparisons}
+    raw = []
+    for c in result.comparisons:
+        same = matched[c.group, c.baseline]
+        assert c.boo_n_difference == same.boo_n_difference and c.mean_difference == same.mean_difference
+        assert c.welch.pvalue == same.welch.pvalue
+        raw.append(c.welch.pvalue)
+    # Holm over these two comparisons alone: the smaller p doubled, the larger kept (each at most 1), monotone
+    low, high = sorted(raw)
+    expected = {low: min(1.0, 2 * low), high: min(1.0, max(2 * low, high))}
+    assert [c.welch.pvalue_adjusted for c in result.comparisons] == pytest.approx([expected[p] for p in raw])
+
+
+def test_a_shifted_copy_differs_by_the_shift_and_passes_the_gate(shifted):
+    result = compare_sources(shifted, val="val_acc", test="test_acc", require="better", **FAST)
+    assert result.labels == ("main", "branch")
+    comparison = result.comparisons[0]
+    assert not comparison.paired  # no seed column: compared as independent samples
+    for difference in (*comparison.boo_n_difference.values(), comparison.mean_difference):
+        assert difference.estimate == pytest.approx(SHIFT, abs=1e-12)
+    gate = result.gate
+    assert gate.passed and gate.quantity == "ΔBoo_10" and gate.end == "low" and gate.threshold == 0
+    assert gate.bound == comparison.boo_n_difference[10].ci_low > 0
+    assert gate.verdict.startswith("passed: branch better than main (higher is better)")
+
+
+def test_the_gate_follows_the_metrics_direction(shifted):
+    # lower is better: the copy shifted up is worse, and the original better than the copy
+    options = {"val": "val_acc", "test": "test_acc", "maximize": False, **FAST}
+    worse = compare_sources(shifted, require="better", **options).gate
+    assert not worse.passed and worse.end == "high" and worse.bound > 0
+    assert worse.verdict.startswith("not supported: branch better than main (lower is better)")
+    better = compare_sources(shifted[::-1], labels=["branch", "main"], require="better", **options).gate
+    assert better.passed and better.bound < 0
+
+
+def test_not_worse_within_a_margin(shifted):
+    # main is SHIFT below branch: not worse by more than 2 SHIFT, but worse by more than SHIFT / 2
+    reverse = shifted[::-1]
+    options = {"val": "val_acc", "test": "test_acc", "require": "not-worse", **FAST}
+    assert compare_sources(reverse, margin=2 * SHIFT, **options).gate.passed
+    gate = compare_sources(reverse, margin=SHIFT / 2, **options).gate
+    assert not gate.passed and gate.threshold == -SHIFT / 2 and gate.bound <= -SHIFT / 2
+
+
+def invoke(*args: str, **env: str):
+    return CliRunner().invoke(cli.main, [str(arg) for arg in args], env=env or None)
+
+
+def test_the_exit_status_is_the_verdict(shifted):
+    base, better = shifted
+    common = ("--val", "val_acc", "--test", "test_acc", "--n", "1,5,10", "--resamples", "99", "--require", "better")
+    passed = invoke("compare", base, better, *common)
+    assert passed.exit_code == 0, passed.output
+    assert "passed: branch better than main" in passed.output
+    failed = invoke("compare", better, base, *common)
+    assert failed.exit_code == 3, failed.output
+    assert "not supported: main better than branch" in failed.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--label", "only-one"), "one label per source (2), got 1"),
+        (("--source-option", "3:parent=x"), "there is no source 3 (of 2)"),
+        (("--source-option", "parent=x"), "expected N:KEY=VALUE"),
+        (("--require", "not-worse"), "--margin must be > 0 with --require not-worse"),
+        (("--margin", "0.1"), "--margin is for --require not-worse only"),
+        (("--label", "a", "--label", "a"), "--label must be distinct"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(shifted, extra, message):
+    result = invoke("compare", *shifted, "--val", "val_acc", *extra)
+    assert result.exit_code == 2
+    assert message in result.output and result.output.count("\n") == 1
+
+
+def test_one_source_or_a_loss_without_direction_is_refused(shifted, tmp_path):
+    assert invoke("compare", shifted[0], "--val", "val_acc").exit_code == 2
+    losses = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for path in losses:
+        pd.DataFrame({"val_loss": [0.1, 0.2, 0.3]}).to_csv(path, index=False)
+    refused = invoke("compare", *losses, "--val", "val_loss")
+    assert refused.exit_code == 2 and "add --minimize" in refused.output
+
+
+def test_markdown_and_the_github_step_summary(shifted, tmp_path, monkeypatch):
+    step_summary = tmp_path / "step_summary.md"
+    step_summary.write_text("earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    common = ("--val", "val_acc", "--test", "test_acc", "--n", "1,5,10", "--resamples", "99", "--require", "better")
+    result = invoke("compare", *shifted, *common, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    markdown = result.stdout
+    assert markdown.startswith("# boontrack compare: test_acc\n")
+    assert "✅ passed: branch better than main" in markdown
+    assert "| group | runs | Boo_1 | Boo_5 | Boo_10 | mean |" in markdown
+    assert "| branch | main | no |" in markdown  # the comparison's row: branch vs main, unpaired
+    assert step_summary.read_text(encoding="utf-8") == "earlier step\n" + markdown
+
+
+def test_markdown_without_a_gate_has_no_verdict(split):
+    result = compare_sources(split, val="val_acc", test="test_acc", seed_column="seed", **FAST)
+    markdown = to_markdown(result)
+    assert "passed" not in markdown and "| mlp | logistic-regression | yes |" in markdown
+
+
+@pytest.mark.parametrize(
+    ("arguments", "name"),
+    [
+        ({"sources": ["one.csv"]}, "sources"),
+        ({"labels": ["a"]}, "labels"),
+        ({"labels": ["a,b", "c"]}, "labels"),
+        ({"options": [{}]}, "options"),
+        ({"require": "best"}, "require"),
+        ({"require": "better", "margin": math.nan}, "margin"),
+        ({"baseline": "a"}, "baseline"),
+        ({"n_resamples": 0}, "n_resamples"),
+    ],
+)
+def test_bad_arguments_raise_before_any_source_is_read(arguments, name):
+    # the sources do not exist: a ValueError naming the argument shows nothing was read
+    call = {"sources": ["missing-a.csv", "missing-b.csv"], "val": "val_acc", **arguments}
+    with pytest.raises(InputError, match=name):
+        compare_sources(call.pop("sources"), **call)
+
+
+def test_groups_missing_from_a_source_are_refused(digits, tmp_path):
+    digits.to_csv(tmp_path / "both.csv", index=False)
+    digits[digits["model"] == "mlp"].to_csv(tmp_path / "mlp.csv", index=False)
+    with pytest.raises(InputError, match="group model=logistic-regression is in both but not in mlp"):
+        compare_sources([tmp_path / "both.csv", tmp_path / "mlp.csv"], val="val_acc", group_by="model", **FAST)
