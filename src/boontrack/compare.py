@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from boontrack._bootstrap import (
     BudgetGroup,
@@ -171,6 +170,8 @@ def welch_test(a: Any, b: Any) -> WelchResult:
     roughly normal scores (see :func:`boontrack.diagnostics.diagnose`). NaN when both samples are constant.
     """
     a, b = _welch_test_iv(a, b)
+    from scipy import stats  # deferred: ~1 s to import, and only these tests need it
+
     with warnings.catch_warnings():
         # scipy's "precision loss" note on (nearly) constant samples: the NaN result says it already.
         warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
@@ -189,6 +190,8 @@ def mann_whitney(a: Any, b: Any) -> MannWhitneyResult:
     ``prob_superiority = U_A / (m_a m_b) = P(A > B) + 0.5 P(A = B)``.
     """
     a, b = _mann_whitney_iv(a, b)
+    from scipy import stats  # deferred: ~1 s to import, and only these tests need it
+
     res = stats.mannwhitneyu(a, b, alternative="two-sided")
     u = float(res.statistic)
     return MannWhitneyResult(statistic=u, pvalue=float(res.pvalue), prob_superiority=u / (a.size * b.size))
@@ -215,6 +218,8 @@ def paired_t_test(a: Any, b: Any) -> PairedTResult:
         ``a`` and ``b`` of different lengths, or fewer than 2 pairs.
     """
     a, b = _paired_t_test_iv(a, b)
+    from scipy import stats  # deferred: ~1 s to import, and only these tests need it
+
     differences = scaled_to_unit(a - b)  # the statistic is scale-free: tiny differences must not underflow
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
@@ -237,6 +242,8 @@ def wilcoxon_signed_rank(a: Any, b: Any) -> WilcoxonResult:
         ``a`` and ``b`` of different lengths.
     """
     a, b = _wilcoxon_signed_rank_iv(a, b)
+    from scipy import stats  # deferred: ~1 s to import, and only these tests need it
+
     res = stats.wilcoxon(a, b)
     return WilcoxonResult(statistic=float(res.statistic), pvalue=float(res.pvalue))
 
