@@ -52,7 +52,7 @@ def test_public_names_load_their_integration_but_not_its_sdk():
 
 
 #: Modules a summary of a small file in one group has no result for: each costs the command up to a second.
-DEFERRED = ("scipy.stats", "matplotlib", "mlflow", "wandb", "sqlalchemy")
+DEFERRED = ("scipy.stats", "matplotlib", "mlflow", "wandb", "sqlalchemy", "numba")
 
 
 def _modules_after_cli(args: list[str]) -> set[str]:

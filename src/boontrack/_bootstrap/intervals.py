@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from boontrack._bootstrap.compiled import compiled_pass
 from boontrack._bootstrap.kernels import (
     RankedRuns,
     bootstrap_indices,
@@ -337,6 +338,7 @@ def studentized_distribution(
     """
     rows = cdf if other is None else other
     wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples)
+    compiled = compiled_pass(runs.blocks * rows.shape[0] * wanted)
 
     def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
@@ -345,7 +347,7 @@ def studentized_distribution(
         a small part of the studentized pass's cost."""
         if studentized == 0:
             return runs.boo_n(indices, rows), *(np.empty((0, rows.shape[0])),) * 2
-        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope)
+        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope, compiled)
         if other is not None:
             return runs.boo_n(indices, other), centre, error
         value = centre
