@@ -9,8 +9,8 @@ reference (the two agree to rounding: tested to 1e-12 relative).
 It is used only when numba can be imported, the work of a call is large enough to pay for loading it
 (:data:`MIN_WORK`), and ``BOONTRACK_KERNEL`` is not ``numpy`` (which forces the numpy pass). numba's cache of
 the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to ``$XDG_CACHE_HOME/boontrack/numba`` (or
-``~/.cache/boontrack/numba``), never into the installed package; when numba was imported before with no cache
-directory of its own, the code is compiled without a cache.
+``~/.cache/boontrack/numba``), never into the installed package: when that directory cannot be written, or numba
+was imported before boontrack could name it, the code is compiled without a cache.
 """
 
 from __future__ import annotations
@@ -75,9 +75,16 @@ def _studentized_loops(
             variances[i, k] = variance
 
 
-def _cache_directory() -> Path:
+def _writable_cache_directory() -> str | None:
+    """``NUMBA_CACHE_DIR``, else boontrack's directory under the user's cache; None when it cannot be written
+    (numba would then fall back to a directory beside this file)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "boontrack" / "numba"
+    directory = Path(os.environ.get("NUMBA_CACHE_DIR") or Path(base) / "boontrack" / "numba")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return str(directory) if os.access(directory, os.W_OK) else None
 
 
 @functools.cache
@@ -85,12 +92,12 @@ def studentized_kernel() -> Callable[..., None] | None:
     """The compiled :func:`_studentized_loops`, or None (numba absent, or ``BOONTRACK_KERNEL=numpy``)."""
     if os.environ.get(KERNEL_VARIABLE, "").lower() == "numpy" or importlib.util.find_spec("numba") is None:
         return None
-    imported_before = "numba" in sys.modules
-    if not imported_before:
-        os.environ.setdefault("NUMBA_CACHE_DIR", str(_cache_directory()))  # read by numba when imported
+    directory = None if "numba" in sys.modules else _writable_cache_directory()
+    if directory is not None:
+        os.environ["NUMBA_CACHE_DIR"] = directory  # read by numba when imported
     import numba
 
-    cache = bool(numba.config.CACHE_DIR)  # else numba would cache beside this file, in the installed package
+    cache = bool(numba.config.CACHE_DIR) and directory is not None  # never beside this file, in the package
     compiled: Any = numba.njit(cache=cache, nogil=True)(_studentized_loops)
     return compiled
 
