@@ -24,6 +24,7 @@ from boontrack.simulate import (
     sample_comparison,
     study,
 )
+from boontrack.simulate.coverage import wilcoxon_pvalues
 from boontrack.simulate.study import _boo_n_rows, _gaussian_rows
 
 #: E[max of 3 N(0, 1)] = 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, §3.2).
@@ -126,6 +127,28 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     for name, pvalues in expected.items():
         assert rates[name].rejection == np.mean(pvalues < 0.05)
         assert math.isnan(rates[name].median_width)
+
+
+@pytest.mark.parametrize(("name", "m"), [("beta_binomial", 7), ("beta_binomial", 14), ("normal", 8)])
+def test_wilcoxon_pvalues_are_scipys(name, m):
+    """Row by row the p-values of scipy.stats.wilcoxon: by its exact sign-flip permutation test where paired
+    beta-binomial scores tie or coincide (m <= 13), else by its exact or normal test."""
+    _, a_test, _, b_test = sample_comparison(
+        population(name), m, paired=True, replications=20, rng=np.random.default_rng([8, m])
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = stats.wilcoxon(a_test, b_test, axis=1).pvalue
+    np.testing.assert_array_equal(wilcoxon_pvalues(a_test, b_test), expected)
+
+
+def test_wilcoxon_pvalues_count_the_sign_flips():
+    """Differences (1, 1, 1, 0, 0, 0, 0, 0): zeros dropped, three tied ranks of 2; of the 2^3 sign patterns of
+    the non-zero ones only the observed and its mirror are as extreme, so p = 2 x 1/8; no difference at all:
+    p = 1."""
+    a = np.zeros((2, 8))
+    a[0, :3] = 1.0
+    np.testing.assert_array_equal(wilcoxon_pvalues(a, np.zeros((2, 8))), [0.25, 1.0])
 
 
 @pytest.mark.parametrize(
