@@ -150,7 +150,7 @@ def test_difference_ends_are_difference_interval_replication_by_replication(monk
     difference_interval gives it with the same draws (to rounding: sums taken in another order), also when the
     replications come in several chunks and each one's resamples in several batches."""
     monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 2 * m * 40)  # batches of 40 resamples
-    monkeypatch.setattr(replicated, "CACHE_ELEMENTS", 3 * 99 * m)  # chunks of 3 or 1 replications
+    monkeypatch.setattr(replicated, "CHUNK_ELEMENTS", 3 * 99 * m)  # chunks of 3 or 1 replications
     a_val, a_test, b_val, b_test = sample_comparison(population(name), m, paired=paired, replications=7, rng=6)
     rng = np.random.default_rng(9)
     expected = np.empty((2, 7, 2))

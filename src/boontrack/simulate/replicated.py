@@ -15,8 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from boontrack._bootstrap.intervals import pivot_tables, transformed_bounds, transformed_ratio
-from boontrack._bootstrap.kernels import CACHE_ELEMENTS, batch_sizes, cdf_table
+from boontrack._bootstrap.kernels import batch_sizes, cdf_table
 from boontrack._bootstrap.scales import difference_scale, score_range
+
+#: Replications x resamples x runs evaluated at once (8 MB per array). Measured on 4 cells of 400 replications x
+#: 499 resamples: chunks of 2^18 took 1.3x the CPU time (2^20: 3.1 s, of it 0.8 s in the kernel's page faults;
+#: 2^18: 4.1 s, 1.6 s) and chunks of one replication 2.3x; the peak memory is about 200 MB above the interpreter's.
+CHUNK_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -46,11 +51,13 @@ class _RankedSweeps:
         starts = np.ones_like(sorted_val, dtype=bool)
         starts[:, 1:] = sorted_val[:, 1:] != sorted_val[:, :-1]
         self.block_of = np.cumsum(starts, axis=1) - 1  # the tie block of each position
-        self.tied = ~starts.all(axis=1)  # rows with a tie block of several runs
+        self.tied = np.logical_not(starts.all(axis=1))  # rows with a tie block of several runs
         self.offset = np.median(test, axis=1)
         self.test = np.take_along_axis(test, self.order, axis=1) - self.offset[:, None]
         self.position_of = np.empty_like(self.order)
         np.put_along_axis(self.position_of, self.order, np.arange(self.m)[None, :], axis=1)
+        self.run_block = np.take_along_axis(self.block_of, self.position_of, axis=1)  # runs in the order given
+        self.run_test = test - self.offset[:, None]
         self.bounds = [score_range(row, None) for row in test]
         worst, best = test.min(axis=1), test.max(axis=1)
         low, high = np.array(self.bounds).T
@@ -83,19 +90,25 @@ class _RankedSweeps:
         budget."""
         counts, sums = totals[:2]
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
-        values = np.einsum("rij,rij->ri", cdf[0].take(np.cumsum(counts, axis=2)), _falls(means))
-        return values - cdf[0, 0] * means[..., 0] + self.offset[:, None]
+        return self._summed(cdf, np.cumsum(counts, axis=2), means, _falls(means)) + self.offset[:, None]
+
+    @staticmethod
+    def _summed(cdf: np.ndarray, cum: np.ndarray, means: np.ndarray, falls: np.ndarray) -> np.ndarray:
+        """``sum_b P(C_b) (mean_b - mean_{b+1}) - P(0) mean_1``, the sum by parts of :meth:`RankedRuns.boo_n`."""
+        return np.einsum("rij,rij->ri", cdf[0].take(cum), falls) - cdf[0, 0] * means[..., 0]
 
     def boo_n_studentized(
-        self, totals: tuple[np.ndarray, ...], cdf: np.ndarray, slope: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+        self, totals: tuple[np.ndarray, ...], cdf: np.ndarray, slope: np.ndarray, other: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Boo_n and its delta-method standard error, (rows, resamples) each, from the resamples' :meth:`totals`:
-        :meth:`RankedRuns.boo_n_studentized` at one budget."""
+        :meth:`RankedRuns.boo_n_studentized` at one budget; and Boo_n by another estimator's P ``other`` (the
+        statistic when the centre is another estimator), sharing the passes over the blocks."""
         counts, sums, *squares = totals
         m = self.m
         cum = np.cumsum(counts, axis=2)
-        means = sums / np.maximum(counts, 1)
+        means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
+        statistic = () if other is None else (self._summed(other, cum, means, falls) + self.offset[:, None],)
         share = counts / m
         p_high = cdf[0].take(cum)
         values = np.einsum("rij,rij->ri", p_high, falls) - cdf[0, 0] * means[..., 0]
@@ -110,22 +123,22 @@ class _RankedSweeps:
             weight = np.diff(p_high, axis=2, prepend=cdf[0, 0])
             within = np.einsum("rij,rij,rij->ri", spread, weight, weight)
             variance += np.where(self.tied[:, None], within, 0.0)  # a sweep without ties has none
-        return values + self.offset[:, None], np.sqrt(variance / m)
+        return values + self.offset[:, None], np.sqrt(variance / m), *statistic
 
     def influence(self, counts: np.ndarray, cdf: np.ndarray, slope: np.ndarray) -> np.ndarray:
         """Influence of each run on the centre of each resample, (rows, resamples, m), from per-run draw counts:
         :meth:`boontrack._bootstrap.BudgetGroup.influence`."""
         rows, size, m = counts.shape
-        ranked = np.take_along_axis(counts, self.order[:, None, :], axis=2)
-        keys = (
-            np.broadcast_to(self.block_of[:, None, :], counts.shape)
-            + (np.arange(rows * size) * m).reshape(rows, size, 1)
-        ).ravel()
-        block_counts = np.bincount(keys, weights=ranked.ravel(), minlength=counts.size).reshape(counts.shape)
-        sums = np.bincount(keys, weights=(ranked * self.test[:, None, :]).ravel(), minlength=counts.size)
-        sums = sums.reshape(counts.shape)
-        cum = np.cumsum(block_counts, axis=2).astype(np.intp)
-        prev = cum - block_counts.astype(np.intp)
+        resamples = np.arange(0, counts.size, m).reshape(rows, size, 1)  # where each resample's m values start
+        block_counts = counts.take(resamples + self.order[:, None, :])
+        sums = block_counts * self.test[:, None, :]
+        if self.tied.any():  # per block, summed in the order of the ranking as np.add.reduceat does
+            keys = (resamples + self.block_of[:, None, :]).ravel()
+            sums = np.bincount(keys, weights=sums.ravel(), minlength=counts.size).reshape(counts.shape)
+            block_counts = np.bincount(keys, weights=block_counts.ravel(), minlength=counts.size)
+            block_counts = block_counts.astype(np.intp).reshape(counts.shape)
+        cum = np.cumsum(block_counts, axis=2)
+        prev = cum - block_counts
         means = sums / np.maximum(block_counts, 1)
         p, g = cdf[0], slope[0]
         weight = p.take(cum) - p.take(prev)
@@ -133,11 +146,12 @@ class _RankedSweeps:
         step = means * (g_high - g.take(prev))
         level = means * g_high + (np.cumsum(step[..., ::-1], axis=2)[..., ::-1] - step)
         ratio = weight / np.maximum(block_counts / m, 1.0 / m)
-        block_of_run = np.take_along_axis(self.block_of, self.position_of, axis=1)[:, None, :]
-        run_test = np.take_along_axis(self.test, self.position_of, axis=1)[:, None, :]
-        gathered = np.take_along_axis(ratio, np.broadcast_to(block_of_run, counts.shape), axis=2)
-        base = np.take_along_axis(level - ratio * means, np.broadcast_to(block_of_run, counts.shape), axis=2)
-        return gathered * run_test + base
+        # L_i = (R_b - ratio_b mean_b) + ratio_b t_i, b the block of run i
+        run_block = resamples + self.run_block[:, None, :]
+        influence = ratio.take(run_block)
+        influence *= self.run_test[:, None, :]
+        influence += (level - ratio * means).take(run_block)
+        return influence
 
 
 def _falls(means: np.ndarray) -> np.ndarray:
@@ -163,10 +177,11 @@ def _paired_standard_error(a: _RankedSweeps, b: _RankedSweeps, indices: np.ndarr
 
 def _values(sweeps: _RankedSweeps, positions: np.ndarray, tables: _Tables) -> tuple[np.ndarray, ...]:
     """The statistic, the centre and its standard error on each resample, (rows, resamples) each."""
-    totals = sweeps.totals(positions)
-    centre, error = sweeps.boo_n_studentized(totals, tables.centre_cdf, tables.centre_slope)
-    value = centre if tables.centre_cdf is tables.cdf else sweeps.boo_n(totals, tables.cdf)
-    return value, centre, error
+    other = None if tables.centre_cdf is tables.cdf else tables.cdf
+    centre, error, *value = sweeps.boo_n_studentized(
+        sweeps.totals(positions), tables.centre_cdf, tables.centre_slope, other
+    )
+    return (value[0] if value else centre), centre, error
 
 
 def _split_draws(flat: np.ndarray, rows: int, sizes: list[int], draws: int, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +212,7 @@ def difference_ends(
     :func:`~boontrack._bootstrap.difference_interval` call per row, in row order."""
     rows, m = a[0].shape
     tables = _Tables.of(m, budget, method)
-    chunk = max(1, CACHE_ELEMENTS // (n_resamples * m))  # replications whose arrays stay in cache: 2x faster
+    chunk = max(1, CHUNK_ELEMENTS // (n_resamples * m))
     parts = [
         _chunk_ends(
             tuple(x[start : start + chunk] for x in (*a, *b)), paired, tables, confidence_level, n_resamples, rng
@@ -232,8 +247,7 @@ def _chunk_ends(scores, paired, tables, confidence_level, n_resamples, rng):
     positions = indices  # unpaired, the draws are positions in each sweep's ranking, as in difference_interval
     if paired:  # the draws are pairs, whose positions differ in the two rankings
         positions = tuple(
-            np.take_along_axis(s.position_of, i.reshape(rows, -1), axis=1).reshape(i.shape)
-            for s, i in zip(sweeps, indices)
+            s.position_of.take(i + np.arange(0, rows * m, m)[:, None, None]) for s, i in zip(sweeps, indices)
         )
     values_a, values_b = (_values(s, p, tables) for s, p in zip(sweeps, positions))
     dist, resample_centre = values_a[0] - values_b[0], values_a[1] - values_b[1]
