@@ -224,21 +224,21 @@ def difference_ends(
 
 
 def _chunk_ends(scores, paired, tables, confidence_level, n_resamples, rng):
+    """:func:`difference_ends` of one chunk of replications."""
     a_val, a_test, b_val, b_test = scores
     if paired:  # the pairs in difference_interval's canonical order
         pairs = np.lexsort((b_test, b_val, a_test, a_val), axis=1)
         a_val, a_test, b_val, b_test = (np.take_along_axis(x, pairs, axis=1) for x in (a_val, a_test, b_val, b_test))
     rows, m = a_val.shape
     sweeps = _RankedSweeps(a_val, a_test), _RankedSweeps(b_val, b_test)
-    on_data = [_values(s, s.order[:, None, :] * 0 + np.arange(m), tables) for s in sweeps]
+    identity = np.broadcast_to(np.arange(m), (rows, 1, m))  # every run drawn once: the runs themselves
+    on_data = [_values(s, identity, tables) for s in sweeps]
     estimate, centre = (x - y for x, y in zip(on_data[0][:2], on_data[1][:2]))
     reference = estimate
     if tables.reference_cdf is not tables.cdf:
-        reference = np.subtract(
-            *(s.boo_n(s.totals(np.broadcast_to(np.arange(m), (rows, 1, m))), tables.reference_cdf) for s in sweeps)
-        )
+        reference = np.subtract(*(s.boo_n(s.totals(identity), tables.reference_cdf) for s in sweeps))
     if paired:
-        error = _paired_standard_error(*sweeps, np.broadcast_to(np.arange(m), (rows, 1, m)), tables)
+        error = _paired_standard_error(*sweeps, identity, tables)
     else:
         error = np.hypot(on_data[0][2], on_data[1][2])
     draws = 1 if paired else 2
