@@ -395,6 +395,38 @@ def sample_comparison(
     return a_val + shift, a_test + shift, b_val, b_test
 
 
+#: Pairs up to which scipy's Wilcoxon test enumerates every sign flip when the differences hold ties or zeros.
+EXACT_FLIP_PAIRS = 13
+
+
+def wilcoxon_pvalues(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of ``scipy.stats.wilcoxon(a, b, axis=1)``, one per row, computed alike but faster.
+
+    With ties or zeros among the differences of at most ``EXACT_FLIP_PAIRS`` pairs, scipy takes the exact
+    permutation test over all 2^m sign flips, evaluating the statistic once per flip and row in Python (about
+    a millisecond each: 2 minutes for 400 rows of 10 pairs). The flips leave ``|d|`` and so its ranks
+    unchanged; the statistic of every flip (the rank sum of the positive differences, zeros dropped) is one
+    matrix product, exact in floating point (sums of half-integers), and the p-value is counted as scipy does.
+    Otherwise scipy's own result is returned.
+    """
+    d = a - b
+    m = d.shape[1]
+    magnitude = np.where(d == 0, np.inf, np.abs(d))  # zeros rank above every other difference and count nowhere
+    ordered = np.sort(magnitude, axis=1)
+    tied = np.any((ordered[:, 1:] == ordered[:, :-1]) & np.isfinite(ordered[:, 1:]))
+    if m > EXACT_FLIP_PAIRS or not (tied or np.any(d == 0)):
+        return stats.wilcoxon(a, b, axis=1).pvalue
+    ranks = stats.rankdata(magnitude, axis=1)
+    positive, negative = ranks * (d > 0), ranks * (d < 0)
+    observed = positive.sum(axis=1)
+    flips = (np.arange(2**m)[:, None] >> np.arange(m)) & 1  # row k flips the pairs of k's binary digits
+    null = observed[:, None] + (negative - positive) @ flips.T  # (rows, flips)
+    tolerance = np.abs(np.finfo(np.float64).eps * 100 * observed)[:, None]  # scipy's, for equal statistics
+    below = np.count_nonzero(null <= observed[:, None] + tolerance, axis=1) / 2**m
+    above = np.count_nonzero(null >= observed[:, None] - tolerance, axis=1) / 2**m
+    return np.clip(2 * np.minimum(below, above), 0.0, 1.0)
+
+
 def _comparison_rates_iv(pop, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng):
     if not isinstance(pop, Population):
         raise ValueError(f"`population` must be a boontrack.simulate.Population, got {pop!r}")
@@ -468,8 +500,8 @@ def comparison_rates(
     """
     import warnings
 
-    from boontrack._bootstrap import BudgetGroup, difference_interval, percentile_interval
     from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+    from boontrack.simulate.replicated import difference_ends
 
     m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
         population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
@@ -479,20 +511,17 @@ def comparison_rates(
         population, m, paired=paired, shift=shift, seed_share=seed_share, replications=replications, rng=rng
     )
     ends = np.empty((4, replications, 2))  # Boo_n by method, Boo_n percentile, mean by method, mean percentile
-    for r in range(replications):  # one pair of sweeps per iteration; everything inside is vectorised
-        for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val[r], b_val[r]), (1, a_test[r], b_test[r]))):
-            groups = (  # the scores' bounds as a summary finds them: [0, 1] when every test score lies in it
-                BudgetGroup(a_v, a_test[r], True, budget_k, "V", method, as_bounds(None, a_test[r])),
-                BudgetGroup(b_v, b_test[r], True, budget_k, "V", method, as_bounds(None, b_test[r])),
-            )
-            _, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
-            ends[2 * k, r], ends[2 * k + 1, r] = interval, percentile_interval(dist, level)
+    for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val, b_val), (1, a_test, b_test))):
+        # every replication at once, as one difference_interval per replication would (the summary's rule)
+        ends[2 * k], ends[2 * k + 1] = difference_ends(
+            (a_v, a_test), (b_v, b_test), budget_k, paired, method, level, n_resamples, rng
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: NaN p-values, counted as no rejection
         if paired:
             tests = {
                 "paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
-                "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue,
+                "wilcoxon": wilcoxon_pvalues(a_test, b_test),
             }
         else:
             tests = {
