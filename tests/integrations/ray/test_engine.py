@@ -210,6 +210,9 @@ def ray_client_cluster(tmp_path_factory):
             ports.append(probe.getsockname()[1])
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
     env.pop("RAY_ADDRESS", None)
+    # On SIGTERM the head first marks its node draining (for Ray Serve) and waits up to 30 s for it; the driver
+    # has long disconnected by then, and the GCS, stopped with it, never answers: 30 s of nothing per session.
+    env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] = "0"
     temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
     log = tmp_path_factory.mktemp("ray-head") / "head.log"
     command = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block"]  # this Python's Ray
