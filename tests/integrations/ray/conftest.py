@@ -3,8 +3,11 @@ once. Ray itself is the session fixture ``ray_local`` of ``tests/conftest.py`` (
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,8 +17,27 @@ from tune_sweep import REPORTS, RESAMPLES, TEST, VAL, N, TuneSweep, make_trainab
 pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
 
 
+#: A directory in memory, where the host has one: Ray's MLflowLoggerCallback commits each metric of each result
+#: on its own, and creating the store commits each schema migration; on tmpfs no commit waits for the disk (on
+#: a loaded 2-core machine: a new store 7 s instead of 17 s, 200 metrics 4 s instead of 9 s).
+MEMORY_DIR = Path("/dev/shm")
+
+
 @pytest.fixture(scope="session")
-def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
+def _fast_store_dir(tmp_path_factory) -> Iterator[Path]:
+    """A directory for the sweep's MLflow sqlite store, removed at the end of the session."""
+    if not MEMORY_DIR.is_dir():
+        yield tmp_path_factory.mktemp("mlflow-store")
+        return
+    path = Path(tempfile.mkdtemp(prefix="boontrack-tune-", dir=MEMORY_DIR))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def tune_sweep(ray_local, tmp_path_factory, _fast_store_dir) -> TuneSweep:
     """2 models x 5 seeds run by Tune for real (one trial errors), with these callbacks:
 
     ``last`` (defaults: the summary in the experiment directory), ``best`` (pick="best_val_step", into a
@@ -42,7 +64,7 @@ def tune_sweep(ray_local, tmp_path_factory) -> TuneSweep:
         # Tune refuses a result without TuneConfig's metric; one trial reports its test score on its own.
         mp.setenv("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
         if _has_mlflow():
-            mlflow_info = _mlflow_store(root, mp)
+            mlflow_info = _mlflow_store(root, _fast_store_dir, mp)
             from ray.air.integrations.mlflow import MLflowLoggerCallback
 
             callbacks["mlflow"] = BoonCallback(
@@ -81,9 +103,9 @@ def _has_mlflow() -> bool:
     return True
 
 
-def _mlflow_store(root: Path, mp: pytest.MonkeyPatch) -> dict[str, str]:
-    """A sqlite MLflow store with an experiment whose artifacts stay under ``root``; MLflow's process-wide
-    tracking and registry URIs (which ``MLflowLoggerCallback`` sets) are restored when ``mp`` is undone."""
+def _mlflow_store(root: Path, store_dir: Path, mp: pytest.MonkeyPatch) -> dict[str, str]:
+    """A sqlite MLflow store in ``store_dir`` with an experiment whose artifacts stay under ``root``; MLflow's
+    process-wide tracking and registry URIs (which ``MLflowLoggerCallback`` sets) are restored when ``mp`` is undone."""
     import mlflow.tracking._model_registry.utils as registry_utils
     import mlflow.tracking._tracking_service.utils as tracking_utils
     from mlflow import MlflowClient
@@ -91,7 +113,7 @@ def _mlflow_store(root: Path, mp: pytest.MonkeyPatch) -> dict[str, str]:
     mp.setattr(tracking_utils, "_tracking_uri", tracking_utils._tracking_uri)
     mp.setattr(registry_utils, "_registry_uri", registry_utils._registry_uri)
     mp.chdir(root)  # the store's default experiment keeps artifacts in ./mlruns
-    uri = f"sqlite:///{root / 'mlflow.db'}"
+    uri = f"sqlite:///{store_dir / 'mlflow.db'}"
     experiment = f"tune-{uuid.uuid4().hex[:8]}"
     MlflowClient(uri).create_experiment(experiment, artifact_location=(root / "artifacts").as_uri())
     return {"uri": uri, "experiment": experiment}
