@@ -40,7 +40,7 @@ def _fast_store_dir(tmp_path_factory) -> Iterator[Path]:
 def tune_sweep(ray_local, tmp_path_factory, _fast_store_dir) -> TuneSweep:
     """2 models x 5 seeds run by Tune for real (one trial errors), with these callbacks:
 
-    ``last`` (defaults: the summary in the experiment directory), ``best`` (pick="best_val_step", into a
+    ``last`` (defaults: the summary and its plots in the experiment directory), ``best`` (pick="best_val_step", into a
     directory of its own), ``broken`` (a metric no trial reports: must warn, not raise), ``contradicts`` (a
     direction opposite to the experiment's ``mode="max"`` of ``val_acc``: must warn, not raise) and, with mlflow
     installed, Ray's ``MLflowLoggerCallback`` logging every trial to a sqlite store plus ``mlflow`` (the summary
@@ -54,9 +54,10 @@ def tune_sweep(ray_local, tmp_path_factory, _fast_store_dir) -> TuneSweep:
     spec = {"val": VAL, "test": TEST, "n": N, "n_resamples": RESAMPLES}
     callbacks = {
         "last": BoonCallback(**spec),
-        "best": BoonCallback(**spec, pick="best_val_step", out=root / "best"),
+        # the others test a pick, a warning, a tracker: no PNGs (rendering them is most of a summary's time)
+        "best": BoonCallback(**spec, pick="best_val_step", out=root / "best", plots=False),
         "broken": BoonCallback(val="no_such_metric", out=root / "broken"),
-        "contradicts": BoonCallback(**spec, maximize=False, out=root / "contradicts"),
+        "contradicts": BoonCallback(**spec, maximize=False, out=root / "contradicts", plots=False),
     }
     tune_callbacks = list(callbacks.values())
     mlflow_info: dict[str, str] = {}
@@ -70,6 +71,7 @@ def tune_sweep(ray_local, tmp_path_factory, _fast_store_dir) -> TuneSweep:
             callbacks["mlflow"] = BoonCallback(
                 **spec,
                 out=root / "mlflow-dir",
+                plots=False,
                 mlflow_experiment=mlflow_info["experiment"],
                 tracking_uri=mlflow_info["uri"],
             )
