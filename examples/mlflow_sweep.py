@@ -5,7 +5,7 @@ draw, and is logged as a nested MLflow run. ``boontrack.mlflow.sweep`` opens the
 the block ends, writes a summary run beside the trials: Boo_n with intervals, the expected-validation curve as
 a line chart over n, the report and the plots.
 
-    pip install "boontrack[mlflow,plots]"
+    pip install ".[mlflow,plots]"
     python examples/mlflow_sweep.py [TRIALS]
 
 The runs go to a local sqlite store, ``./mlflow-example/mlflow.db``; look at them with

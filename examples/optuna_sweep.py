@@ -7,7 +7,7 @@ summary into ``./optuna-example/boon`` every 10 finished trials, and ``boon.summ
 the end (Optuna has no end-of-study hook). With ``pick="best_val_step"`` each trial counts with its best
 epoch's validation accuracy and the test accuracy of that epoch's model.
 
-    pip install "boontrack[optuna,plots]" scikit-learn
+    pip install ".[optuna,plots]" scikit-learn
     python examples/optuna_sweep.py [TRIALS]
 
 The study is kept in ``./optuna-example/optuna.db`` (started afresh on each run); the command line reads it the

@@ -6,7 +6,7 @@ in ``on_experiment_end``, taking each trial's test accuracy at its best validati
 summary into the experiment directory (``ray-example/digits/boontrack``). The same experiment directory is then
 read back with the ``ray-tune:`` source, as the command line does.
 
-    pip install "boontrack[ray,plots]" scikit-learn
+    pip install ".[ray,plots]" scikit-learn
     python examples/ray_tune_sweep.py [SEEDS]    # at least 5 (Boo_5); default 8
 
 The same from the shell: ``boontrack summarize ray-tune:ray-example/digits --val val_acc --test test_acc

@@ -6,7 +6,7 @@ reports Boo_n with intervals for each approach and their comparison. With a W&B 
 online is summarized by one line after ``wandb.agent(...)``:
 ``boontrack.wandb.summarize_sweep("entity/project/sweep_id", val="val_acc", test="test_acc")``.
 
-    pip install "boontrack[wandb]" scikit-learn
+    pip install ".[wandb]" scikit-learn
     python examples/wandb_offline_sweep.py [TRIALS]
 
 The same from the shell: ``boontrack summarize wandb-offline:wandb-example/wandb --val val_acc --test test_acc

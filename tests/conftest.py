@@ -21,6 +21,16 @@ SHARED_DATA = REPOSITORY / ".." / "shared" / "data"
 TOOL_LEFTOVERS = {".venv", ".hypothesis", ".pytest_cache", ".benchmarks", "__pycache__"}
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """SIGTERM ends the run as Ctrl-C does, so the fixtures' teardown still stops the servers, Ray nodes and
+    workers the tests started (with the default action, a terminated run leaves them running)."""
+
+    def interrupt(signum: int, _frame) -> None:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared data directory; the test is skipped when it is absent."""

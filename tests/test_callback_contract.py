@@ -1,5 +1,6 @@
-"""One callback contract: every callback and ``summarize_*`` function takes the keywords of the README's table,
-with the defaults it lists, and its own keywords besides; the table of keywords is the integration layer's."""
+"""One callback contract: every callback and ``summarize_*`` function takes the keywords of the docs' table
+(docs/guide/files.md), with the defaults it lists, and its own keywords besides; the table of keywords is the
+integration layer's."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _function(dotted: str):
 def _defaults(cell: str) -> dict:
     """``name=value`` pairs quoted in a cell, the values as Python reads them."""
     pairs = [text.split("=", 1) for text in quoted(cell)]
-    return {name: eval(value) for name, value in pairs}  # noqa: S307 - literals written in our own README
+    return {name: eval(value) for name, value in pairs}  # noqa: S307 - literals written in our own docs
 
 
 @pytest.mark.parametrize(("dotted", "first", "differ", "own"), FUNCTIONS, ids=[row[0] for row in FUNCTIONS])

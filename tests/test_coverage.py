@@ -1,8 +1,8 @@
 """The default interval's actual coverage, measured on populations with a known Boo_n (boontrack.simulate).
 
-The full suite (``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell) is in the README; here a few of
-its hardest cells where the default is claimed to hold, with few sweeps and a tolerance from the standard
-error of a coverage.
+The full suite (``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell) is in
+docs/statistics/intervals.md; here a few of its hardest cells where the default is claimed to hold, with few
+sweeps and a tolerance from the standard error of a coverage.
 """
 
 from __future__ import annotations

@@ -94,14 +94,14 @@ def _analyze(frame: pd.DataFrame, **spec_options) -> object:
 
 @pytest.fixture(scope="module")
 def digits():
-    """The README's digits example: 30 runs per model, no durations."""
+    """The docs' digits example: 30 runs per model, no durations."""
     frame = pd.read_csv(Path(__file__).parents[1] / "examples" / "digits_sweep.csv")
     return _analyze(frame, val="val_acc", test="test_acc", group_by=("model",))
 
 
 @pytest.fixture(scope="module")
 def sst5_cnn_lr(shared_data):
-    """SST-5, CNN vs LR, 50 runs each, with training durations (the README's time plot)."""
+    """SST-5, CNN vs LR, 50 runs each, with training durations (the docs' time plot)."""
     frame = pd.read_csv(shared_data / "show-your-work" / "sst5_cnn_lr_search.tsv", sep="\t")
     return _analyze(
         frame,

@@ -1,4 +1,5 @@
-"""The one vocabulary: the README's options table is boontrack.vocabulary's, and each caller reads its own words."""
+"""The one vocabulary: the options table of the docs (docs/guide/files.md) is boontrack.vocabulary's, and each
+caller reads its own words."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ returns its validation and test accuracy; ``hydra.callbacks.boontrack`` in ``con
 and, at the end of the multirun, writes Boo_n with intervals, the expected-validation curves and a comparison
 of the two families to ``<sweep dir>/boontrack/`` and prints the table.
 
-    pip install "boontrack[hydra,plots]" scikit-learn
+    pip install ".[hydra,plots]" scikit-learn
     python examples/hydra/app.py --multirun model=logreg,forest seed=0,1,2,3,4,5,6,7,8,9
 
 The sweep goes to ``./multirun/DATE/TIME/`` (Hydra's default ``hydra.sweep.dir``).

@@ -4,7 +4,7 @@ Run by hand (not collected by pytest)::
 
     python tests/benchmarks/bench_compare.py [--replications 1000] [--resamples 999] [--seed 0]
 
-Prints the Markdown tables of the README's "Comparing approaches" section, measured with
+Prints the Markdown tables of the "Comparing approaches" page of the docs (docs/statistics/comparing.md), measured with
 :func:`boontrack.simulate.comparison_rates`. First the type-I error: A and B of m runs each drawn from the same
 population (paired by seed, a pair's correlation 0.5, or independent), how often the 95 % interval of
 Boo_5(A) - Boo_5(B) and of mean(A) - mean(B) excludes 0 (studentized, the default, and percentile on the same

@@ -5,7 +5,7 @@ Run by hand (not collected by pytest; about an hour on two busy cores, run it un
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
         [--no-bands | --bands-only | --doubts-only] [--populations START:STOP]
 
-Prints the Markdown tables of the README's "Honest intervals" section:
+Prints the Markdown tables of the "Honest intervals" page of the docs (docs/statistics/intervals.md):
 
 1. For each population, m = 10, 20, 50, 100 runs and budget n in 1, 5, 10 with n <= m/2: the share of simulated
    sweeps whose interval contains the true Boo_n (estimator V), for the default method and for the percentile

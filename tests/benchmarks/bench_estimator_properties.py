@@ -1,7 +1,7 @@
 """Monte Carlo: bias, spread and error of the Boo_n estimators V, U, W and the Gaussian one, by score shape.
 
 Run by hand: ``python tests/benchmarks/bench_estimator_properties.py`` (a few minutes; ``--quick`` for a smoke
-run); it prints the Markdown tables of the README's section on the estimators.
+run); it prints the Markdown tables of the docs' page on the estimators (docs/statistics/estimators.md).
 
 Populations (test = validation, as for an expected-validation curve), all with mean about 0.80:
 

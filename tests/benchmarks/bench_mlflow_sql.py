@@ -18,7 +18,7 @@ once and copied for nothing else; PostgreSQL gets the same rows through the same
 
 PostgreSQL: a throw-away server is started with ``initdb``/``pg_ctl`` in a temporary directory, on 127.0.0.1
 and a free port, as the ``postgres`` user when run as root, and stopped at the end; boontrack reads it with a
-role that has only SELECT rights (the setup the README recommends for a scheduled job beside the database).
+role that has only SELECT rights (the setup the docs recommend for a scheduled job beside the database).
 Needs ``psycopg2`` (``pip install psycopg2-binary``) and the server binaries (Debian: ``apt-get install
 postgresql``); without them that part is skipped with the reason.
 

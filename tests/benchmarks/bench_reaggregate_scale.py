@@ -17,7 +17,7 @@ server (every request of the pass goes through it), peak memory is the largest r
 of the pass (``RUSAGE_CHILDREN``; Ray's own daemons included when the pass starts a local Ray).
 
 Run:  python tests/benchmarks/bench_reaggregate_scale.py [--sweeps 1000] [--runs 50] [--modes serial workers ray]
-Prints a Markdown table, and the per-sweep costs that the README's estimate for 10^6 runs builds on.
+Prints a Markdown table, and the per-sweep costs that the docs' estimate for 10^6 runs (docs/performance.md) builds on.
 """
 
 from __future__ import annotations

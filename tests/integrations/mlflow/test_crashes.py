@@ -9,16 +9,15 @@ stale runs of boontrack's own.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import threading
 import urllib.error
 import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,11 +27,12 @@ from boontrack.runframe import GROUP_CURVE_ROLE
 from boontrack_mlflow import summarize_sweep
 from boontrack_mlflow._sink import FINGERPRINT_TAG, KEY_TAG, WRITE_TAG
 
+import crash_writer
 from mlflow_helpers import mixed_sweep
 
 pytestmark = pytest.mark.mlflow
 
-SPEC = {"val": "val_acc", "test": "test_acc", "n": (1, 3), "n_resamples": 200}
+SPEC = crash_writer.SPEC
 HELD_WAIT_S = 120
 
 
@@ -120,37 +120,28 @@ def stop_proxy(server, handler) -> None:
     server.server_close()
 
 
-WRITER = textwrap.dedent(
-    """
-    import sys
-    from boontrack_mlflow import summarize_sweep
-    summarize_sweep(sys.argv[1], tracking_uri=sys.argv[2], raise_on_error=True, val="val_acc", test="test_acc",
-                    n=(1, 3), n_resamples=200)
-    """
-)
+#: Writers are forked from one server process that imported MLflow and boontrack once (crash_writer).
+WRITERS = multiprocessing.get_context("forkserver")
+WRITERS.set_forkserver_preload(["crash_writer"])
 
 
-def kill_writer_at(uri: str, parent_id: str, route: str, occurrence: int, mode: str) -> None:
+def kill_writer_at(uri: str, parent_id: str, route: str, occurrence: int, mode: str, report: Path) -> None:
     """Run a writer through a proxy and SIGKILL it while the chosen request is held."""
     server, handler, proxy_uri = start_proxy(uri, route, occurrence, mode)
-    env = {**os.environ, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": str(HELD_WAIT_S)}
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, parent_id, proxy_uri],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+    writer = WRITERS.Process(target=crash_writer.write, args=(parent_id, proxy_uri, HELD_WAIT_S, str(report)))
+    writer.start()
     try:
         while not handler.held.wait(0.2):
-            if writer.poll() is not None:
-                pytest.fail(f"the writer ended before {route} #{occurrence}: {writer.stdout.read().decode()[-2000:]}")
+            if not writer.is_alive():
+                failure = report.read_text()[-2000:] if report.exists() else f"exit code {writer.exitcode}"
+                pytest.fail(f"the writer ended before {route} #{occurrence}: {failure}")
         os.kill(writer.pid, signal.SIGKILL)
-        writer.wait(30)
+        writer.join(30)
+        assert writer.exitcode == -signal.SIGKILL
     finally:
-        if writer.poll() is None:
+        if writer.is_alive():
             writer.kill()
-            writer.wait(30)
-        writer.stdout.close()
+            writer.join(30)
         stop_proxy(server, handler)
 
 
@@ -200,13 +191,13 @@ CRASH_POINTS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("route", "occurrence", "mode"), CRASH_POINTS)
-def test_kill_at_any_write_step_then_one_run_converges(mlflow_server, route, occurrence, mode):
+def test_kill_at_any_write_step_then_one_run_converges(mlflow_server, route, occurrence, mode, tmp_path):
     sweep = mixed_sweep(mlflow_server, finished=5)
     old = summarize_sweep(sweep.parent_id, tracking_uri=mlflow_server, **SPEC)
     assert old.status == "updated"
     sweep.add_child(val=[0.95], test=[0.94], params={"seed": 60, "lr": 0.1})  # the next write supersedes it
 
-    kill_writer_at(mlflow_server, sweep.parent_id, route, occurrence, mode)
+    kill_writer_at(mlflow_server, sweep.parent_id, route, occurrence, mode, tmp_path / "writer-failure.txt")
 
     repaired = summarize_sweep(sweep.parent_id, tracking_uri=mlflow_server, **SPEC)
     assert repaired.status == "updated" and repaired.ok  # never "up to date" over a broken state

@@ -301,9 +301,13 @@ def test_a_tracker_that_cannot_give_the_token_has_its_runs_read_every_time(one_s
     assert _pass(config) == ["updated"] and _pass(config) == ["unchanged"] and len(reads) == 2
 
 
+#: Sweeps in each experiment of the discovery-cost test (each written back once: most of its time).
+SWEEPS = 10
+
+
 @pytest.mark.slow
 def test_discovery_costs_requests_per_page_and_sweep_never_per_plain_run(mlflow_server, mlflow_server_store, tmp_path):
-    """Two experiments with the same 20 sweeps, one of them also holding 10,000 plain runs (inserted in bulk into
+    """Two experiments with the same 10 sweeps, one of them also holding 10,000 plain runs (inserted in bulk into
     the server's own store), discovered through a proxy that counts the requests: the same few requests for
     both. Then an unchanged pass: a few requests per sweep, none of them a search of its children."""
     from mlflow_tools import CountingProxy, insert_children
@@ -312,7 +316,7 @@ def test_discovery_costs_requests_per_page_and_sweep_never_per_plain_run(mlflow_
     counts = {}
     for plain in (0, 10_000):
         sweep = new_sweep(mlflow_server)
-        for k in range(20):
+        for k in range(SWEEPS):
             parent = sweep.client.create_run(sweep.experiment_id, run_name=f"sweep-{k}").info.run_id
             insert_children(mlflow_server_store, sweep.experiment_id, parent, 6, np.random.default_rng(k))
         if plain:
@@ -321,17 +325,17 @@ def test_discovery_costs_requests_per_page_and_sweep_never_per_plain_run(mlflow_
         proxy.take()
         jobs, failed = discover_jobs([template], log=lambda line: None)
         counts[plain] = proxy.take()
-        assert failed == 0 and len(jobs) == 20  # new_sweep's own parent has no children: not a sweep
+        assert failed == 0 and len(jobs) == SWEEPS  # new_sweep's own parent has no children: not a sweep
     assert counts[0] == counts[10_000]
     searches = counts[10_000]["POST /api/2.0/mlflow/runs/search"]
     assert searches == 2 and sum(counts[10_000].values()) <= 4, counts  # the children, then their parents
 
     extra = 'write_back = true\ngroup_by = ["params.lr"]'  # one value: one group of the 6 trials
     config = _config(tmp_path, proxy.url, location=sweep.experiment_id, name="pass.toml", extra=extra)
-    assert _pass(config) == ["updated"] * 20
+    assert _pass(config) == ["updated"] * SWEEPS
     proxy.take()
-    assert _pass(config) == ["unchanged"] * 20
+    assert _pass(config) == ["unchanged"] * SWEEPS
     unchanged = proxy.take()
-    per_sweep = (sum(unchanged.values()) - sum(counts[10_000].values())) / 20
-    assert unchanged["POST /api/2.0/mlflow/runs/search"] - searches <= 20, unchanged  # the summary's, no children's
+    per_sweep = (sum(unchanged.values()) - sum(counts[10_000].values())) / SWEEPS
+    assert unchanged["POST /api/2.0/mlflow/runs/search"] - searches <= SWEEPS, unchanged  # the summary's, no children's
     assert per_sweep <= 4, unchanged

@@ -1,0 +1,113 @@
+"""Every shell and Python block of the README, the docs and the integrations' READMEs runs as written.
+
+Each ```bash and ```python block is run in a temporary copy of the checkout's ``examples/`` (with ``../shared``
+beside it when the published run tables are there), unless the line above it says why not:
+``<!-- not run: REASON -->`` (an install, a server or an account it needs, or minutes of work). A block that
+reads ``../shared/data`` is skipped when that folder is absent. Other fences (toml, yaml, text) are not run.
+A block followed by ``<!-- output -->`` and a ```text block must print exactly that text on stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+# The integrations' READMEs are docs pages too (docs/integrations/ includes them).
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted(ROOT.glob("integrations/*/README.md")))
+NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
+OUTPUT = "<!-- output -->"
+FENCE = re.compile(r"^```(\w*)\s*$")
+RUNNABLE = ("bash", "python")
+TIMEOUT = 120  # seconds per block: the slowest one run here takes a few seconds
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int  # of the opening fence, 1-based
+    language: str
+    code: str
+    not_run: str | None  # the reason given on the line above, if any
+    output: str | None  # what it prints, where the page shows it
+
+    @property
+    def name(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+def _blocks(page: Path) -> list[Block]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks, start = [], None
+    for number, line in enumerate(lines):
+        fence = FENCE.match(line)
+        if not fence:
+            continue
+        if start is None:
+            start, language = number, fence.group(1)
+            continue
+        if language in RUNNABLE:
+            above = NOT_RUN.search(lines[start - 1]) if start else None
+            code = "\n".join(lines[start + 1 : number]) + "\n"
+            name = str(page.relative_to(ROOT))
+            output = _shown_output(lines, number + 1)
+            blocks.append(Block(name, start + 1, language, code, above.group(1) if above else None, output))
+        start = None
+    return blocks
+
+
+def _shown_output(lines: list[str], after: int) -> str | None:
+    """The text block under ``<!-- output -->`` right after line ``after`` (blank lines between), if any."""
+    rest = [line for line in lines[after : after + 4] if line.strip()]
+    if len(rest) < 2 or rest[0] != OUTPUT or rest[1] != "```text":
+        return None
+    start = lines.index("```text", after) + 1
+    end = lines.index("```", start)
+    return "\n".join(lines[start:end]) + "\n"
+
+
+BLOCKS = [block for page in PAGES for block in _blocks(page)]
+
+
+def test_the_pages_have_blocks_to_run():
+    """The collection itself works: the README's and the getting-started page's blocks are found."""
+    pages = {block.page for block in BLOCKS}
+    assert {"README.md", "docs/index.md", "docs/guide/arrays.md", "docs/guide/files.md"} <= pages
+    assert sum(block.not_run is None for block in BLOCKS) >= 5
+    assert sum(block.output is not None for block in BLOCKS) >= 2
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A working directory laid out as the checkout: ``examples/`` copied, ``../shared`` linked when present."""
+    workdir = tmp_path / "checkout"
+    shutil.copytree(ROOT / "examples", workdir / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    if SHARED.is_dir():
+        (tmp_path / "shared").symlink_to(SHARED, target_is_directory=True)
+    return workdir
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda block: block.name)
+def test_the_block_runs_as_written(block: Block, checkout: Path):
+    if block.not_run:
+        pytest.skip(f"not run: {block.not_run}")
+    if "../shared/data" in block.code and not (SHARED / "data").is_dir():
+        pytest.skip("needs the published run tables in ../shared/data")
+    scripts = Path(sys.executable).parent  # `boontrack` and `python` of the environment running the tests
+    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}", "MPLBACKEND": "Agg"}
+    command = ["bash", "-euo", "pipefail", "-c", block.code] if block.language == "bash" else [sys.executable, "-"]
+    stdin = block.code if block.language == "python" else None
+    done = subprocess.run(
+        command, cwd=checkout, env=env, input=stdin, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
+    assert done.returncode == 0, f"{block.name} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+    if block.output is not None:
+        assert done.stdout == block.output, f"{block.name} printed other than the page shows:\n{done.stdout}"
