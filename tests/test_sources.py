@@ -220,3 +220,11 @@ def test_groups_missing_from_a_source_are_refused(digits, tmp_path):
     digits[digits["model"] == "mlp"].to_csv(tmp_path / "mlp.csv", index=False)
     with pytest.raises(InputError, match="group model=logistic-regression is in both but not in mlp"):
         compare_sources([tmp_path / "both.csv", tmp_path / "mlp.csv"], val="val_acc", group_by="model", **FAST)
+
+
+def test_compare_takes_the_options_of_summarize_under_the_same_flags():
+    shown = invoke("compare", "--help").output
+    for flag in ("--val", "--test", "--n", "--group-by", "--seed-column", "--resamples", "--confidence", "--minimize"):
+        assert flag in shown
+    assert "compared as pairs" in " ".join(shown.split())
+    assert "default grouping: all other params" in " ".join(invoke("summarize", "--help").output.split())

@@ -19,6 +19,7 @@ when the command runs or its help is shown. Engines of ``reaggregate --engine`` 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import importlib
@@ -408,7 +409,16 @@ def compare(
         ctx.exit(0 if result.gate.passed else 3)
 
 
-compare.params[1:1] = [param for param in summarize.params if param.name in _COMPARE_SPEC_OPTIONS]
+def _shared_option(param: click.Parameter) -> click.Parameter:
+    """``summarize``'s option as ``compare`` shows it: the same, but for what differs (the default grouping)."""
+    if param.name != "seed_column":
+        return param
+    shown = copy.copy(param)
+    shown.help = "Column holding the seed: sources whose seeds match are compared as pairs."
+    return shown
+
+
+compare.params[1:1] = [_shared_option(param) for param in summarize.params if param.name in _COMPARE_SPEC_OPTIONS]
 
 #: How ``compare`` names its options in messages: summarize's flags and its own.
 COMPARE = vocabulary.Vocabulary(
