@@ -1,6 +1,6 @@
 """Plots of a Summary: expected-best curves with bands, and score distributions per group.
 
-matplotlib is an optional extra (``pip install "boontrack[plots]"``), imported when a plot is made. Figures are
+matplotlib is an optional extra (``pip install ".[plots]"``), imported when a plot is made. Figures are
 built as :class:`matplotlib.figure.Figure` objects on the Agg canvas, never through pyplot, so nothing leaks
 into (or depends on) global pyplot state.
 

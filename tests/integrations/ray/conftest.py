@@ -11,7 +11,7 @@ import pytest
 
 from tune_sweep import REPORTS, RESAMPLES, TEST, VAL, N, TuneSweep, make_trainable
 
-pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
+pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
 
 
 @pytest.fixture(scope="session")
