@@ -83,7 +83,7 @@ def test_time_axis_needs_durations():
 
 def test_missing_matplotlib_gives_the_install_hint(summary, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    with pytest.raises(ImportError, match=r'pip install "boontrack\[plots\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[plots\]" in a boontrack checkout'):
         plot_curves(summary)
 
 
