@@ -181,6 +181,16 @@ def test_compare_approaches(a, b, paired, seed):
 
 
 @settings_
+@given(runs, st.integers(1, 4), st.integers(1, 3), rngs)
+def test_training_curves(values, run_count, step_count, seed):
+    """Values spread over a few runs and steps in row order (some runs and steps left out, some cells logged
+    twice): a curve per step, or a refusal."""
+    v = _as_array(values)
+    data = {"run_id": [f"r{i % run_count}" for i in range(v.size)], "step": [i % step_count for i in range(v.size)]}
+    _check(lambda: bt.training_curves({**data, "value": v}, min_runs=2, rng=seed, **FAST))
+
+
+@settings_
 @given(st.lists(st.one_of(st.floats(0, 1), st.floats(allow_nan=True, allow_infinity=True), st.complex_numbers())))
 def test_adjust_pvalues(pvalues):
     p = _as_array(pvalues)

@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from boontrack.compare import (
@@ -77,6 +79,23 @@ def test_wilcoxon_is_scipy_and_needs_pairs():
     assert (res.statistic, res.pvalue) == (ref.statistic, ref.pvalue)
     with pytest.raises(ValueError, match="paired runs need the same number of runs in `a` and `b`.*got 40 and 39"):
         wilcoxon_signed_rank(a, b[:-1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=13).filter(
+        lambda pairs: any(x != y for x, y in pairs)
+    )
+)
+def test_wilcoxon_with_ties_or_zeros_is_scipys_exact_sign_flip_test(pairs):
+    """Up to 13 pairs whose differences tie or are zero, scipy enumerates every sign flip in Python (seconds per
+    call); boontrack counts them in one matrix product: the same statistic and the same p-value, bit for bit."""
+    a, b = (np.array(side, dtype=float) / 4 for side in zip(*pairs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's normal approximation of a constant |d|
+        ref = stats.wilcoxon(a, b)
+    res = wilcoxon_signed_rank(a, b)
+    assert (res.statistic, res.pvalue) == (float(ref.statistic), float(ref.pvalue))
 
 
 def test_paired_t_is_scipy_and_needs_pairs():

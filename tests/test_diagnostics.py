@@ -97,3 +97,13 @@ def test_single_run():
 def test_bad_input(args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         diagnose(*args, **kwargs)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_spearman_and_anderson_darling_are_scipys_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    val = np.round(rng.normal(0.8, 0.02, 25), 2)  # rounded: validation and test ties
+    test = np.round(val + rng.normal(0, 0.02, 25), 2)
+    d = diagnose(val, test)
+    assert d.spearman_val_test == pytest.approx(stats.spearmanr(val, test).statistic, rel=1e-12)
+    assert d.normality_statistic == pytest.approx(legacy_anderson(test)[0], rel=1e-12)

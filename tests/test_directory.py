@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,6 +168,69 @@ def _run_writer(out, value, *, kill_at=-1, exchange=True, repeat=1, wait=True):
     return subprocess.run(command, capture_output=True, text=True, timeout=60)
 
 
+#: One interpreter with boontrack imported that forks a writer (:data:`_WRITER`) per line of arguments it reads,
+#: each in its own process killed for real, and prints the writer's exit code (-9: SIGKILL). A fork starts a
+#: writer in milliseconds where a new interpreter importing boontrack takes a quarter of a second.
+_FORKING_WRITERS = r"""
+import json, os, sys, traceback
+from boontrack import directory
+from boontrack.backends import SummaryOutputs
+
+writer = compile(sys.argv[1], "<writer>", "exec")
+for line in sys.stdin:
+    args, capture = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        for fd, suffix in ((1, ".out"), (2, ".err")):
+            os.dup2(os.open(capture + suffix, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+        sys.argv = ["-c", *args]
+        try:
+            exec(writer, {"__name__": "__main__"})
+            sys.stdout.flush()
+        except BaseException:
+            traceback.print_exc()
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+class _ForkedWriters:
+    """Writers forked from one prepared interpreter (:data:`_FORKING_WRITERS`), run one at a time."""
+
+    def __init__(self, scratch):
+        self.scratch, self.runs = scratch, 0
+        command = [sys.executable, "-c", _FORKING_WRITERS, _WRITER]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, out, value, *, kill_at=-1, exchange=True):
+        self.runs += 1
+        capture = str(self.scratch / f"writer-{self.runs}")
+        args = [str(out), repr(value), str(kill_at), "yes" if exchange else "no", "1"]
+        self.process.stdin.write(json.dumps([args, capture]) + "\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        assert ready, "no writer ended within 60 s"
+        code = int(self.process.stdout.readline())
+        output = [Path(capture + suffix).read_text() for suffix in (".out", ".err")]
+        return subprocess.CompletedProcess(args, code, *output)
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+@pytest.fixture
+def forked_writers(tmp_path):
+    scratch = tmp_path / "writers"
+    scratch.mkdir()
+    writers = _ForkedWriters(scratch)
+    yield writers
+    writers.close()
+
+
 def _published_value(out):
     """The value of the summary in ``out`` after checking that it is one whole summary with its own fingerprint;
     None when there is no ``out``."""
@@ -182,19 +247,23 @@ def _published_value(out):
     return value
 
 
-def _steps_of_one_write(tmp_path, exchange):
+def _steps_of_one_write(tmp_path, exchange, run_writer=_run_writer):
     scratch = tmp_path / "count"
     scratch.mkdir()
-    assert _run_writer(scratch / "out", 0.1, exchange=exchange).returncode == 0
-    counted = _run_writer(scratch / "out", 0.9, exchange=exchange)
+    assert run_writer(scratch / "out", 0.1, exchange=exchange).returncode == 0
+    counted = run_writer(scratch / "out", 0.9, exchange=exchange)
     assert counted.returncode == 0, counted.stderr
     return int(counted.stdout)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("exchange", [True, False], ids=["atomic-exchange", "two-renames"])
-def test_a_writer_killed_at_any_step_leaves_the_old_or_the_new_summary_and_the_next_run_cleans_up(tmp_path, exchange):
-    steps = _steps_of_one_write(tmp_path, exchange)
+def test_a_writer_killed_at_any_step_leaves_the_old_or_the_new_summary_and_the_next_run_cleans_up(
+    tmp_path, exchange, forked_writers
+):
+    """Each writer is a process of its own, forked ready to write; killed, it is killed with SIGKILL."""
+    _run_writer = forked_writers.run
+    steps = _steps_of_one_write(tmp_path, exchange, _run_writer)
     assert steps > 10
     for kill_at in range(steps):
         parent = tmp_path / f"kill-{kill_at}"

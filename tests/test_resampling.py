@@ -718,10 +718,27 @@ def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():
 
 
 def test_studentized_default_budgets_are_thinned_at_large_m():
-    assert default_budgets(1000).size == 200
+    assert default_budgets(201).size == 199
+    assert default_budgets(1000).size == 40
     budgets = default_budgets(10_000)
     assert budgets.size == 24 and budgets[0] == 1 and budgets[-1] == 10_000
     assert default_budgets(10_000, method="percentile").size == 200
+    sizes = [default_budgets(m).size for m in (200, 201, 400, 1000, 1666, 1667, 10**4, 10**6)]
+    assert sizes == sorted(sizes, reverse=True)  # budgets per run never rise with m
+
+
+def test_studentized_resamples_bound_the_work_of_a_group():
+    assert intervals.studentized_resamples(100, 100, 9999) == 9999  # small groups: every resample
+    assert intervals.studentized_resamples(150, 150, 9999) == 3999  # 10^8 / 22,500 = 4,444 -> 3,999
+    assert intervals.studentized_resamples(1000, 40, 9999) == 1999  # never fewer than 1,999
+    assert intervals.studentized_resamples(10**4, 24, 999) == 999  # never more than were drawn
+    work = []
+    for m in (100, 200, 300, 500, 1000, 2000, 10**4, 10**5):
+        budgets = default_budgets(m).size
+        resamples = intervals.studentized_resamples(m, budgets, 9999)
+        assert (resamples + 1) % 1000 == 0  # (B + 1) * 0.025 whole: the 95 % ends fall on resamples
+        work.append(budgets * resamples)  # studentized work per run
+    assert work == sorted(work, reverse=True)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from click.testing import CliRunner
 from scipy import stats
 
 from boontrack import cli
+from boontrack._bootstrap import BudgetGroup, difference_interval, kernels, percentile_interval
+from boontrack._validation import as_bounds
 from boontrack.compare import boo_n_difference_ci, mean_difference_ci
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.simulate import (
@@ -21,9 +23,12 @@ from boontrack.simulate import (
     format_study,
     kernel_fit,
     population,
+    replicated,
     sample_comparison,
     study,
 )
+from boontrack.simulate.coverage import wilcoxon_pvalues
+from boontrack.simulate.replicated import difference_ends
 from boontrack.simulate.study import _boo_n_rows, _gaussian_rows
 
 #: E[max of 3 N(0, 1)] = 3 / (2 sqrt(pi)) (David & Nagaraja, Order Statistics, §3.2).
@@ -85,8 +90,8 @@ def test_paired_sweeps_share_their_seed_and_the_shift_is_exact():
 
 @pytest.mark.parametrize("paired", [True, False])
 def test_comparison_rates_are_the_public_functions_replication_by_replication(paired):
-    """The same seed gives the same sweeps, then the resamples of each replication's Boo_n difference and mean
-    difference in turn: the rejections are those of boo_n_difference_ci, mean_difference_ci and scipy's tests."""
+    """The same seed gives the same sweeps, then the resamples of each replication's Boo_n difference, then of
+    each one's mean difference: the rejections are those of boo_n_difference_ci, mean_difference_ci and scipy's tests."""
     pop, replications = population("normal"), 12
     rates = {
         r.statistic: r
@@ -98,13 +103,14 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     a_val, a_test, b_val, b_test = sample_comparison(
         pop, 10, paired=paired, shift=0.8, replications=replications, rng=rng
     )
-    boo, mean = [], []
+    options = dict(paired=paired, n_resamples=99, rng=rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for r in range(replications):
-            options = dict(paired=paired, n_resamples=99, rng=rng)
-            boo.append(boo_n_difference_ci(a_val[r], b_val[r], a_test[r], b_test[r], n=3, **options))
-            mean.append(mean_difference_ci(a_test[r], b_test[r], **options))
+        # the Boo_n differences of every replication are resampled first, then the mean differences
+        boo = [
+            boo_n_difference_ci(a_val[r], b_val[r], a_test[r], b_test[r], n=3, **options) for r in range(replications)
+        ]
+        mean = [mean_difference_ci(a_test[r], b_test[r], **options) for r in range(replications)]
 
     def excludes_zero(results):
         return np.mean([not (x.confidence_interval.low <= 0 <= x.confidence_interval.high) for x in results])
@@ -126,6 +132,61 @@ def test_comparison_rates_are_the_public_functions_replication_by_replication(pa
     for name, pvalues in expected.items():
         assert rates[name].rejection == np.mean(pvalues < 0.05)
         assert math.isnan(rates[name].median_width)
+
+
+#: (population, m, n, paired, method): ties (beta-binomial) and none, both designs, both studentized methods.
+REPLICATED_CELLS = [
+    ("beta_binomial", 10, 5, True, "studentized-u"),
+    ("beta_binomial", 12, 3, False, "studentized-u"),
+    ("beta_binomial", 9, 1, True, "studentized"),
+    ("normal", 8, 4, False, "studentized"),
+    ("normal", 11, 11, True, "studentized-u"),
+]
+
+
+@pytest.mark.parametrize(("name", "m", "n", "paired", "method"), REPLICATED_CELLS)
+def test_difference_ends_are_difference_interval_replication_by_replication(monkeypatch, name, m, n, paired, method):
+    """Every replication's studentized and percentile interval of Boo_n(A) - Boo_n(B) is the one
+    difference_interval gives it with the same draws (to rounding: sums taken in another order), also when the
+    replications come in several chunks and each one's resamples in several batches."""
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 2 * m * 40)  # batches of 40 resamples
+    monkeypatch.setattr(replicated, "CHUNK_ELEMENTS", 3 * 99 * m)  # chunks of 3 or 1 replications
+    a_val, a_test, b_val, b_test = sample_comparison(population(name), m, paired=paired, replications=7, rng=6)
+    rng = np.random.default_rng(9)
+    expected = np.empty((2, 7, 2))
+    for r in range(7):
+        groups = (
+            BudgetGroup(a_val[r], a_test[r], True, n, "V", method, as_bounds(None, a_test[r])),
+            BudgetGroup(b_val[r], b_test[r], True, n, "V", method, as_bounds(None, b_test[r])),
+        )
+        _, dist, expected[0, r] = difference_interval(*groups, paired, method, 0.9, 99, rng)
+        expected[1, r] = percentile_interval(dist, 0.9)
+    batch_rng = np.random.default_rng(9)
+    ends = difference_ends((a_val, a_test), (b_val, b_test), n, paired, method, 0.9, 99, batch_rng)
+    np.testing.assert_allclose(ends, expected, rtol=0, atol=1e-12)
+    assert batch_rng.integers(1 << 30) == rng.integers(1 << 30)  # both drew exactly as many
+
+
+@pytest.mark.parametrize(("name", "m"), [("beta_binomial", 7), ("beta_binomial", 14), ("normal", 8)])
+def test_wilcoxon_pvalues_are_scipys(name, m):
+    """Row by row the p-values of scipy.stats.wilcoxon: by its exact sign-flip permutation test where paired
+    beta-binomial scores tie or coincide (m <= 13), else by its exact or normal test."""
+    _, a_test, _, b_test = sample_comparison(
+        population(name), m, paired=True, replications=20, rng=np.random.default_rng([8, m])
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = stats.wilcoxon(a_test, b_test, axis=1).pvalue
+    np.testing.assert_array_equal(wilcoxon_pvalues(a_test, b_test), expected)
+
+
+def test_wilcoxon_pvalues_count_the_sign_flips():
+    """Differences (1, 1, 1, 0, 0, 0, 0, 0): zeros dropped, three tied ranks of 2; of the 2^3 sign patterns of
+    the non-zero ones only the observed and its mirror are as extreme, so p = 2 x 1/8; no difference at all:
+    p = 1."""
+    a = np.zeros((2, 8))
+    a[0, :3] = 1.0
+    np.testing.assert_array_equal(wilcoxon_pvalues(a, np.zeros((2, 8))), [0.25, 1.0])
 
 
 @pytest.mark.parametrize(

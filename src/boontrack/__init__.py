@@ -47,6 +47,9 @@ _LAZY: dict[str, str] = {
     "analyze": "boontrack.analysis",
     "run_job": "boontrack.pipeline",
     "open_source": "boontrack.backends",
+    "TrainingCurves": "boontrack.training",
+    "training_curves": "boontrack.training",
+    "write_training_curves": "boontrack.training_output",
 }
 
 __all__ = [

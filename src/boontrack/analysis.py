@@ -392,7 +392,8 @@ def _bca_with_u(spec: Spec) -> bool:
 
 
 def _curve_budgets(m: int, spec: Spec, budgets: tuple[int, ...]) -> np.ndarray:
-    """Budgets of a group's curve: every n up to 200, else 200 log-spaced ones, plus the group's ``budgets``.
+    """Budgets of a group's curve: :func:`~boontrack.resampling.default_budgets` (every n up to 200, else up to 200
+    log-spaced ones), plus the group's ``budgets``.
 
     The band's cost grows with the number of budgets, and 200 log-spaced points draw a smooth curve. Every
     budget fits: :func:`_analyze_iv` refused groups too small for them.

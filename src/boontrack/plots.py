@@ -28,8 +28,17 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from boontrack.analysis import Summary
+    from boontrack.training import TrainingCurves
 
-__all__ = ["figure_png", "plot_curves", "plot_distributions", "plot_study", "render_pngs", "x_scale"]
+__all__ = [
+    "figure_png",
+    "plot_curves",
+    "plot_distributions",
+    "plot_study",
+    "plot_training_curves",
+    "render_pngs",
+    "x_scale",
+]
 
 #: A curve's x axis is logarithmic when its values span more than this factor (as in Dodge et al.'s plots).
 LOG_X_SPAN = 30
@@ -199,6 +208,48 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
     ax.grid(True, which="major", alpha=0.3)
     # Curves of a maximized score rise to the right, those of a minimized one fall: the legend goes opposite.
     _legend(ax, len(summary.groups), corner="lower right" if spec.maximize else "upper right")
+    return figure
+
+
+def plot_training_curves(curves: TrainingCurves) -> Figure:
+    """Each group's mean training curve against the step, with its bands (:func:`boontrack.training.training_curves`).
+
+    The shaded band is pointwise, the dotted lines the simultaneous band; steps with fewer than ``min_runs``
+    runs (outside the simultaneous band) are dashed with a fainter band.
+    """
+    figure = _new_figure()
+    ax = figure.add_subplot()
+    groups = curves.groups
+    band_alpha = 0.18 if len(groups) <= 4 else 0.08
+    for label, color in zip(groups, _colors(len(groups))):
+        group = curves.of(label)
+        steps, enough = group.step, group.enough_runs
+        # The marked part starts at the last step with enough runs, so that the two parts join.
+        few = ~enough
+        few[:-1] |= few[1:]
+        ax.fill_between(steps, group.low, group.high, where=enough, color=color, alpha=band_alpha, linewidth=0)
+        ax.fill_between(steps, group.low, group.high, where=few, color=color, alpha=band_alpha / 3, linewidth=0)
+        for bound in (group.simultaneous_low, group.simultaneous_high):
+            ax.plot(steps, bound, color=color, linewidth=0.8, linestyle=":")
+        runs = f"{group.runs.min()}-{group.runs.max()}" if group.runs.min() < group.runs.max() else group.runs[0]
+        ax.plot(steps, np.where(enough, group.mean, np.nan), color=color, linewidth=1.8, label=f"{label} ({runs} runs)")
+        if few.any():
+            ax.plot(steps, np.where(few, group.mean, np.nan), color=color, linewidth=1.4, linestyle="--")
+    _format_axes(ax, x="linear", integer_x=curves.step.dtype.kind in "iu")
+    ax.set_xlabel("step")
+    what = curves.metric if curves.curve == "value" else f"best-so-far {curves.test or curves.metric}"
+    ax.set_ylabel(f"mean {what} across runs")
+    ax.set_title(
+        f"Mean {what} across runs\n{curves.confidence_level * 100:g} % bands: pointwise (shaded), simultaneous "
+        f"(dotted); dashed: fewer than {curves.min_runs} runs",
+        fontsize="medium",
+        y=1.0,
+    )
+    ax.grid(True, which="major", alpha=0.3)
+    rising = np.nanmean(curves.mean[curves.step == curves.step.max()]) >= np.nanmean(
+        curves.mean[curves.step == curves.step.min()]
+    )
+    _legend(ax, len(groups), corner="lower right" if rising else "upper right")
     return figure
 
 

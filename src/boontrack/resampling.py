@@ -45,7 +45,6 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from boontrack._bootstrap import (
-    STUDENTIZED_WORK,
     Resampled,
     bootstrap_standard_error,
     curve_distribution,
@@ -90,6 +89,8 @@ Method = Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"
 _MAX_DEFAULT_BUDGETS = 200
 #: Fewest budgets of a studentized default band, however many runs (see :func:`default_budgets`).
 _MIN_STUDENTIZED_BUDGETS = 24
+#: Runs x budgets of a studentized default band beyond 200 runs (see :func:`default_budgets`).
+_STUDENTIZED_RUNS_X_BUDGETS = 40_000
 
 
 @dataclass(frozen=True)
@@ -445,8 +446,8 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
     For the studentized method, whose per-resample standard errors cost ``m`` per budget and resample, the
-    count is ``200,000 / m`` beyond m = 1,000 runs (at least 24): 20 log-spaced budgets cost at m = 10,000
-    what 200 cost at m = 1,000. Log-spaced budgets are the distinct rounded points of a geometric grid from
+    count is ``40,000 / m`` beyond m = 200 runs (at least 24, from m = 1,601): 40 log-spaced budgets at
+    m = 1,000, 24 at m = 10,000, so that the cost per run of a band does not rise with m. Log-spaced budgets are the distinct rounded points of a geometric grid from
     1 to the largest budget, the grid made just fine enough to give the count; they always include 1 and the
     largest budget. That is m,
     except for U with BCa, whose jackknife evaluates U on m - 1 runs, where it stops at m - 1.
@@ -454,7 +455,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "stu
     m, estimator, method = _default_budgets_iv(m, estimator, method)
     count = _MAX_DEFAULT_BUDGETS
     if method in STUDENTIZED_METHODS:
-        count = min(count, max(_MIN_STUDENTIZED_BUDGETS, STUDENTIZED_WORK // m))
+        count = min(count, max(_MIN_STUDENTIZED_BUDGETS, _STUDENTIZED_RUNS_X_BUDGETS // m))
     if estimator == "U" and method == "bca" and m > 1:
         m -= 1
     if m <= count:
@@ -503,7 +504,7 @@ def boo_n_curve_ci(
     ``simultaneous_low``/``simultaneous_high`` is a sup-t band for the whole curve; ``trustworthy`` flags
     the budgets n <= m/2 (see :class:`CurveBand`). The cost grows as ``n_resamples x (tie blocks) x len(n)``
     (times a pass per budget for the studentized method), so evaluate a band at up to ~200 budgets: that is
-    what the default does (fewer for the studentized method beyond 1,000 runs, :func:`default_budgets`).
+    what the default does (fewer for the studentized method beyond 200 runs, :func:`default_budgets`).
 
     Parameters
     ----------

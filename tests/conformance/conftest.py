@@ -293,7 +293,9 @@ def source_ray_tune(ray_local, tmp_path_factory) -> Logged:
         tune.Tuner(
             trainable,
             param_space={"model": tune.grid_search(["cnn", "mlp"]), "seed": tune.grid_search([0, 1, 2, 3])},
-            tune_config=tune.TuneConfig(metric=VAL, mode="max"),
+            # one trial actor per slot, reused: a new actor per trial costs a worker start-up each (8 trials:
+            # 45 s instead of 11 s on a loaded 2-core machine); the experiment directory is the same
+            tune_config=tune.TuneConfig(metric=VAL, mode="max", reuse_actors=True),
             run_config=tune.RunConfig(name="conformance", storage_path=str(storage), verbose=0),
         ).fit()
     return Logged(lambda pick: open_source(f"ray-tune:{storage / 'conformance'}"), Profile(ENDED.expected, True))

@@ -16,7 +16,6 @@ face of this package. Nothing here validates its input: the public functions do.
 from boontrack._bootstrap.differences import BudgetGroup, difference_interval, difference_range, studentized_difference
 from boontrack._bootstrap.doubts import few_runs_message, few_runs_messages
 from boontrack._bootstrap.intervals import (
-    STUDENTIZED_WORK,
     Resampled,
     bootstrap_standard_error,
     curve_distribution,
@@ -29,7 +28,6 @@ from boontrack._bootstrap.kernels import RankedRuns, scott_bandwidth
 from boontrack._bootstrap.threads import available_cpus, evaluate_batches, thread_count, using_threads
 
 __all__ = [
-    "STUDENTIZED_WORK",
     "BudgetGroup",
     "RankedRuns",
     "Resampled",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -150,7 +151,11 @@ class RankedRuns:
 
     @one_blas_thread
     def boo_n_studentized(
-        self, positions: np.ndarray, cdf: np.ndarray, slope: np.ndarray
+        self,
+        positions: np.ndarray,
+        cdf: np.ndarray,
+        slope: np.ndarray,
+        compiled: Callable[..., None] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Boo_n of each resample and its standard error from the empirical influence function.
 
@@ -164,11 +169,13 @@ class RankedRuns:
         is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
         §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
         processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values.
+        ``compiled``: the same pass compiled (:func:`boontrack._bootstrap.compiled.compiled_pass`), None for numpy's.
         """
         rows = max(1, CACHE_ELEMENTS // self.blocks)
         if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
             parts = [
-                self.boo_n_studentized(positions[k : k + rows], cdf, slope) for k in range(0, len(positions), rows)
+                self.boo_n_studentized(positions[k : k + rows], cdf, slope, compiled)
+                for k in range(0, len(positions), rows)
             ]
             return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
         m = positions.shape[1]
@@ -183,6 +190,21 @@ class RankedRuns:
             spread /= np.square(np.maximum(share, 1.0 / m))
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
+        if compiled is not None:
+            spread_or_none = spread if ties else share  # not read without ties
+            compiled(
+                cum,
+                falls,
+                np.ascontiguousarray(means[:, 0]),
+                share,
+                spread_or_none,
+                ties,
+                cdf,
+                slope,
+                values,
+                variances,
+            )
+            return values + self._offset, np.sqrt(variances / m)
         for part in _budget_slices(cdf.shape[0], cum.size):
             p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]

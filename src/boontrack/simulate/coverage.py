@@ -17,6 +17,7 @@ from scipy import stats
 
 from boontrack._validation import as_bounds, as_budgets, as_choice, as_count, as_probability, as_rng
 from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
+from boontrack.compare import wilcoxon_pvalues
 from boontrack.simulate.populations import Population
 from boontrack.vocabulary import name as named
 
@@ -468,8 +469,8 @@ def comparison_rates(
     """
     import warnings
 
-    from boontrack._bootstrap import BudgetGroup, difference_interval, percentile_interval
     from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+    from boontrack.simulate.replicated import difference_ends
 
     m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
         population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
@@ -479,20 +480,17 @@ def comparison_rates(
         population, m, paired=paired, shift=shift, seed_share=seed_share, replications=replications, rng=rng
     )
     ends = np.empty((4, replications, 2))  # Boo_n by method, Boo_n percentile, mean by method, mean percentile
-    for r in range(replications):  # one pair of sweeps per iteration; everything inside is vectorised
-        for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val[r], b_val[r]), (1, a_test[r], b_test[r]))):
-            groups = (  # the scores' bounds as a summary finds them: [0, 1] when every test score lies in it
-                BudgetGroup(a_v, a_test[r], True, budget_k, "V", method, as_bounds(None, a_test[r])),
-                BudgetGroup(b_v, b_test[r], True, budget_k, "V", method, as_bounds(None, b_test[r])),
-            )
-            _, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
-            ends[2 * k, r], ends[2 * k + 1, r] = interval, percentile_interval(dist, level)
+    for k, (budget_k, a_v, b_v) in enumerate(((budget, a_val, b_val), (1, a_test, b_test))):
+        # every replication at once, as one difference_interval per replication would (the summary's rule)
+        ends[2 * k], ends[2 * k + 1] = difference_ends(
+            (a_v, a_test), (b_v, b_test), budget_k, paired, method, level, n_resamples, rng
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # constant samples: NaN p-values, counted as no rejection
         if paired:
             tests = {
                 "paired t": stats.ttest_rel(a_test, b_test, axis=1).pvalue,
-                "wilcoxon": stats.wilcoxon(a_test, b_test, axis=1).pvalue,
+                "wilcoxon": wilcoxon_pvalues(a_test, b_test),
             }
         else:
             tests = {
