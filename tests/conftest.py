@@ -101,7 +101,7 @@ def mlflow_server_store(mlflow_server, _mlflow_server_root) -> str:
 def mlflow_server(_mlflow_server_root) -> str:
     """URI of a real ``mlflow server`` (sqlite backend, proxied artifacts) on 127.0.0.1, started once for the
     session on a port the system picks, and stopped at its end. Skips without the [mlflow] extra."""
-    pytest.importorskip("mlflow", reason='needs the [mlflow] extra: pip install "boontrack[mlflow]"')
+    pytest.importorskip("mlflow", reason='needs the [mlflow] extra: pip install ".[mlflow]"')
     root = _mlflow_server_root
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     command = [
@@ -141,7 +141,7 @@ def mlflow_server(_mlflow_server_root) -> str:
 def wandb_env(tmp_path_factory: pytest.TempPathFactory):
     """Isolated wandb settings for the whole session (no user config, no netrc, a fake key, quiet), restored at
     its end. Skips without the [wandb] extra."""
-    pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
+    pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install ".[wandb]"')
     from wandb_double import API_KEY
 
     root = tmp_path_factory.mktemp("wandb-env")
@@ -173,7 +173,7 @@ def wandb_env(tmp_path_factory: pytest.TempPathFactory):
 def ray_local():
     """A local Ray instance (2 CPUs, no dashboard), started once for the whole session and shut down at its
     end: Ray's start-up costs seconds. Skips without the [ray] extra."""
-    ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
+    ray = pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
     # address "local": a Ray of the session's own, never a cluster that `ray start` left on the host
     context = ray.init(
         address="local", num_cpus=2, include_dashboard=False, configure_logging=False, log_to_driver=False

@@ -54,5 +54,7 @@ def test_hydra_sweep(tmp_path):
     (sweep,) = tmp_path.glob("multirun/*/*")  # Hydra's default sweep directory, named by date and time
     assert f"boontrack: 10 jobs summarized in {sweep / 'boontrack'} (updated)" in out
     assert "forest  5" in out and "logreg  5" in out and "ΔBoo_5" in out
+    assert "Boo_10" not in out  # the config's budgets: 1 and 5
+    assert "]*" in out and "* doubtful: fewer than 8 runs" in out  # 5 jobs a model: marked, and said why
     assert (sweep / "boontrack" / "summary.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["multirun"]

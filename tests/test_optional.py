@@ -14,7 +14,8 @@ def test_present_module_is_returned():
 
 def test_missing_module_names_the_extra_and_is_both_an_import_and_an_input_error():
     with pytest.raises(
-        MissingExtraError, match=r'^drawing plots needs nonexistent_pkg: pip install "boontrack\[plots\]"$'
+        MissingExtraError,
+        match=r'^drawing plots needs nonexistent_pkg: pip install "\.\[plots\]" in a boontrack checkout$',
     ) as info:
         import_optional("nonexistent_pkg.figure", extra="plots", needed_for="drawing plots")
     # ImportError for library callers; InputError so that the command line prints one line and exits 2

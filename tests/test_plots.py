@@ -83,7 +83,7 @@ def test_time_axis_needs_durations():
 
 def test_missing_matplotlib_gives_the_install_hint(summary, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
-    with pytest.raises(ImportError, match=r'pip install "boontrack\[plots\]"'):
+    with pytest.raises(ImportError, match=r'pip install "\.\[plots\]" in a boontrack checkout'):
         plot_curves(summary)
 
 
@@ -259,3 +259,33 @@ def test_a_job_with_plots_false_writes_no_png(runs_csv, tmp_path):
     config.write_text(f'[[jobs]]\nname = "bad"\nout = "bad"\nplots = "no"\n{job}')
     with pytest.raises(InputError, match="'plots' must be true or false"):
         load_config(config)
+
+
+def _study(budgets: tuple[int, ...]) -> object:
+    from boontrack.simulate import CoverageCell, RunsNeeded, Study
+
+    cells = tuple(
+        CoverageCell("normal", 10, n, "percentile", "V", 0.95, 0.0, 0.9, 0.02, 0.5, 200, 499) for n in budgets
+    )
+    width = RunsNeeded("median width", max(budgets), 0.5, (5, 10, 20), (0.9, 0.6, 0.4), 20)
+    power = RunsNeeded("power", max(budgets), 0.8, (5, 10, 20), (0.3, 0.6, 0.85), 20)
+    return Study("normal", 10, (), cells, width, power)
+
+
+@pytest.mark.parametrize("budgets", [(1, 2), (1, 3), (1, 5, 10), (2, 3, 4)])
+def test_the_study_s_budget_axis_has_whole_numbers_only(budgets):
+    from boontrack.plots import plot_study
+
+    figure = plot_study(_study(budgets))
+    coverage_axes = figure.axes[0]
+    low, high = coverage_axes.get_xlim()
+    shown = [x for x in coverage_axes.get_xticks() if low <= x <= high]
+    assert len(shown) >= 2
+    assert all(float(x).is_integer() for x in shown), shown
+
+
+def test_the_study_s_panels_have_titles_of_their_own():
+    from boontrack.plots import plot_study
+
+    titles = [ax.get_title() for ax in plot_study(_study((1, 5))).axes]
+    assert len(titles) == 3 and len(set(titles)) == 3, titles

@@ -4,7 +4,8 @@ Each job trains one model on scikit-learn's digits data (bundled, no download): 
 config group ``model``, and the seed draws its hyperparameter (a random search) and seeds its training. The job
 returns its validation and test accuracy; ``hydra.callbacks.boontrack`` in ``conf/config.yaml`` collects them
 and, at the end of the multirun, writes Boo_n with intervals, the expected-validation curves and a comparison
-of the two families to ``<sweep dir>/boontrack/`` and prints the table.
+of the two families to ``<sweep dir>/boontrack/`` and prints the table. The budgets are 1 and 5, which the 10
+seeds below support (a budget above half the jobs is doubtful: the table marks it ``*`` and says why).
 
     pip install ".[hydra,plots]" scikit-learn
     python examples/hydra/app.py --multirun model=logreg,forest seed=0,1,2,3,4,5,6,7,8,9

@@ -14,4 +14,7 @@ def import_optional(module: str, *, extra: str, needed_for: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError:
         package = module.partition(".")[0]
-        raise MissingExtraError(f'{needed_for} needs {package}: pip install "boontrack[{extra}]"') from None
+        # No package is published yet: the extra is installed from a checkout (docs/install.md).
+        raise MissingExtraError(
+            f'{needed_for} needs {package}: pip install ".[{extra}]" in a boontrack checkout'
+        ) from None

@@ -130,7 +130,9 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
 
 
 @click.group(cls=_BoontrackGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--verbose", "-v", is_flag=True, help="Show tracebacks of errors.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show tracebacks of errors, and the INFO lines of MLflow, Ray and others."
+)
 @click.version_option(__version__, "--version", prog_name="boontrack")
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:
@@ -141,6 +143,27 @@ def main(ctx: click.Context, verbose: bool) -> None:
     """
     ctx.meta[_VERBOSE] = verbose
     warnings.showwarning = _show_warning
+    if not verbose:
+        _quiet_third_party_logs()
+
+
+#: Loggers of the libraries the commands drive, whose INFO lines (MLflow's table creation, Ray's start-up) would
+#: land between boontrack's own lines on stderr. Only the command line quiets them: a library caller's logging
+#: configuration is its own.
+THIRD_PARTY_LOGGERS = ("mlflow", "alembic", "ray", "urllib3", "optuna", "hydra", "wandb", "git", "filelock")
+
+
+def _quiet_third_party_logs() -> None:
+    """Third-party loggers at WARNING, levels a user set (a level other than NOTSET) kept."""
+    import logging
+    import os
+
+    # MLflow sets its logger's level when imported, from this variable: its INFO default would undo the below.
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    for name in THIRD_PARTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
 
 
 def _parse_budgets(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:

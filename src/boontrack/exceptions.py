@@ -50,7 +50,7 @@ class InputError(ValueError):
 
 
 class MissingExtraError(InputError, ImportError):
-    """An optional dependency is not installed; the message names the extra (``pip install "boontrack[...]"``)."""
+    """An optional dependency is not installed; the message names the extra (``pip install ".[...]"``)."""
 
 
 class BackendError(RuntimeError):

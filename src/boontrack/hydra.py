@@ -8,7 +8,7 @@
           test: test_acc
 
 Importing this module imports neither the integration nor Hydra; the callback class, a subclass of Hydra's
-``Callback``, is created when the name is first asked for (``pip install "boontrack[hydra]"``).
+``Callback``, is created when the name is first asked for (``pip install ".[hydra]"``).
 """
 
 from __future__ import annotations

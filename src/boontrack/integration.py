@@ -7,26 +7,27 @@ here and from the public modules (:mod:`boontrack.backends`, :mod:`boontrack.pip
 built-in ones hold to it (``tests/test_import_rules.py`` checks it), and a backend written against this module
 alone passes the conformance suite (``tests/conformance``, its in-memory fixture backend).
 
-What a backend uses
-    - the run frame: :class:`RunRecord` values typed by :func:`build_run_frame` (or :func:`build_run_frame_long`
-      for column-wise reads), and :func:`pick_values`, the one place where ``pick`` is applied (or refused by a
-      source that holds one value per run); boontrack's own runs recognised by :func:`is_summary_run`;
-    - its options checked by :func:`check_options`, waits bounded by :func:`seconds_from_environment`;
-    - artifacts written under a directory by :func:`write_artifacts`, each path checked by :func:`artifact_path`;
-    - optional SDKs imported by :func:`import_optional` (its error names the extra to install), public names
-      served lazily by :func:`lazy_exports`, credentials masked by :func:`redact` and :func:`describe_error`;
-    - another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;
-    - options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`.
+What a backend uses:
 
-The callback contract
-    Every callback and ``summarize_*`` function takes the keywords of :data:`CALLBACK_KEYWORDS`, with the same
-    meaning everywhere (the README's table lists them per function; ``tests/test_callback_contract.py`` checks
-    the signatures against it), and the other fields of :class:`~boontrack.spec.Spec` as ``**spec_options``.
-    :func:`callback_options` turns them into a checked spec and the destinations, once, when the callback is
-    made: a bad option raises there. After the sweep, the summary runs under :func:`after_sweep`, the one
-    failure rule (nothing raises into the user's sweep unless ``raise_on_error``), reading the runs once and
-    analyzing them once for every destination (:func:`summarize_after_sweep`, :func:`run_job`), each
-    destination's failure reported on its own.
+- the run frame: :class:`RunRecord` values typed by :func:`build_run_frame` (or :func:`build_run_frame_long`
+  for column-wise reads), and :func:`pick_values`, the one place where ``pick`` is applied (or refused by a
+  source that holds one value per run); boontrack's own runs recognised by :func:`is_summary_run`;
+- its options checked by :func:`check_options`, waits bounded by :func:`seconds_from_environment`;
+- artifacts written under a directory by :func:`write_artifacts`, each path checked by :func:`artifact_path`;
+- optional SDKs imported by :func:`import_optional` (its error names the extra to install), public names
+  served lazily by :func:`lazy_exports`, credentials masked by :func:`redact` and :func:`describe_error`;
+- another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;
+- options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`.
+
+The callback contract: every callback and ``summarize_*`` function takes the keywords of
+:data:`CALLBACK_KEYWORDS`, with the same meaning everywhere (the docs' page "On a table of runs"
+(``docs/guide/files.md``), section "One vocabulary for Python, the config file, Hydra and the command line",
+lists them per function; ``tests/test_callback_contract.py`` checks the signatures against it), and the other
+fields of :class:`~boontrack.spec.Spec` as ``**spec_options``. :func:`callback_options` turns them into a
+checked spec and the destinations, once, when the callback is made: a bad option raises there. After the
+sweep, the summary runs under :func:`after_sweep`, the one failure rule (nothing raises into the user's sweep
+unless ``raise_on_error``), reading the runs once and analyzing them once for every destination
+(:func:`summarize_after_sweep`, :func:`run_job`), each destination's failure reported on its own.
 """
 
 from __future__ import annotations

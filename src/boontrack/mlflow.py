@@ -3,7 +3,7 @@
     import boontrack.mlflow
     boontrack.mlflow.summarize_sweep(parent_run_id, val="val_acc", test="test_acc", n=(1, 5, 10))
 
-Importing this module imports neither the integration nor mlflow (``pip install "boontrack[mlflow]"``).
+Importing this module imports neither the integration nor mlflow (``pip install ".[mlflow]"``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
     study.optimize(objective, n_trials=50, callbacks=[boon])
     boon.summarize(study)          # or boontrack.optuna.summarize_study(study, test="test_acc", out=...)
 
-Importing this module imports neither the integration nor optuna (``pip install "boontrack[optuna]"``).
+Importing this module imports neither the integration nor optuna (``pip install ".[optuna]"``).
 """
 
 from __future__ import annotations

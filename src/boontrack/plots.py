@@ -1,6 +1,6 @@
 """Plots of a Summary: expected-best curves with bands, and score distributions per group.
 
-matplotlib is an optional extra (``pip install "boontrack[plots]"``), imported when a plot is made. Figures are
+matplotlib is an optional extra (``pip install ".[plots]"``), imported when a plot is made. Figures are
 built as :class:`matplotlib.figure.Figure` objects on the Agg canvas, never through pyplot, so nothing leaks
 into (or depends on) global pyplot state.
 
@@ -297,6 +297,13 @@ def plot_distributions(summary: Summary) -> Figure:
     return figure
 
 
+#: Title of each runs-needed panel of :func:`plot_study`, by its quantity: the two panels share a budget.
+_RUNS_NEEDED_TITLES = {
+    "median width": "width of the Boo_{n} interval: runs needed",
+    "power": "power on ΔBoo_{n} (paired): runs needed",
+}
+
+
 def plot_study(result: Any) -> Figure:
     """The study of :func:`boontrack.simulate.study` (a :class:`~boontrack.simulate.Study`, not imported here:
     the simulation draws its figure with this module): the coverage of each interval method by budget against the
@@ -318,11 +325,12 @@ def plot_study(result: Any) -> Figure:
     if result.coverage:
         axes[0].axhline(result.coverage[0].confidence_level, color="grey", linestyle="--", label="nominal")
     axes[0].set(xlabel="budget n", ylabel="coverage", title=f"{result.population}, m = {result.m}")
+    _format_axes(axes[0], x="linear", integer_x=True)  # budgets are whole numbers of runs
     axes[0].legend(loc="lower left", fontsize="small")
     for ax, plan in zip(axes[1:], plans):
         ax.plot(plan.m, plan.value, marker="o")
         ax.axhline(plan.target, color="grey", linestyle="--", label="target")
-        ax.set(xlabel="runs m", ylabel=plan.quantity, title=f"Boo_{plan.n}: runs needed")
+        ax.set(xlabel="runs m", ylabel=plan.quantity, title=_RUNS_NEEDED_TITLES[plan.quantity].format(n=plan.n))
         _format_axes(ax, x="log", integer_x=True)
         ax.legend(loc="best" if len(plan.m) < 20 else "upper right", fontsize="small")
     return figure

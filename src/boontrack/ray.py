@@ -3,7 +3,7 @@
     from boontrack.ray import BoonCallback
     tuner = tune.Tuner(train, param_space=..., run_config=tune.RunConfig(callbacks=[BoonCallback(val="val_acc")]))
 
-Importing this module imports neither the integration nor ray (``pip install "boontrack[ray]"``); the callback
+Importing this module imports neither the integration nor ray (``pip install ".[ray]"``); the callback
 class, a subclass of ``ray.tune.Callback``, is created when it is first asked for.
 """
 

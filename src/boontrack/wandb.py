@@ -3,7 +3,7 @@
     import boontrack.wandb
     boontrack.wandb.summarize_sweep("ENTITY/PROJECT", sweep="SWEEP_ID", val="val_acc", test="test_acc")
 
-Importing this module imports neither the integration nor wandb (``pip install "boontrack[wandb]"``).
+Importing this module imports neither the integration nor wandb (``pip install ".[wandb]"``).
 """
 
 from __future__ import annotations

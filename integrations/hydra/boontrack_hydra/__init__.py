@@ -11,7 +11,7 @@ Source (``hydra:SWEEP_DIR``, :class:`HydraBackend`, :class:`HydraSweepSource`)
     ``boontrack summarize`` to read again with other options.
 
 Importing this package imports neither Hydra nor numpy or pandas: its names are loaded on first use, and Hydra
-with :class:`BoonCallback` (``pip install "boontrack[hydra]"``).
+with :class:`BoonCallback` (``pip install ".[hydra]"``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Hydra callback: each job records its result, the end of the multirun summarizes them.
 
-Importing this module imports Hydra (``pip install "boontrack[hydra]"``): :class:`BoonCallback` subclasses
+Importing this module imports Hydra (``pip install ".[hydra]"``): :class:`BoonCallback` subclasses
 Hydra's ``Callback``. ``boontrack.hydra`` and ``boontrack_hydra`` import it when the name is first asked for.
 """
 
@@ -105,7 +105,7 @@ class BoonCallback(_HydraCallback):
         As the fields of :class:`boontrack.spec.Spec` (``estimator``, ``baseline``, ``compare``,
         ``correction``, ``ci_method``, ...), as ``boontrack summarize`` takes them.
     tracking_uri, mlflow_experiment
-        Also write the summary to MLflow (``pip install "boontrack[mlflow]"``): a summary run, as
+        Also write the summary to MLflow (``pip install ".[mlflow]"``): a summary run, as
         ``boontrack summarize --write-back`` writes, in the experiment ``mlflow_experiment`` (default: Hydra's
         job name, the app's name; created when missing). The runs are read and analyzed once for both
         destinations, and a failure to write one leaves the other written.

@@ -51,7 +51,7 @@ one-line error "cannot reach the MLflow server at URI (is it running?)", at once
 retried). Errors name the URI with any ``user:password@`` removed.
 
 Importing this package imports neither mlflow nor numpy or pandas: its names are loaded on first use, and
-mlflow when it is first called (``pip install "boontrack[mlflow]"``).
+mlflow when it is first called (``pip install ".[mlflow]"``).
 """
 
 from __future__ import annotations

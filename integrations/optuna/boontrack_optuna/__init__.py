@@ -15,7 +15,7 @@ Callback (:class:`BoonCallback`, :func:`summarize_study`; also as ``boontrack.op
     Summaries every k finished trials and once after ``optimize`` returns, into a directory and, when the
     study is also tracked in MLflow, as a summary run there. Nothing raises into ``optimize``.
 
-Importing this package imports neither optuna nor numpy or pandas (``pip install "boontrack[optuna]"``).
+Importing this package imports neither optuna nor numpy or pandas (``pip install ".[optuna]"``).
 """
 
 from __future__ import annotations

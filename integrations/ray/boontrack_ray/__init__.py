@@ -1,6 +1,6 @@
 """Ray Tune integration: summarize a Tune experiment when it ends, or read a finished one.
 
-``pip install "boontrack[ray]"``. Importing this package imports neither ray nor numpy or pandas: its names are
+``pip install ".[ray]"``. Importing this package imports neither ray nor numpy or pandas: its names are
 loaded on first use.
 
 Reading (``ray-tune:PATH``, :class:`RayTuneBackend`, :class:`RayTuneSource`)

@@ -1,6 +1,6 @@
 """Weights & Biases backend: read sweeps, projects and offline runs; write an aggregate run back.
 
-``pip install "boontrack[wandb]"``. Importing this package does not import ``wandb``; the SDK is loaded on
+``pip install ".[wandb]"``. Importing this package does not import ``wandb``; the SDK is loaded on
 first use. Two backends are registered under the entry-point group ``boontrack.backends``:
 
 - ``wandb:ENTITY/PROJECT`` (options ``sweep``, ``group``, ``filters``, ``timeout``): runs listed through the

@@ -283,7 +283,8 @@ def study(
     cells: list[CoverageCell] = []
     widths: dict[int, float] = {}
     powers: dict[int, float] = {}
-    with progress_bar(steps, enabled=progress, label="boontrack: simulating") as bar:
+    weights = [_step_cost(kind, m if kind == "coverage" else arg, replications, n_resamples) for kind, arg in steps]
+    with progress_bar(steps, enabled=progress, label="boontrack: simulating", weights=weights) as bar:
         for kind, arg in bar:
             if kind == "errors":
                 errors = estimator_errors(population, m=m, n=budgets, replications=5 * replications, rng=rng)
@@ -305,10 +306,19 @@ def study(
     )
 
 
+def _step_cost(kind: str, runs: int | None, replications: int, n_resamples: int) -> int:
+    """A step's work in resampled runs (sweeps x resamples x runs, two approaches for power): the progress bar's
+    weights, so that its time left holds while the steps of 200 runs come after those of 5."""
+    if kind == "errors":
+        return replications  # no resampling
+    return replications * n_resamples * int(runs or 0) * (2 if kind == "power" else 1)
+
+
 def format_study(result: Study) -> str:
     """The terminal tables of a :class:`Study`: estimators, intervals, runs needed."""
     nominal = result.coverage[0].confidence_level if result.coverage else 0.95
     replications = result.coverage[0].replications if result.coverage else 0
+    scale = max((max(abs(e.truth), math.sqrt(e.mse)) for e in result.errors), default=0.0)
     lines = [
         f"{result.population}: m = {result.m} runs, {replications} simulated sweeps per cell",
         "",
@@ -319,7 +329,7 @@ def format_study(result: Study) -> str:
                 [
                     str(e.n),
                     e.estimator,
-                    f"{e.truth:.4g}",
+                    f"{_without_dust(e.truth, scale):.4g}",
                     f"{e.bias:+.3g}",
                     f"{math.sqrt(e.variance):.3g}",
                     f"{math.sqrt(e.mse):.3g}",
@@ -352,6 +362,15 @@ def format_study(result: Study) -> str:
         lines += ["", f"Runs needed: {what} {goal} {plan.target:g}: {verdict}"]
         lines += _aligned([["m", *map(str, plan.m)], [plan.quantity, *(f"{v:.3g}" for v in plan.value)]])
     return "\n".join(lines)
+
+
+#: A value smaller than this share of the table's scale is floating-point dust: an integral's 8e-19 for 0.
+DUST = 1e-9
+
+
+def _without_dust(value: float, scale: float) -> float:
+    """``value``, or 0.0 when it is below :data:`DUST` times ``scale`` (the largest |truth| or RMSE shown)."""
+    return 0.0 if abs(value) <= DUST * scale else value
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:

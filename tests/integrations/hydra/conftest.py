@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("hydra", reason='needs the [hydra] extra: pip install "boontrack[hydra]"')
+pytest.importorskip("hydra", reason='needs the [hydra] extra: pip install ".[hydra]"')
 
 APP = Path(__file__).resolve().parent / "sweep_app" / "app.py"
 

@@ -363,7 +363,7 @@ def test_without_hydra_the_error_says_what_to_install():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines()[-1] == (
-        'boontrack.exceptions.MissingExtraError: boontrack.hydra.BoonCallback needs hydra: pip install "boontrack[hydra]"'
+        'boontrack.exceptions.MissingExtraError: boontrack.hydra.BoonCallback needs hydra: pip install ".[hydra]" in a boontrack checkout'
     )
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from tune_sweep import REPORTS, RESAMPLES, TEST, VAL, N, TuneSweep, make_trainable
 
-pytest.importorskip("ray", reason='needs the [ray] extra: pip install "boontrack[ray]"')
+pytest.importorskip("ray", reason='needs the [ray] extra: pip install ".[ray]"')
 
 
 #: A directory in memory, where the host has one: Ray's MLflowLoggerCallback commits each metric of each result

@@ -114,7 +114,7 @@ def test_without_ray_the_engine_names_the_extra(workdir, monkeypatch):
         cli.main, ["reaggregate", "--config", str(workdir / "boontrack.toml"), "--engine", "ray"]
     )
     assert result.exit_code == 2
-    assert result.stderr == 'Error: --engine ray needs ray: pip install "boontrack[ray]"\n'
+    assert result.stderr == 'Error: --engine ray needs ray: pip install ".[ray]" in a boontrack checkout\n'
     assert not (workdir / "summaries").exists()
 
 
@@ -247,7 +247,7 @@ RAY_CLIENT_ATTEMPTS = 4
 
 @pytest.mark.slow
 def test_a_pass_through_a_ray_client_address(ray_client_cluster, workdir):
-    """``--ray-address ray://HOST:PORT`` after ``pip install "boontrack[ray]"`` (Ray Client is in the extra)."""
+    """``--ray-address ray://HOST:PORT`` after ``pip install ".[ray]"`` (Ray Client is in the extra)."""
     address, env = ray_client_cluster
     for _ in range(RAY_CLIENT_ATTEMPTS):
         done = _reaggregate_process(workdir, "--ray-address", address, "--workers", "2", env=env)

@@ -56,4 +56,4 @@ def test_without_ray_the_error_names_the_extra(use):
             print(exc)
         """
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True)
-    assert 'pip install "boontrack[ray]"' in done.stdout
+    assert 'pip install ".[ray]" in a boontrack checkout' in done.stdout

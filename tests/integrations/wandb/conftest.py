@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install "boontrack[wandb]"')
+pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install ".[wandb]"')
 from offline_files import finish_offline_runs  # noqa: E402
 from wandb_double import FakeRun, WandbDouble  # noqa: E402
 from wandb_sweep import BIG_TEXT, ENTITY, EPOCHS, MODELS, PROJECT, SEEDS, SWEEP  # noqa: E402
