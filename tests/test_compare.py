@@ -81,15 +81,17 @@ def test_wilcoxon_is_scipy_and_needs_pairs():
         wilcoxon_signed_rank(a, b[:-1])
 
 
-@settings(max_examples=150, deadline=None)
+# scipy's own exact test costs about a millisecond per sign flip: up to 10 pairs keep the reference to ~10 s
+@settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=13).filter(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=2, max_size=10).filter(
         lambda pairs: any(x != y for x, y in pairs)
     )
 )
 def test_wilcoxon_with_ties_or_zeros_is_scipys_exact_sign_flip_test(pairs):
     """Up to 13 pairs whose differences tie or are zero, scipy enumerates every sign flip in Python (seconds per
-    call); boontrack counts them in one matrix product: the same statistic and the same p-value, bit for bit."""
+    call at 13); boontrack counts them in one matrix product: the same statistic and the same p-value, bit for
+    bit (beyond 13 pairs scipy's own result is returned: test_simulate_study's Wilcoxon tests)."""
     a, b = (np.array(side, dtype=float) / 4 for side in zip(*pairs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's normal approximation of a constant |d|
