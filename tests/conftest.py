@@ -31,6 +31,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+@pytest.fixture(autouse=True)
+def _cli_logging_restored():
+    """The command line quiets third-party loggers for its process (``MLFLOW_LOGGING_LEVEL`` and the loggers'
+    levels); tests run it in-process, so every test gets both back as they were."""
+    import logging
+
+    from boontrack.cli import THIRD_PARTY_LOGGERS
+
+    variable = os.environ.get("MLFLOW_LOGGING_LEVEL")
+    levels = {name: logging.getLogger(name).level for name in THIRD_PARTY_LOGGERS}
+    yield
+    if variable is None:
+        os.environ.pop("MLFLOW_LOGGING_LEVEL", None)
+    else:
+        os.environ["MLFLOW_LOGGING_LEVEL"] = variable
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared data directory; the test is skipped when it is absent."""
