@@ -115,6 +115,19 @@ def test_matches_enumeration_hypothesis(problem):
     assert got == pytest.approx(float(expected), abs=1e-12 * scale)
 
 
+@pytest.mark.parametrize("value", [1.7714154809730962e-209, 0.1, 0.3, 0.6931, 0.7, 1e99])
+@pytest.mark.parametrize("m", [3, 6, 7, 11])
+def test_equal_scores_give_exactly_their_value(value, m):
+    """A mean of equal scores can round an ulp away from them (3 x / 3 != x for x = 0.1); every estimate of
+    equal test scores is that score, at every budget, and so lies in the scores' range (found by the fuzz test)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # budgets above m extrapolate, with a warning
+        for estimator in ("V", "U", "W"):
+            budgets = (1, 2, 3) if estimator == "U" else (1, 2, 5, 20)
+            assert set(boo_n([0.5] * m, [value] * m, n=budgets, estimator=estimator)) == {value}
+            assert set(expected_max([value] * m, estimator=estimator)) == {value}
+
+
 def test_budgets_in_any_order_with_repeats_come_back_aligned():
     rng = np.random.default_rng(5)
     val, test = coarse_scores(rng, 6)

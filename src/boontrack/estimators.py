@@ -71,8 +71,10 @@ class RankBlocks:
 
     def block_means(self, scores: np.ndarray) -> np.ndarray:
         """Mean of ``scores`` (unsorted, one per run) within each block."""
-        sums = np.add.reduceat(scores[self.order], self.starts)
-        return sums / np.diff(self.ends, prepend=0)
+        ranked = scores[self.order]
+        means = np.add.reduceat(ranked, self.starts) / np.diff(self.ends, prepend=0)
+        # A mean of equal values can round an ulp away from them (3 x / 3 != x): it lies within its block's values.
+        return np.clip(means, np.minimum.reduceat(ranked, self.starts), np.maximum.reduceat(ranked, self.starts))
 
 
 def rank_blocks(val: np.ndarray, *, maximize: bool) -> RankBlocks:
