@@ -131,9 +131,18 @@ class RayEngine:
         if attempt.is_alive():
             raise BackendError(f"the Ray cluster at {where} did not answer within {self._timeout:g} s (--ray-timeout)")
         if failure:
-            detail = redact(" ".join(str(failure[0]).split()))[:300] or type(failure[0]).__name__
+            detail = redact(" ".join(_last_words(str(failure[0])).split()))[:300] or type(failure[0]).__name__
             raise BackendError(f"cannot start or join Ray at {where}: {detail}")
         self._started = True
+
+
+def _last_words(message: str) -> str:
+    """A server's traceback relayed in an error's message ends with what went wrong: keep that line (cutting the
+    whole message to one line of 300 characters kept only the traceback's first frames)."""
+    if "Traceback (most recent call last)" not in message:
+        return message
+    lines = [line for line in message.splitlines() if line.strip()]
+    return lines[-1] if lines else message
 
 
 def _not_main_thread_note(record: logging.LogRecord) -> bool:

@@ -255,3 +255,16 @@ def test_a_pass_through_a_ray_client_address(ray_client_cluster, workdir):
             break
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == [f"{n}: updated ({workdir / 'summaries' / n})" for n in NAMES]
+
+
+def test_a_server_traceback_in_a_failure_is_told_by_its_last_line():
+    """Ray Client relays the server's traceback in the error's message; the one-line error keeps what went wrong."""
+    from boontrack_ray.engine import _last_words
+
+    relayed = (
+        "Initialization failure from server:\nTraceback (most recent call last):\n"
+        '  File "proxier.py", line 765, in Datapath\n    if not self.proxy_manager.start_specific_server(\n'
+        "RuntimeError: Starting Ray client server failed. See ray_client_server_23000.err for detailed logs.\n"
+    )
+    assert _last_words(relayed).startswith(f"RuntimeError: {RAY_CLIENT_LOST}")
+    assert _last_words("connection refused") == "connection refused"
