@@ -83,7 +83,7 @@ __all__ = [
     "mean_ci",
 ]
 
-Method = Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"]
+Method = Literal["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
@@ -380,7 +380,7 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized-u", "studentized", "percentile", "bca", "smoothed"}
+    method : {"studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"}
         ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
         around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
         resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
