@@ -122,32 +122,22 @@ def main() -> None:
     print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
     print("|---|---|" + "---|" * len(BUDGETS))
     low, absent_rows, best_rows, worst_rows = [], [], [], []
-    for index, label, pop in populations:
-        for m in options.runs:
-            budgets = [n for n in BUDGETS if n <= m / 2]
-            sweeps = sweep_intervals(
-                pop,
-                m=m,
-                n=budgets,
-                replications=options.replications,
-                n_resamples=options.resamples,
-                rng=np.random.default_rng([options.seed, index, m]),
-            )
-            cells = {(c.method, c.n): c for c in sweeps.cells()}
-            row = []
-            for n in budgets:
-                default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
-                ratio = default.median_width / plain.median_width
-                row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
-                if default.coverage < 0.93:
-                    low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
-            row += ["—"] * (len(BUDGETS) - len(budgets))
-            print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
-            if pop.name == "diverged":
-                absent_rows.append(split_row(label, m, sweeps, ~(sweeps.val < -GAP / 2).any(axis=1)))
-            if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
-                best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
-                worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
+    for label, pop, m, budgets, sweeps in suite_sweeps(populations, options):
+        cells = {(c.method, c.n): c for c in sweeps.cells()}
+        row = []
+        for n in budgets:
+            default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
+            ratio = default.median_width / plain.median_width
+            row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
+            if default.coverage < 0.93:
+                low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
+        row += ["—"] * (len(BUDGETS) - len(budgets))
+        print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
+        if pop.name == "diverged":
+            absent_rows.append(split_row(label, m, sweeps, ~(sweeps.val < -GAP / 2).any(axis=1)))
+        if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
+            best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
+            worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
     main_time = time.perf_counter() - start
     print(
         f"\nCells: default / percentile coverage in % (median width of the default ÷ the percentile's); "
@@ -183,6 +173,24 @@ def main() -> None:
     print(f"\nTotal: {(time.perf_counter() - start) / 60:.0f} min.")
 
 
+def suite_sweeps(populations: list, options: argparse.Namespace, methods=(DEFAULT_CI_METHOD, "percentile")):
+    """The sweeps of each cell, population by population and m by m: (label, population, m, budgets, sweeps).
+    Each cell keeps its seed, [seed, the population's place in the suite, m]."""
+    for index, label, pop in populations:
+        for m in options.runs:
+            budgets = [n for n in BUDGETS if n <= m / 2]
+            sweeps = sweep_intervals(
+                pop,
+                m=m,
+                n=budgets,
+                methods=methods,
+                replications=options.replications,
+                n_resamples=options.resamples,
+                rng=np.random.default_rng([options.seed, index, m]),
+            )
+            yield label, pop, m, budgets, sweeps
+
+
 def candidate(populations: list, options: argparse.Namespace) -> None:
     """One row per cell: the default and ``options.candidate`` on the same sweeps (see the module's docstring)."""
     start = time.perf_counter()
@@ -192,28 +200,17 @@ def candidate(populations: list, options: argparse.Namespace) -> None:
         "| width ÷ default | percentile % |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for index, label, pop in populations:
-        for m in options.runs:
-            budgets = [n for n in BUDGETS if n <= m / 2]
-            sweeps = sweep_intervals(
-                pop,
-                m=m,
-                n=budgets,
-                methods=(DEFAULT_CI_METHOD, method, "percentile"),
-                replications=options.replications,
-                n_resamples=options.resamples,
-                rng=np.random.default_rng([options.seed, index, m]),
+    for label, _, m, budgets, sweeps in suite_sweeps(populations, options, (DEFAULT_CI_METHOD, method, "percentile")):
+        cells = {(c.method, c.n): c for c in sweeps.cells()}
+        for n in budgets:
+            default, tried, plain = cells[DEFAULT_CI_METHOD, n], cells[method, n], cells["percentile", n]
+            print(
+                f"| {label} | {m} | {n} | {percent(default.coverage)} ± {percent(default.coverage_se)} "
+                f"| {default.median_width:.4g} | {percent(tried.coverage)} ± {percent(tried.coverage_se)} "
+                f"| {tried.median_width:.4g} | {tried.median_width / default.median_width:.2f} "
+                f"| {percent(plain.coverage)} |",
+                flush=True,
             )
-            cells = {(c.method, c.n): c for c in sweeps.cells()}
-            for n in budgets:
-                default, tried, plain = cells[DEFAULT_CI_METHOD, n], cells[method, n], cells["percentile", n]
-                print(
-                    f"| {label} | {m} | {n} | {percent(default.coverage)} ± {percent(default.coverage_se)} "
-                    f"| {default.median_width:.4g} | {percent(tried.coverage)} ± {percent(tried.coverage_se)} "
-                    f"| {tried.median_width:.4g} | {tried.median_width / default.median_width:.2f} "
-                    f"| {percent(plain.coverage)} |",
-                    flush=True,
-                )
     print(
         f"\n{options.replications} sweeps per cell, {options.resamples} resamples per interval, nominal 95 %, "
         f"estimator V; ± one binomial standard error ({(time.perf_counter() - start) / 60:.0f} min)."
