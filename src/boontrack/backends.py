@@ -196,6 +196,18 @@ class Source(abc.ABC):
         """
         return None
 
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> Mapping[str, pd.DataFrame]:
+        """Every point each of ``metrics`` logged for the runs ``run_ids``: metric -> a frame with the columns
+        ``run_id``, ``step`` and ``value`` (:data:`boontrack.runframe.POINT_COLUMNS`), in the order they were
+        logged. Asked only for training curves (``Spec.curves``), after :meth:`read`.
+
+        Optional: the base class keeps no histories (:class:`InputError`).
+        """
+        raise InputError(
+            f"{self.describe()} keeps no per-step histories: {vocabulary.name('curves')} needs a source that does "
+            "(a file of one row per run and step, MLflow)"
+        )
+
     def sink(self, key: str) -> Sink:
         """The sink that writes back next to these runs; ``key`` (hex) identifies the (source, spec) pair.
 

@@ -230,6 +230,13 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     show_default=True,
     help="Tracker metric value: the last logged, or val at its best step with test at that step.",
 )
+@_option(
+    "curves",
+    multiple=True,
+    metavar="METRIC",
+    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; reads "
+    "each run's history: one request per metric and 100 runs on an MLflow server).",
+)
 @_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
 @_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
 @_option("prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
@@ -307,6 +314,11 @@ def summarize(
     assert shown is not None  # run_job computes the summary where no destination gives one back
     text = to_json(shown) if output_format == "json" else format_table(shown)
     click.echo(text, nl=not text.endswith("\n"))
+    if result.summary is not None and result.summary.training:
+        from boontrack.training_runs import training_lines
+
+        for curves in result.summary.training:
+            click.echo("\n".join(training_lines(curves)), err=True)
     if result.error:
         raise BackendError(result.error)
     if sinks:

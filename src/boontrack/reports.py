@@ -683,15 +683,23 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     }
     if summary.table is not None:
         artifacts["runs.csv"] = _csv_bytes(summary.table.all_runs())
-    if plots and importlib.util.find_spec("matplotlib") is not None:
+    drawn = plots and importlib.util.find_spec("matplotlib") is not None
+    if drawn:
         from boontrack.plots import render_pngs
 
         artifacts.update(render_pngs(summary))
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
+    tables = {"curves": (list(table.columns), rows)}
+    if summary.training:
+        from boontrack.training_output import summary_training_artifacts, summary_training_table
+
+        training = summary_training_table(summary.training)
+        artifacts.update(summary_training_artifacts(summary.training, training, plots=drawn))
+        tables["training_curves"] = (list(training.columns), json.loads(training.to_json(orient="values")))
     return SummaryOutputs(
         metrics=metrics,
         curves=curves,
         artifacts=artifacts,
         description=_description(summary),
-        tables={"curves": (list(table.columns), rows)},
+        tables=tables,
     )
