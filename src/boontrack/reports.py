@@ -691,11 +691,11 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
     tables = {"curves": (list(table.columns), rows)}
     if summary.training:
-        from boontrack.training_output import summary_training_artifacts, summary_training_table
+        from boontrack.training_output import summary_training_artifacts, summary_training_table, training_rows
 
         training = summary_training_table(summary.training)
         artifacts.update(summary_training_artifacts(summary.training, training, plots=drawn))
-        tables["training_curves"] = (list(training.columns), json.loads(training.to_json(orient="values")))
+        tables["training_curves"] = (list(training.columns), training_rows(training))
     return SummaryOutputs(
         metrics=metrics,
         curves=curves,

@@ -26,6 +26,7 @@ __all__ = [
     "summary_training_artifacts",
     "summary_training_table",
     "training_curves_table",
+    "training_rows",
     "write_training_curves",
 ]
 
@@ -80,6 +81,11 @@ def summary_training_table(curves: Sequence[TrainingCurves]) -> pd.DataFrame:
     for each, table in zip(curves, tables):
         table.insert(0, "metric", each.metric)
     return pd.concat(tables, ignore_index=True)
+
+
+def training_rows(table: pd.DataFrame) -> list[list]:
+    """The table's rows as plain Python values, NaN as None, every float exact (``to_json`` keeps 10 digits)."""
+    return [[None if value != value else value for value in row] for row in table.to_dict("split")["data"]]
 
 
 def png_name(metric: str, *, several: bool) -> str:

@@ -67,6 +67,17 @@ NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
 #: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
 GROUP_CURVE_KEY = "boon/curve"
+#: Prefix of the training-curve series of a group run: ``boon/train/<metric>/<series>``, step = the training step.
+TRAINING_KEY = "boon/train/"
+#: The series of each metric (key suffix, column of ``training_curves.csv``).
+TRAINING_SERIES = (
+    ("mean", "mean"),
+    ("ci_low", "ci_low"),
+    ("ci_high", "ci_high"),
+    ("band_low", "simultaneous_low"),
+    ("band_high", "simultaneous_high"),
+    ("runs", "runs"),
+)
 #: Curves longer than this are thinned to log-spaced budgets: one request, and a readable line chart.
 MAX_CURVE_POINTS = 1000
 #: A recorded write id with no run is forgotten after this long (its writer crashed before create_run, or
@@ -184,6 +195,7 @@ class MlflowSink(Sink):
                 self._experiment_id, WRITE_RECORD_PREFIX + write_id, f"{self._key} {_now_ms()}"
             )
             groups = _group_curves(outputs)
+            training = _training_series(outputs)
             spec = _spec(outputs)
             run = self._client.create_run(
                 self._experiment_id,
@@ -194,7 +206,7 @@ class MlflowSink(Sink):
             try:
                 self._fill(run, outputs, spec)
                 for label, columns in groups.items():
-                    self._write_group(write_id, run.info.start_time, label, columns)
+                    self._write_group(write_id, run.info.start_time, label, columns, training.get(label, []))
                 self._client.set_terminated(self._run_id, "FINISHED")
             except MlflowException:
                 superseded = self._deleted_by_another_writer()
@@ -348,7 +360,9 @@ class MlflowSink(Sink):
                 write_artifacts(Path(tmp), outputs.artifacts)
                 self._client.log_artifacts(self._run_id, tmp)
 
-    def _write_group(self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray]) -> None:
+    def _write_group(
+        self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray], training: Sequence[CurveSeries]
+    ) -> None:
         from mlflow.entities import Metric
 
         tags = {
@@ -357,7 +371,7 @@ class MlflowSink(Sink):
             WRITE_TAG: write_id,
             PARENT_TAG: self._run_id,
             "boontrack.group": label,
-            NOTE_TAG: curve_run_description(label, columns["n"]),
+            NOTE_TAG: curve_run_description(label, columns["n"]) + training_description(training),
         }
         run = self._client.create_run(self._experiment_id, tags=tags, run_name=label)
         metrics: list[Any] = []
@@ -366,6 +380,10 @@ class MlflowSink(Sink):
             # a band undefined at some n (too few runs) has no point there, rather than a NaN MLflow cannot draw
             metrics.extend(
                 Metric(GROUP_CURVE_KEY + suffix, float(v), stamp, int(k)) for k, v in zip(n, values) if np.isfinite(v)
+            )
+        for series in training:  # every step, in requests of MLflow's 1000 points
+            metrics.extend(
+                Metric(series.key, float(v), stamp, int(k)) for k, v in zip(series.n, series.values) if np.isfinite(v)
             )
         if metrics:
             self._client.log_batch(run.info.run_id, metrics=metrics)
@@ -449,6 +467,20 @@ def curve_run_description(label: str, n: np.ndarray) -> str:
     )
 
 
+def training_description(training: Sequence[CurveSeries]) -> str:
+    """What the curve run's training series are (nothing without them)."""
+    metrics = sorted({series.key.removeprefix(TRAINING_KEY).rpartition("/")[0] for series in training})
+    if not metrics:
+        return ""
+    keys = ", ".join(f"`{TRAINING_KEY}{metric}/mean`" for metric in metrics)
+    return (
+        f"\n{keys}: the mean over the group's runs at each training step (step = the step logged), with the "
+        "pointwise band `.../ci_low` to `.../ci_high`, the simultaneous band over the steps with enough runs "
+        "`.../band_low` to `.../band_high`, and the runs logged at each step `.../runs` (training_curves.csv of the "
+        "summary run has every column)."
+    )
+
+
 def spec_params(spec: dict[str, Any]) -> dict[str, str]:
     """The spec as MLflow params ``boon.<field>`` (lists comma-separated, None as empty)."""
 
@@ -498,6 +530,29 @@ def _group_curves(outputs: SummaryOutputs) -> dict[str, dict[str, np.ndarray]]:
         label: {name: np.asarray(values, dtype=np.int64 if name == "n" else np.float64) for name, values in c.items()}
         for label, c in groups.items()
     }
+
+
+def _training_series(outputs: SummaryOutputs) -> dict[str, list[CurveSeries]]:
+    """Each group's training-curve series from the outputs' training table (step = the training step): label ->
+    ``boon/train/<metric>/mean``, ``.../ci_low``, ``.../ci_high``, ``.../band_low``, ``.../band_high``, ``.../runs``."""
+    if "training_curves" not in outputs.tables:
+        return {}
+    columns, rows = outputs.tables["training_curves"]
+    cells = {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+    metric, group = np.asarray(cells["metric"], dtype=object), np.asarray(cells["group"], dtype=object)
+    step = np.asarray(cells["step"], dtype=np.int64)
+    values = {  # a cell of JSON null (a band undefined at a step) as NaN
+        column: np.array([np.nan if v is None else v for v in cells[column]], dtype=np.float64)
+        for _, column in TRAINING_SERIES
+    }
+    series: dict[str, list[CurveSeries]] = {}
+    for name, label in dict.fromkeys(zip(metric.tolist(), group.tolist())):
+        here = (metric == name) & (group == label)
+        series[str(label)] = series.get(str(label), []) + [
+            CurveSeries(f"{TRAINING_KEY}{name}/{suffix}", step[here], values[column][here])
+            for suffix, column in TRAINING_SERIES
+        ]
+    return series
 
 
 def _records(tags: dict[str, str], key: str) -> dict[str, int]:

@@ -305,6 +305,11 @@ class SqlStore:
         order = sorted(parents, key=lambda k: (rank[k[0]], parents[k][1] is None, parents[k][1] or 0, k[1]))
         return [Sweep(e, run_id, parents[(e, run_id)][0], children_token(children[(e, run_id)])) for e, run_id in order]
 
+    def every_history(self, experiment_id: str, parent: str | None) -> Callable[[Sequence[str], str], pd.DataFrame]:
+        """``histories(run_ids, key)`` over every selected run, whatever the step of its latest point (training
+        curves: a run that logged once, at step 0, has a point there): one query per metric."""
+        return self._histories(_Selection(int(experiment_id), parent, (), every_run=True))
+
     def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
         def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
             """Every point of ``key`` logged by ``run_ids``: one query over the runs read that logged a val or
@@ -361,7 +366,9 @@ def children_token(children: Iterable[Sequence[Any]]) -> str:
 class _Selection:
     """The runs a read selects, as a SQL condition on ``runs r``, and its bound parameters."""
 
-    def __init__(self, experiment_id: int, parent: str | None, metrics: Sequence[str]) -> None:
+    def __init__(
+        self, experiment_id: int, parent: str | None, metrics: Sequence[str], *, every_run: bool = False
+    ) -> None:
         self.params: dict[str, Any] = {"experiment_id": experiment_id, "parent_tag": PARENT_RUN_TAG}
         self.where = "r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"
         if parent is not None:
@@ -372,10 +379,15 @@ class _Selection:
             )
         keys = [f":metric{i}" for i in range(len(metrics))] or ["NULL"]
         self.params.update({f"metric{i}": key for i, key in enumerate(metrics)})
-        #: runs whose latest val or test point is past step 0: the only ones that may need a history
+        #: runs whose latest val or test point is past step 0: the only ones that may need a history (every
+        #: run with ``every_run``)
         self.with_history = (
-            f"EXISTS (SELECT 1 FROM latest_metrics lm WHERE lm.run_uuid = r.run_uuid"
-            f" AND lm.key IN ({', '.join(keys)}) AND lm.step <> 0)"
+            "1 = 1"
+            if every_run
+            else (
+                f"EXISTS (SELECT 1 FROM latest_metrics lm WHERE lm.run_uuid = r.run_uuid"
+                f" AND lm.key IN ({', '.join(keys)}) AND lm.step <> 0)"
+            )
         )
 
 
