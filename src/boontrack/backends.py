@@ -89,7 +89,10 @@ class SummaryOutputs:
     files (relative path -> bytes: ``summary.json``, ``report.md``, ``curves.csv``, ``runs.csv`` and, when
     matplotlib is installed, ``curves.png`` and ``distributions.png``), and ``description`` (Markdown, a few
     lines) as the run's description. ``tables`` are the same curve data as rows for trackers with table
-    objects (W&B): name -> (columns, rows).
+    objects (W&B): name -> (columns, rows). ``training`` are the training curves of ``Spec.curves`` as series
+    whose steps are the training steps (``boon/train/<metric>/<group>/mean``, ``ci_low``, ``ci_high``,
+    ``band_low``, ``band_high``, ``runs``), for a tracker that holds every group in one run; their table is
+    ``tables["training_curves"]``.
     """
 
     metrics: Mapping[str, float]
@@ -97,6 +100,7 @@ class SummaryOutputs:
     artifacts: Mapping[str, bytes]
     description: str
     tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] = field(default_factory=dict)
+    training: Sequence[CurveSeries] = ()
 
 
 class Sink(abc.ABC):

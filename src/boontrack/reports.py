@@ -690,16 +690,24 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
         artifacts.update(render_pngs(summary))
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
     tables = {"curves": (list(table.columns), rows)}
+    series: list[CurveSeries] = []
     if summary.training:
-        from boontrack.training_output import summary_training_artifacts, summary_training_table, training_rows
+        from boontrack.training_output import (
+            summary_training_artifacts,
+            summary_training_series,
+            summary_training_table,
+            training_rows,
+        )
 
         training = summary_training_table(summary.training)
         artifacts.update(summary_training_artifacts(summary.training, training, plots=drawn))
         tables["training_curves"] = (list(training.columns), training_rows(training))
+        series = summary_training_series(summary.training, segments, prefix=prefix)
     return SummaryOutputs(
         metrics=metrics,
         curves=curves,
         artifacts=artifacts,
         description=_description(summary),
         tables=tables,
+        training=series,
     )

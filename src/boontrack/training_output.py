@@ -8,7 +8,7 @@ only for the PNG (the ``plots`` extra), imported when one is drawn.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,11 +19,14 @@ from boontrack.vocabulary import name as _named
 if TYPE_CHECKING:
     import pandas as pd
 
+    from boontrack.backends import CurveSeries
+
 __all__ = [
     "CSV_NAME",
     "PNG_NAME",
     "png_name",
     "summary_training_artifacts",
+    "summary_training_series",
     "summary_training_table",
     "training_curves_table",
     "training_rows",
@@ -32,6 +35,15 @@ __all__ = [
 
 #: Files written by :func:`write_training_curves`.
 CSV_NAME, PNG_NAME = "training_curves.csv", "training_curves.png"
+#: The series of each metric and group (name, attribute of :class:`TrainingCurves`).
+SERIES = (
+    ("mean", "mean"),
+    ("ci_low", "low"),
+    ("ci_high", "high"),
+    ("band_low", "simultaneous_low"),
+    ("band_high", "simultaneous_high"),
+    ("runs", "runs"),
+)
 
 
 def training_curves_table(curves: TrainingCurves) -> pd.DataFrame:
@@ -108,3 +120,23 @@ def summary_training_artifacts(
         for each in curves:
             artifacts[png_name(each.metric, several=len(curves) > 1)] = figure_png(plot_training_curves(each))
     return artifacts
+
+
+def summary_training_series(
+    curves: Sequence[TrainingCurves], segments: Mapping[str, str], *, prefix: str
+) -> list[CurveSeries]:
+    """Every metric's curves as series with step = the training step: ``<prefix>train/<metric><segment>/<name>``
+    for each name of :data:`SERIES`, ``segments`` giving each group's part of the name (as the Boo_n curves')."""
+    from boontrack.backends import CurveSeries
+    from boontrack.reports import safe_name
+
+    series: list[CurveSeries] = []
+    for each in curves:
+        base = f"{prefix}train/{safe_name(each.metric, allow_slash=True)}"
+        for label in each.groups:
+            group = each.of(label)
+            series.extend(
+                CurveSeries(f"{base}{segments[label]}/{name}", group.step, getattr(group, attribute))
+                for name, attribute in SERIES
+            )
+    return series
