@@ -209,7 +209,7 @@ class Source(abc.ABC):
         """
         raise InputError(
             f"{self.describe()} keeps no per-step histories: {vocabulary.name('curves')} needs a source that does "
-            "(a file of one row per run and step, MLflow)"
+            "(a file of one row per run and step, MLflow, W&B)"
         )
 
     def sink(self, key: str) -> Sink:
