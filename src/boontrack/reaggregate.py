@@ -14,7 +14,7 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
 
 The other keys are the fields of :class:`~boontrack.spec.Spec`, as in Python (``estimator``, ``maximize``,
 ``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence_level``,
-``n_resamples``, ``ci_method``, ``seed``, ``pick``), ``prefix``, and the source options (``parent``,
+``n_resamples``, ``ci_method``, ``seed``, ``pick``, ``curves``), ``prefix``, and the source options (``parent``,
 ``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends); the
 command line's names of 0.2.0 (``minimize``, ``confidence``, ``resamples``) are accepted for one release with
 a DeprecationWarning. Relative file paths (in ``source`` and ``out``) are relative to the config file's
