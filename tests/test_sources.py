@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.analysis import analyze
-from boontrack.exceptions import InputError
+from boontrack.exceptions import BackendError, InputError
 from boontrack.runtable import RunTable
 from boontrack.sources import SIDE_COLUMN, compare_sources, to_markdown
 from boontrack.spec import Spec
@@ -228,3 +228,39 @@ def test_compare_takes_the_options_of_summarize_under_the_same_flags():
         assert flag in shown
     assert "compared as pairs" in " ".join(shown.split())
     assert "default grouping: all other params" in " ".join(invoke("summarize", "--help").output.split())
+
+
+class _FailingSource:
+    """A source that opens but fails while its runs are read: after the input was accepted."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def describe(self) -> str:
+        return "failing"
+
+    def direction(self, metric: str) -> None:
+        return None
+
+    def read(self, request) -> pd.DataFrame:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (BackendError("tracker at https://example.org did not answer within 5 s"), "Error: tracker at https://"),
+        (RuntimeError("connection reset mid-read"), "Error: unexpected RuntimeError: connection reset mid-read"),
+    ],
+)
+def test_a_source_failing_while_read_exits_1(shifted, monkeypatch, error, shown):
+    from boontrack import backends
+
+    opened = backends.open_source
+    monkeypatch.setattr(
+        "boontrack.backends.open_source",
+        lambda spec, **options: _FailingSource(error) if spec.startswith("tracker:") else opened(spec, **options),
+    )
+    result = invoke("compare", shifted[0], "tracker:sweep", "--val", "val_acc", "--require", "better")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == "" and result.stderr.startswith(shown) and result.stderr.count("\n") == 1
