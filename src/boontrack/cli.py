@@ -384,7 +384,8 @@ def compare(
 
     Each source is a file or SCHEME:LOCATION, with its own backend options (--source-option N:KEY=VALUE, N
     counting the sources from 1). Differences are each source minus SOURCE_A; groups within the sources
-    (--group-by) are matched by label; sides are paired by seed when their seeds (--seed-column) match. With
+    (--group-by) are matched by label; sides are paired by seed when their seeds (--seed-column) match. Several
+    metrics (--test or --val repeated) are compared at once, their p-values adjusted together. With
     --require, the exit status is the verdict: 0 when the interval supports the claim, 3 when it does not (2 bad
     input, 1 a tracker failed). --format markdown prints a compact report; when GITHUB_STEP_SUMMARY is set the
     same Markdown is appended to that file.
@@ -402,6 +403,7 @@ def compare(
     if beyond:
         raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
     spec_options["group_by"] = spec_options["group_by"] or None
+    spec_options["test"] = spec_options["test"] or None
     with vocabulary.speaking(COMPARE):
         options = []
         for position in range(1, len(sources) + 1):
@@ -419,10 +421,8 @@ def compare(
             threads=threads,
             **spec_options,
         )
-    from boontrack.reports import format_table
-
     markdown = to_markdown(result)
-    text = markdown if output_format == "markdown" else format_table(result.summary)
+    text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
@@ -432,8 +432,36 @@ def compare(
         ctx.exit(0 if result.gate.passed else 3)
 
 
+def _compared_tables(summaries: Any) -> str:
+    """The table of each metric's summary; with several, what their adjusted p-values were adjusted over."""
+    from boontrack.reports import format_table
+
+    text = "\n\n".join(format_table(summary) for summary in summaries)
+    if len(summaries) == 1:
+        return text
+    family = sum(len(summary.comparisons) for summary in summaries)
+    correction = summaries[0].spec.correction
+    return f"{text}\n\np adj. ({correction}): over the {family} comparisons of the {len(summaries)} metrics together"
+
+
+#: ``summarize``'s options that ``compare`` takes repeatedly: several metrics at once.
+_REPEATED_HELP = {
+    "val": "Validation metric: the score runs are ranked by (repeatable: one for every --test, or several alone).",
+    "test": "Test metric reported for the best-validation run (default: val; repeatable: several metrics).",
+}
+
+
 def _shared_option(param: click.Parameter) -> click.Parameter:
-    """``summarize``'s option as ``compare`` shows it: the same, but for what differs (the default grouping)."""
+    """``summarize``'s option as ``compare`` shows it: the same, but for what differs (the default grouping, the
+    metrics that repeat)."""
+    if param.name in _REPEATED_HELP:
+        return click.Option(
+            [FLAGS[param.name], param.name],
+            multiple=True,
+            required=param.required,
+            metavar="METRIC",
+            help=_REPEATED_HELP[param.name],
+        )
     if param.name != "seed_column":
         return param
     shown = copy.copy(param)
