@@ -20,7 +20,7 @@ from boontrack import cli
 from boontrack.analysis import analyze
 from boontrack.exceptions import BackendError, InputError
 from boontrack.runtable import RunTable
-from boontrack.sources import SIDE_COLUMN, compare_sources, to_markdown
+from boontrack.sources import SIDE_COLUMN, compare_sources, load_comparison, to_markdown
 from boontrack.spec import Spec
 
 DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
@@ -361,3 +361,74 @@ def test_several_val_without_test_on_the_command_line_are_each_a_metric(shifted)
     assert result.stdout.startswith("val_acc: ") and "\n\ntest_acc: " in result.stdout
     refused = invoke("compare", *shifted, "--val", "val_acc", "--val", "test_acc", "--test", "test_acc")
     assert refused.exit_code == 2 and "several --val need one --test each" in refused.stderr
+
+
+def _config(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+COMMAND_LINE = (
+    *("--label", "before", "--label", "after", "--val", "val_acc", "--test", "test_acc", "--test", "test_same"),
+    *("--n", "1,5,10", "--resamples", "99", "--require", "not-worse", "--margin", "0.01"),
+)
+CONFIG = """\
+sources = ["main.csv", "branch.csv"]   # relative to this file
+labels = ["before", "after"]
+val = "val_acc"
+test = ["test_acc", "test_same"]
+n = [1, 5, 10]
+n_resamples = 99
+require = "not-worse"
+margin = 0.01
+"""
+
+
+def test_a_config_file_gives_what_the_command_line_gives(shifted_one_metric, tmp_path, monkeypatch):
+    config = _config(tmp_path / "compare.toml", CONFIG)
+    monkeypatch.chdir(tmp_path.parent)  # the sources are found beside the file, not in the working directory
+    from_file = invoke("compare", "--config", config)
+    typed = invoke("compare", *shifted_one_metric, *COMMAND_LINE)
+    assert from_file.exit_code == typed.exit_code == 0, from_file.output
+    assert from_file.stdout == typed.stdout and "passed: after not worse by more than 0.01 than before" in typed.stdout
+    markdown = invoke("compare", "--config", config, "--format", "markdown", "--threads", "1")
+    assert markdown.stdout == invoke("compare", *shifted_one_metric, *COMMAND_LINE, "--format", "markdown").stdout
+    # in Python: the file's keywords
+    result = compare_sources(**load_comparison(config))
+    assert result.labels == ("before", "after") and result.gate.passed and result.metrics == ("test_acc", "test_same")
+
+
+def test_per_source_options_in_a_config_file_reach_each_backend(shifted, tmp_path, monkeypatch):
+    from boontrack import backends
+
+    seen = []
+    opened = backends.open_source
+
+    def record(spec, **options):
+        seen.append(options)
+        return opened(spec)
+
+    monkeypatch.setattr("boontrack.backends.open_source", record)
+    options = 'options = [{parent = "abc", tracking_uri = "sqlite:///m.db"}, {project-key = "x"}]\n'
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + options)
+    assert invoke("compare", "--config", config).exit_code == 0
+    assert seen == [{"parent": "abc", "tracking_uri": "sqlite:///m.db"}, {"project_key": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("change", "extra", "message"),
+    [
+        (("", ""), ("main.csv",), "give the comparison with --config or on the command line, not both: SOURCE"),
+        (("", ""), ("--val", "x"), "not both: --val"),
+        (("margin = 0.01", "margin = -1"), (), "`margin` must be a finite number >= 0, got -1"),
+        (("n_resamples = 99", "n_resamples = 0"), (), "`n_resamples` must be"),
+        (("n_resamples", "bootstrap_resamples"), (), "unknown key 'bootstrap_resamples'"),
+        (('sources = ["main.csv", "branch.csv"]', 'sources = "main.csv"'), (), "'sources' must be a list"),
+        (("labels", "options"), (), "'options' must be a list of tables"),
+    ],
+)
+def test_a_bad_config_or_a_clash_is_one_line_and_exit_2(shifted, tmp_path, change, extra, message):
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "").replace(*change))
+    result = invoke("compare", "--config", config, *extra)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and message in result.stderr and result.stderr.count("\n") == 1

@@ -349,7 +349,12 @@ def _parse_source_options(
 
 
 @main.command()
-@click.argument("sources", nargs=-1, required=True, metavar="SOURCE_A SOURCE_B [SOURCE...]")
+@click.argument("sources", nargs=-1, metavar="SOURCE_A SOURCE_B [SOURCE...]")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="TOML file giving the sources and the options (their Python names), instead of the command line.",
+)
 @click.option("--label", "labels", multiple=True, metavar="NAME", help="One label per source, in order (repeatable).")
 @click.option(
     "--source-option",
@@ -372,6 +377,7 @@ def _parse_source_options(
 def compare(
     ctx: click.Context,
     sources: tuple[str, ...],
+    config: str | None,
     labels: tuple[str, ...],
     per_source: dict[int, dict[str, str]],
     require: str | None,
@@ -392,35 +398,26 @@ def compare(
     """
     import os
 
-    from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.sources import compare_sources, to_markdown
+    from boontrack.sources import compare_sources, load_comparison, to_markdown
 
-    if len(sources) < 2:
-        raise click.UsageError("give two or more sources")
-    if labels and len(labels) != len(sources):
-        raise click.BadParameter(f"give one label per source ({len(sources)}), got {len(labels)}", param_hint="--label")
-    beyond = sorted(position for position in per_source if position > len(sources))
-    if beyond:
-        raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
-    spec_options["group_by"] = spec_options["group_by"] or None
-    spec_options["test"] = spec_options["test"] or None
-    with vocabulary.speaking(COMPARE):
-        options = []
-        for position in range(1, len(sources) + 1):
-            given = per_source.get(position, {})
-            named = {key: given[key] for key in SOURCE_OPTIONS if key in given}
-            others = {key: value for key, value in given.items() if key not in named}
-            options.append(source_options(**named, options=others))
-        result = compare_sources(
-            sources,
-            labels=labels or None,
-            options=options,
-            require=require,  # type: ignore[arg-type]  # click's Choice
-            margin=margin,
-            progress=sys.stderr.isatty(),
-            threads=threads,
-            **spec_options,
-        )
+    if config is not None:
+        given = [param for param in ctx.command.params if _given_on_command_line(ctx, param)]
+        if given:
+            shown = given[0].opts[0] if given[0].opts[0].startswith("-") else "SOURCE"
+            raise click.UsageError(f"give the comparison with --config or on the command line, not both: {shown}")
+        with vocabulary.speaking(vocabulary.CONFIG):
+            keywords = load_comparison(config)
+            result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
+    else:
+        keywords = _compared_on_command_line(sources, labels, per_source, spec_options)
+        with vocabulary.speaking(COMPARE):
+            result = compare_sources(
+                require=require,  # type: ignore[arg-type]  # click's Choice
+                margin=margin,
+                progress=sys.stderr.isatty(),
+                threads=threads,
+                **keywords,
+            )
     markdown = to_markdown(result)
     text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
@@ -430,6 +427,46 @@ def compare(
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
+
+
+#: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
+_BESIDE_CONFIG = ("config", "output_format", "threads")
+
+
+def _given_on_command_line(ctx: click.Context, param: click.Parameter) -> bool:
+    """Whether the caller typed ``param`` (a default or an environment variable does not count)."""
+    if param.name in _BESIDE_CONFIG or param.name is None:
+        return False
+    return ctx.get_parameter_source(param.name) is click.core.ParameterSource.COMMANDLINE
+
+
+def _compared_on_command_line(
+    sources: tuple[str, ...],
+    labels: tuple[str, ...],
+    per_source: dict[int, dict[str, str]],
+    spec_options: dict[str, Any],
+) -> dict[str, Any]:
+    """The keywords of compare_sources that the command line gives, checked where click's types cannot."""
+    from boontrack.pipeline import SOURCE_OPTIONS, source_options
+
+    if len(sources) < 2:
+        raise click.UsageError("give two or more sources (or --config FILE)")
+    if not spec_options["val"]:
+        raise click.UsageError("Missing option '--val'.")
+    if labels and len(labels) != len(sources):
+        raise click.BadParameter(f"give one label per source ({len(sources)}), got {len(labels)}", param_hint="--label")
+    beyond = sorted(position for position in per_source if position > len(sources))
+    if beyond:
+        raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
+    options = []
+    with vocabulary.speaking(COMPARE):
+        for position in range(1, len(sources) + 1):
+            given = per_source.get(position, {})
+            named = {key: given[key] for key in SOURCE_OPTIONS if key in given}
+            others = {key: value for key, value in given.items() if key not in named}
+            options.append(source_options(**named, options=others))
+    chosen = dict(spec_options, group_by=spec_options["group_by"] or None, test=spec_options["test"] or None)
+    return {"sources": sources, "labels": labels or None, "options": options, **chosen}
 
 
 def _compared_tables(summaries: Any) -> str:
@@ -458,7 +495,6 @@ def _shared_option(param: click.Parameter) -> click.Parameter:
         return click.Option(
             [FLAGS[param.name], param.name],
             multiple=True,
-            required=param.required,
             metavar="METRIC",
             help=_REPEATED_HELP[param.name],
         )

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
 
-__all__ = ["SIDE_COLUMN", "Gate", "SourceComparison", "compare_sources", "to_markdown"]
+__all__ = ["SIDE_COLUMN", "Gate", "SourceComparison", "compare_sources", "load_comparison", "to_markdown"]
 
 #: The grouping column that holds each source's label in the joined run table.
 SIDE_COLUMN = "source"
@@ -215,6 +215,60 @@ def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
         dataclasses.replace(summary, comparisons=tuple(itertools.islice(remaining, len(summary.comparisons))))
         for summary in summaries
     )
+
+
+#: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
+_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin")
+
+
+def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The keyword arguments of :func:`compare_sources` that a config file (TOML) gives, ``sources`` included.
+
+    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
+    file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
+    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``
+    and the options of :class:`~boontrack.spec.Spec` (``val``, ``test``, ``seed_column``, ``n_resamples``, ...).
+    For example::
+
+        sources = ["main.csv", "mlflow:"]
+        labels = ["main", "branch"]
+        options = [{}, {parent = "RUN_ID", tracking_uri = "sqlite:///mlflow.db"}]
+        val = "val_acc"
+        test = ["test_acc", "test_f1"]
+        seed_column = "seed"
+        require = "not-worse"
+        margin = 0.002
+
+    Raises
+    ------
+    ValueError
+        (:class:`~boontrack.exceptions.InputError`) the file cannot be read, is not TOML, or has an unknown key
+        or a ``sources`` or ``options`` of the wrong shape; the other values are checked by
+        :func:`compare_sources`.
+    """
+    from boontrack.pipeline import SOURCE_OPTIONS, source_options
+    from boontrack.reaggregate import _SPEC_KEYS, read_config, relative_to
+
+    path = Path(path)
+    document = read_config(path)
+    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
+    if unknown:
+        known = ", ".join([*_COMPARISON_KEYS, *sorted(_SPEC_KEYS)])
+        raise InputError(f"config {path}: unknown key {unknown[0]!r} (known keys: {known})")
+    sources = document.get("sources")
+    if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
+        raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
+    keywords = dict(document, sources=[relative_to(path.parent.absolute(), source) for source in sources])
+    options = document.get("options")
+    if options is not None:
+        if not isinstance(options, list) or not all(isinstance(each, dict) for each in options):
+            raise InputError(f"config {path}: 'options' must be a list of tables, one per source")
+        named = [{key: value for key, value in each.items() if key in SOURCE_OPTIONS} for each in options]
+        keywords["options"] = [
+            source_options(**chosen, options={key: value for key, value in each.items() if key not in chosen})
+            for chosen, each in zip(named, options)
+        ]
+    return keywords
 
 
 def _compare_sources_iv(
