@@ -373,6 +373,19 @@ def _parse_source_options(
     metavar="N",
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
+@click.option(
+    "--write-to",
+    metavar="SCHEME:LOCATION",
+    help="Write the comparison to a tracker, as a summary: its own run, e.g. mlflow:EXPERIMENT.",
+)
+@click.option(
+    "--write-option",
+    "write_options",
+    multiple=True,
+    callback=_parse_options,
+    metavar="KEY=VALUE",
+    help="An option of --write-to's backend, e.g. tracking-uri=sqlite:///mlflow.db (repeatable).",
+)
 @click.pass_context
 def compare(
     ctx: click.Context,
@@ -384,6 +397,8 @@ def compare(
     margin: float,
     output_format: str,
     threads: int | None,
+    write_to: str | None,
+    write_options: dict[str, str],
     **spec_options: Any,
 ) -> None:
     """Compare the runs of SOURCE_B (and more) with those of SOURCE_A, with the statistics of summarize.
@@ -394,11 +409,12 @@ def compare(
     metrics (--test or --val repeated) are compared at once, their p-values adjusted together. With
     --require, the exit status is the verdict: 0 when the interval supports the claim, 3 when it does not (2 bad
     input, 1 a tracker failed). --format markdown prints a compact report; when GITHUB_STEP_SUMMARY is set the
-    same Markdown is appended to that file.
+    same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
+    rerun on unchanged runs writes nothing).
     """
     import os
 
-    from boontrack.sources import compare_sources, load_comparison, to_markdown
+    from boontrack.sources import compare_sources, load_comparison, to_markdown, write_comparison
 
     if config is not None:
         given = [param for param in ctx.command.params if _given_on_command_line(ctx, param)]
@@ -424,13 +440,19 @@ def compare(
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
             step_summary.write(markdown)
+    if write_to is not None:
+        with vocabulary.speaking(COMPARE):
+            options: dict[str, Any] = {key.replace("-", "_"): value for key, value in write_options.items()}
+            done = write_comparison(result, write_to, **options)
+        said = "up to date, nothing written" if done == "unchanged" else "written"
+        click.echo(f"Comparison {said}: {redact(write_to)}", err=True)
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
 
 
 #: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
-_BESIDE_CONFIG = ("config", "output_format", "threads")
+_BESIDE_CONFIG = ("config", "output_format", "threads", "write_to", "write_options")
 
 
 def _given_on_command_line(ctx: click.Context, param: click.Parameter) -> bool:

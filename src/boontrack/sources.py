@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack import vocabulary
-from boontrack.backends import MetricRequest, Source
+from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.spec import Spec
 
@@ -32,7 +32,15 @@ if TYPE_CHECKING:
 
     from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
 
-__all__ = ["SIDE_COLUMN", "Gate", "SourceComparison", "compare_sources", "load_comparison", "to_markdown"]
+__all__ = [
+    "SIDE_COLUMN",
+    "Gate",
+    "SourceComparison",
+    "compare_sources",
+    "load_comparison",
+    "to_markdown",
+    "write_comparison",
+]
 
 #: The grouping column that holds each source's label in the joined run table.
 SIDE_COLUMN = "source"
@@ -515,3 +523,105 @@ def to_markdown(result: SourceComparison) -> str:
         ]
         lines += [*_md_table(header, rows), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def write_comparison(
+    result: SourceComparison,
+    destination: str,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    force: bool = False,
+    **options: Any,
+) -> Literal["updated", "unchanged"]:
+    """Write a comparison to a tracker as a summary is written: its own run (``"mlflow:EXPERIMENT"``: a run in
+    that experiment, created when missing) with every number as a metric, the report as an artifact.
+
+    The metrics are those of a summary of the joined runs (``<prefix><metric>/<group>/boo_<n>``,
+    ``.../<group>/vs_<base>/boo_<n>``, ..., see :mod:`boontrack.reports`), for each metric compared, and the
+    gate's verdict when a claim was required: ``<prefix>gate/passed`` (1 or 0), ``<prefix>gate/bound`` and
+    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown`) and ``comparison.json``
+    (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
+    it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
+    prefix and boontrack's version) changed, or with ``force``.
+
+    Parameters
+    ----------
+    result
+        A comparison of :func:`compare_sources`.
+    destination
+        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (MLflow:
+        ``mlflow:EXPERIMENT``).
+    prefix, force
+        As for a summary's write-back.
+    **options
+        The destination backend's options (MLflow: ``tracking_uri``).
+
+    Returns
+    -------
+    ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
+
+    Raises
+    ------
+    ValueError
+        (:class:`~boontrack.exceptions.InputError`) a destination that cannot hold it, or a bad option.
+    BackendError
+        The tracker failed.
+    """
+    from boontrack.backends import sink_at
+
+    key, fp = _comparison_identity(result, prefix)
+    sink = sink_at(destination, key, **options)
+    if not force and sink.read_fingerprint() == fp:
+        return "unchanged"
+    sink.write(_comparison_outputs(result, prefix))
+    sink.write_fingerprint(fp)  # last: a failure before this line leaves the comparison to be written again
+    return "updated"
+
+
+def _comparison_identity(result: SourceComparison, prefix: str) -> tuple[str, str]:
+    """The key naming a comparison (its sources, labels and options) and the fingerprint of what it holds."""
+    import hashlib
+    import json
+
+    from boontrack.pipeline import fingerprint, summary_key
+
+    gate = None if result.gate is None else [result.gate.require, result.gate.margin]
+    where = [summary_key(summary.source or "", summary.spec) for summary in result.summaries]
+    key = hashlib.sha256(json.dumps([where, list(result.labels), gate]).encode()).hexdigest()[:32]
+    prints = []
+    for summary in result.summaries:
+        assert summary.table is not None  # an analysis of compare_sources keeps its runs
+        prints.append(fingerprint(summary.table, summary.spec, source_identity=summary.source or "", prefix=prefix))
+    return key, hashlib.sha256(json.dumps([key, prints, gate]).encode()).hexdigest()
+
+
+def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
+    """The metrics and artifacts of a comparison's run."""
+    import json
+
+    from boontrack.analysis import _jsonable
+    from boontrack.backends import SummaryOutputs
+    from boontrack.reports import flat_metrics, safe_name
+
+    metrics: dict[str, float] = {}
+    for summary in result.summaries:
+        flat = flat_metrics(summary, prefix=prefix)
+        own = prefix + safe_name(summary.metric, allow_slash=True) + "/"
+        # with several metrics, the counts of all runs (boon/runs, ...) would differ from metric to metric
+        metrics.update(flat if len(result.summaries) == 1 else {k: v for k, v in flat.items() if k.startswith(own)})
+    gate = result.gate
+    if gate is not None:
+        verdict = {"passed": float(gate.passed), "bound": gate.bound, "threshold": gate.threshold}
+        metrics.update({f"{prefix}gate/{name}": value for name, value in verdict.items() if math.isfinite(value)})
+    data = {
+        "labels": list(result.labels),
+        "gate": None if gate is None else _jsonable(gate),
+        "summaries": [summary.to_dict() for summary in result.summaries],
+    }
+    said = f"boontrack compare: {', '.join(result.metrics)} ({', '.join(result.labels[1:])} vs {result.labels[0]})"
+    return SummaryOutputs(
+        metrics=metrics,
+        curves=[],
+        artifacts={"report.md": to_markdown(result).encode(), "comparison.json": json.dumps(data, indent=2).encode()},
+        description=said if gate is None else gate.verdict,
+    )
