@@ -33,15 +33,19 @@ def digits() -> pd.DataFrame:
     return pd.read_csv(DIGITS)
 
 
-@pytest.fixture
-def split(digits, tmp_path) -> tuple[Path, Path]:
+def _by_model(runs: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
     """The demo's two models as two files, named by the model."""
     paths = []
     for model in ("logistic-regression", "mlp"):
-        path = tmp_path / f"{model}.csv"
-        digits[digits["model"] == model].to_csv(path, index=False)
+        path = directory / f"{model}.csv"
+        runs[runs["model"] == model].to_csv(path, index=False)
         paths.append(path)
     return paths[0], paths[1]
+
+
+@pytest.fixture
+def split(digits, tmp_path) -> tuple[Path, Path]:
+    return _by_model(digits, tmp_path)
 
 
 @pytest.fixture
@@ -273,13 +277,7 @@ def test_a_source_failing_while_read_exits_1(shifted, monkeypatch, error, shown)
 def two_metrics(digits, tmp_path) -> tuple[Path, Path]:
     """The demo's two models as two files, with a second test metric: test_acc plus noise of a fixed seed."""
     noise = np.random.default_rng(7).normal(0.0, 0.01, len(digits))
-    runs = digits.assign(test_noisy=digits["test_acc"] + noise)
-    paths = []
-    for model in ("logistic-regression", "mlp"):
-        path = tmp_path / f"{model}.csv"
-        runs[runs["model"] == model].to_csv(path, index=False)
-        paths.append(path)
-    return paths[0], paths[1]
+    return _by_model(digits.assign(test_noisy=digits["test_acc"] + noise), tmp_path)
 
 
 @pytest.mark.parametrize("correction", ["holm", "bh"])

@@ -39,9 +39,9 @@ def sweep_and_copy(sqlite_uri, tmp_path):
     return sweep, path
 
 
-def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
-    sweep, path = sweep_and_copy
-    result = compare_sources(
+def _compared(sqlite_uri, sweep, path):
+    """The sweep (labelled tracked) against the file, with per-source options."""
+    return compare_sources(
         ["mlflow:", path],
         labels=["tracked", "file"],
         options=[{"parent": sweep.parent_id, "tracking_uri": sqlite_uri}, {}],
@@ -52,6 +52,11 @@ def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
         n_resamples=99,
         require="better",
     )
+
+
+def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
+    sweep, path = sweep_and_copy
+    result = _compared(sqlite_uri, sweep, path)
     finished = sweep.finished().values()
     val = np.array([run["val"][-1] for run in finished])
     test = np.array([run["test"][-1] for run in finished])
@@ -103,20 +108,6 @@ def test_per_source_options_on_the_command_line(sqlite_uri, sweep_and_copy):
         [MlflowClient(sqlite_uri).get_experiment_by_name("compared-on-the-command-line").experiment_id]
     )
     assert written.data.metrics["boon/gate/passed"] == 0.0
-
-
-def _compared(sqlite_uri, sweep, path):
-    return compare_sources(
-        ["mlflow:", path],
-        labels=["tracked", "file"],
-        options=[{"parent": sweep.parent_id, "tracking_uri": sqlite_uri}, {}],
-        val="val_acc",
-        test="test_acc",
-        seed_column="seed",
-        n=(1, 5),
-        n_resamples=99,
-        require="better",
-    )
 
 
 def test_a_comparison_written_to_mlflow_is_its_own_run_rewritten_only_when_the_runs_change(
