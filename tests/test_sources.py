@@ -430,3 +430,10 @@ def test_a_bad_config_or_a_clash_is_one_line_and_exit_2(shifted, tmp_path, chang
     result = invoke("compare", "--config", config, *extra)
     assert result.exit_code == 2, result.output
     assert result.stdout == "" and message in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("destination", ["comparisons", "results.csv", "nowhere:comparisons", "optuna:sqlite:///s.db"])
+def test_a_destination_that_is_no_tracker_is_refused_before_any_run_is_read(shifted, destination):
+    result = invoke("compare", *shifted, "--val", "val_acc", "--write-to", destination)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--write-to" in result.stderr and "expected SCHEME:LOCATION of a tracker that holds" in result.stderr

@@ -416,6 +416,8 @@ def compare(
 
     from boontrack.sources import compare_sources, load_comparison, to_markdown, write_comparison
 
+    if write_to is not None:
+        _check_destination(write_to)
     if config is not None:
         given = [param for param in ctx.command.params if _given_on_command_line(ctx, param)]
         if given:
@@ -449,6 +451,21 @@ def compare(
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
+
+
+def _check_destination(destination: str) -> None:
+    """A usage error, before any run is read, unless ``destination`` names a backend that holds summaries of runs
+    kept elsewhere (:meth:`boontrack.backends.Backend.open_sink`)."""
+    from boontrack.backends import Backend, available_backends, load_backend
+
+    scheme, sep, _ = destination.partition(":")
+    if sep and scheme in available_backends() and type(load_backend(scheme)).open_sink is not Backend.open_sink:
+        return
+    raise click.BadParameter(
+        f"expected SCHEME:LOCATION of a tracker that holds summaries of runs kept elsewhere (e.g. "
+        f"mlflow:EXPERIMENT), got {destination!r}",
+        param_hint="--write-to",
+    )
 
 
 #: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
