@@ -34,7 +34,7 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from boontrack_mlflow._client import (
     is_missing,
     resolve_tracking_uri,
 )
+from boontrack_mlflow._sql import SqlStore
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -102,7 +103,7 @@ class MlflowSink(Sink):
 
     def __init__(
         self,
-        client: Any,
+        make_client: Callable[[], Any],
         uri: str,
         experiment_id: str,
         parent_run_id: str | None,
@@ -110,10 +111,15 @@ class MlflowSink(Sink):
         *,
         budget: RetryBudget | None = None,
         experiment: Any = None,
+        store: SqlStore | None = None,
     ) -> None:
-        self._client = client
+        # The MlflowClient is made on first use: a look for an earlier summary by SQL needs none (nor MLflow).
+        self._make_client = make_client
+        self._made_client: Any = None
         # The experiment as the source fetched it a moment ago: the first look for a change token uses it.
         self._fetched_experiment = experiment
+        # The store the source reads by SQL, when it does: the looks for an earlier summary read it too.
+        self._store = store
         self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
@@ -122,11 +128,17 @@ class MlflowSink(Sink):
         self._run_id: str | None = None  # the summary run written (or found complete) by this sink
         self._superseded = False  # our run was deleted by a concurrent writer that completed first
 
+    @property
+    def _client(self) -> Any:
+        if self._made_client is None:
+            self._made_client = self._make_client()
+        return self._made_client
+
     # -- Sink interface ------------------------------------------------------------------------------------
     def read_fingerprint(self) -> str | None:
         """The complete summary's fingerprint, or None unless the key holds exactly that summary and its runs."""
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
-            state = self._state()
+            state = self._state(by_sql=True)
         if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
@@ -141,7 +153,7 @@ class MlflowSink(Sink):
         """
         experiment, self._fetched_experiment = self._fetched_experiment, None
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
-            state = self._state(experiment)
+            state = self._state(experiment, by_sql=True)
         if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
@@ -249,9 +261,13 @@ class MlflowSink(Sink):
         return self._run_id
 
     # -- what the store holds --------------------------------------------------------------------------------
-    def _state(self, experiment: Any = None) -> _State:
+    def _state(self, experiment: Any = None, *, by_sql: bool = False) -> _State:
         """What the store holds for the key: the experiment's write records (``experiment``, when given, as
-        fetched a moment ago), then the key's runs."""
+        fetched a moment ago), then the key's runs. ``by_sql``: read by SQL when the source does (a look that
+        writes nothing after it; the write path asks the client, which it writes through)."""
+        if by_sql and self._store is not None:
+            tags, found = self._store.tagged_runs(self._experiment_id, KEY_TAG, self._key)
+            return _state_of(_records(tags, self._key), found)
         from mlflow.entities import ViewType
 
         if experiment is None or experiment.experiment_id != self._experiment_id:
@@ -263,26 +279,7 @@ class MlflowSink(Sink):
             run_view_type=ViewType.ACTIVE_ONLY,
             max_results=MAX_OWN_RUNS,
         )
-        own = [r for r in found if r.data.tags.get(WRITE_TAG) in records]
-        complete = [
-            r
-            for r in own
-            if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE
-            and r.info.status == "FINISHED"
-            and FINGERPRINT_TAG in r.data.tags
-        ]
-        if not complete:
-            return _State(records, own, None, False)
-        keep = max(complete, key=_age_key)
-        groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
-        clean = (
-            len(own) == 1 + len(groups)
-            and all(
-                r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups
-            )
-            and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
-        )
-        return _State(records, own, keep, clean)
+        return _state_of(records, found)
 
     def _remove_superseded(self) -> None:
         """Delete the own runs of the key that the newest complete summary supersedes; forget the write ids
@@ -555,7 +552,29 @@ def _training_series(outputs: SummaryOutputs) -> dict[str, list[CurveSeries]]:
     return series
 
 
-def _records(tags: dict[str, str], key: str) -> dict[str, int]:
+def _state_of(records: dict[str, int], found: Sequence[Any]) -> _State:
+    """The state of a key from its write records and its active runs (MLflow's ``Run`` or :class:`StoredRun`)."""
+    own = [r for r in found if r.data.tags.get(WRITE_TAG) in records]
+    complete = [
+        r
+        for r in own
+        if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE
+        and r.info.status == "FINISHED"
+        and FINGERPRINT_TAG in r.data.tags
+    ]
+    if not complete:
+        return _State(records, own, None, False)
+    keep = max(complete, key=_age_key)
+    groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
+    clean = (
+        len(own) == 1 + len(groups)
+        and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups)
+        and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
+    )
+    return _State(records, own, keep, clean)
+
+
+def _records(tags: Mapping[str, str], key: str) -> dict[str, int]:
     """The write ids recorded in the experiment's tags for ``key``: write id -> recorded at (epoch ms)."""
     records = {}
     for name, value in tags.items():
@@ -596,4 +615,4 @@ def experiment_sink(experiment: str, key: str, *, tracking_uri: str | None = Non
     with bounded_http(), backend_errors(f"finding the experiment {experiment!r}", uri):
         found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
-    return MlflowSink(client, uri, experiment_id, None, key)
+    return MlflowSink(lambda: client, uri, experiment_id, None, key)

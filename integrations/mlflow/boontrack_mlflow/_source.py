@@ -205,7 +205,14 @@ class MlflowSource(Source):
     def sink(self, key: str) -> MlflowSink:
         experiment_id = self.experiment_id()
         return MlflowSink(
-            self.client, self._uri, experiment_id, self._parent, key, budget=self._budget, experiment=self._experiment
+            lambda: self.client,
+            self._uri,
+            experiment_id,
+            self._parent,
+            key,
+            budget=self._budget,
+            experiment=self._experiment,
+            store=self._sql_store(),
         )
 
     # -- helpers -------------------------------------------------------------------------------------------

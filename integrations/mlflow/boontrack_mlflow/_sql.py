@@ -157,6 +157,27 @@ class Sweep:
     token: str
 
 
+@dataclass(frozen=True)
+class StoredRunInfo:
+    run_id: str
+    status: str
+    start_time: int | None
+
+
+@dataclass(frozen=True)
+class StoredRunData:
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the SQL path sees it, shaped as MLflow's ``Run`` where a sink looks (``info.run_id``,
+    ``info.status``, ``info.start_time``, ``data.tags``), so that one rule reads both."""
+
+    info: StoredRunInfo
+    data: StoredRunData
+
+
 class SqlStore:
     """One MLflow SQL store, read by SQL. Engines are shared per URI within the process."""
 
@@ -286,6 +307,25 @@ class SqlStore:
             ).all(),
         )
         return children_token(rows)
+
+    def tagged_runs(self, experiment_id: str, key: str, value: str) -> tuple[Mapping[str, str], list[StoredRun]]:
+        """The experiment's tags and its active runs tagged ``key = value`` with all their tags, in one snapshot
+        (what ``get_experiment`` and ``search_runs(filter_string="tags.`key` = 'value'")`` give the client)."""
+
+        def tagged(connection: Any) -> tuple[Mapping[str, str], list[StoredRun]]:
+            found = _experiments(connection, "e.experiment_id = :id", {"id": int(experiment_id)})
+            rows = connection.execute(
+                _text(_TAGGED_RUNS_SQL), {"experiment_id": int(experiment_id), "key": key, "value": value}
+            ).all()
+            runs: dict[str, tuple[str, int | None, dict[str, str]]] = {}
+            for run_id, status, started, tag, tag_value in rows:
+                runs.setdefault(run_id, (status, started, {}))[2][tag] = tag_value
+            return (found[0].tags if found else {}), [
+                StoredRun(StoredRunInfo(run_id, status, started), StoredRunData(MappingProxyType(tags)))
+                for run_id, (status, started, tags) in runs.items()
+            ]
+
+        return self._in_snapshot("looking for an earlier summary", tagged)
 
     def sweeps(self, experiment_ids: Sequence[str]) -> list[Sweep]:
         """Every top-level active parent run with active children in the experiments, with its children's token,
@@ -427,6 +467,13 @@ _CHILDREN_SQL = (
     "SELECT c.run_uuid, c.status, c.start_time, c.end_time FROM runs c "
     "JOIN tags t ON t.run_uuid = c.run_uuid AND t.key = :parent_tag AND t.value = :parent "
     f"WHERE c.experiment_id = :experiment_id AND c.lifecycle_stage = 'active' AND {_NOT_OWN.format(run='c')}"
+)
+# The active runs of an experiment tagged key = value, one row per tag of theirs.
+_TAGGED_RUNS_SQL = (
+    "SELECT r.run_uuid, r.status, r.start_time, t.key, t.value FROM runs r "
+    "JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = :key AND k.value = :value "
+    "JOIN tags t ON t.run_uuid = r.run_uuid "
+    "WHERE r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"
 )
 # Every (top-level parent, child) pair of the experiments, found from the children's parent tags: the cost is
 # that of the children, never of the runs that have none.
