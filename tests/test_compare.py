@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from boontrack.compare import (
+    EXACT_FLIP_PAIRS,
     adjust_pvalues,
     boo_n_difference_ci,
     compare_approaches,
@@ -79,6 +80,15 @@ def test_wilcoxon_is_scipy_and_needs_pairs():
     assert (res.statistic, res.pvalue) == (ref.statistic, ref.pvalue)
     with pytest.raises(ValueError, match="paired runs need the same number of runs in `a` and `b`.*got 40 and 39"):
         wilcoxon_signed_rank(a, b[:-1])
+
+
+def test_wilcoxon_of_equal_runs_is_nan_without_a_warning():
+    # more pairs than scipy's exact test takes: its normal approximation divides 0 by 0
+    runs = np.linspace(0.5, 0.9, EXACT_FLIP_PAIRS + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = wilcoxon_signed_rank(runs, runs)
+    assert res.statistic == 0 and np.isnan(res.pvalue)
 
 
 # scipy's own exact test costs about a millisecond per sign flip: up to 10 pairs keep the reference to ~10 s

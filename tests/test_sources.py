@@ -8,17 +8,19 @@ known amount must differ from it by exactly that amount.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.analysis import analyze
-from boontrack.exceptions import InputError
+from boontrack.exceptions import BackendError, InputError
 from boontrack.runtable import RunTable
-from boontrack.sources import SIDE_COLUMN, compare_sources, to_markdown
+from boontrack.sources import SIDE_COLUMN, compare_sources, load_comparison, to_markdown
 from boontrack.spec import Spec
 
 DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
@@ -31,15 +33,19 @@ def digits() -> pd.DataFrame:
     return pd.read_csv(DIGITS)
 
 
-@pytest.fixture
-def split(digits, tmp_path) -> tuple[Path, Path]:
+def _by_model(runs: pd.DataFrame, directory: Path) -> tuple[Path, Path]:
     """The demo's two models as two files, named by the model."""
     paths = []
     for model in ("logistic-regression", "mlp"):
-        path = tmp_path / f"{model}.csv"
-        digits[digits["model"] == model].to_csv(path, index=False)
+        path = directory / f"{model}.csv"
+        runs[runs["model"] == model].to_csv(path, index=False)
         paths.append(path)
     return paths[0], paths[1]
+
+
+@pytest.fixture
+def split(digits, tmp_path) -> tuple[Path, Path]:
+    return _by_model(digits, tmp_path)
 
 
 @pytest.fixture
@@ -110,8 +116,9 @@ def test_a_shifted_copy_differs_by_the_shift_and_passes_the_gate(shifted):
         assert difference.estimate == pytest.approx(SHIFT, abs=1e-12)
     gate = result.gate
     assert gate.passed and gate.quantity == "ΔBoo_10" and gate.end == "low" and gate.threshold == 0
+    assert gate.metric == "test_acc"
     assert gate.bound == comparison.boo_n_difference[10].ci_low > 0
-    assert gate.verdict.startswith("passed: branch better than main (higher is better)")
+    assert gate.verdict.startswith("passed: branch better than main in test_acc (higher is better)")
 
 
 def test_the_gate_follows_the_metrics_direction(shifted):
@@ -119,7 +126,7 @@ def test_the_gate_follows_the_metrics_direction(shifted):
     options = {"val": "val_acc", "test": "test_acc", "maximize": False, **FAST}
     worse = compare_sources(shifted, require="better", **options).gate
     assert not worse.passed and worse.end == "high" and worse.bound > 0
-    assert worse.verdict.startswith("not supported: branch better than main (lower is better)")
+    assert worse.verdict.startswith("not supported: branch better than main in test_acc (lower is better)")
     better = compare_sources(shifted[::-1], labels=["branch", "main"], require="better", **options).gate
     assert better.passed and better.bound < 0
 
@@ -228,3 +235,205 @@ def test_compare_takes_the_options_of_summarize_under_the_same_flags():
         assert flag in shown
     assert "compared as pairs" in " ".join(shown.split())
     assert "default grouping: all other params" in " ".join(invoke("summarize", "--help").output.split())
+
+
+class _FailingSource:
+    """A source that opens but fails while its runs are read: after the input was accepted."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def describe(self) -> str:
+        return "failing"
+
+    def direction(self, metric: str) -> None:
+        return None
+
+    def read(self, request) -> pd.DataFrame:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (BackendError("tracker at https://example.org did not answer within 5 s"), "Error: tracker at https://"),
+        (RuntimeError("connection reset mid-read"), "Error: unexpected RuntimeError: connection reset mid-read"),
+    ],
+)
+def test_a_source_failing_while_read_exits_1(shifted, monkeypatch, error, shown):
+    from boontrack import backends
+
+    opened = backends.open_source
+    monkeypatch.setattr(
+        "boontrack.backends.open_source",
+        lambda spec, **options: _FailingSource(error) if spec.startswith("tracker:") else opened(spec, **options),
+    )
+    result = invoke("compare", shifted[0], "tracker:sweep", "--val", "val_acc", "--require", "better")
+    assert result.exit_code == 1, result.output
+    assert result.stdout == "" and result.stderr.startswith(shown) and result.stderr.count("\n") == 1
+
+
+@pytest.fixture
+def two_metrics(digits, tmp_path) -> tuple[Path, Path]:
+    """The demo's two models as two files, with a second test metric: test_acc plus noise of a fixed seed."""
+    noise = np.random.default_rng(7).normal(0.0, 0.01, len(digits))
+    return _by_model(digits.assign(test_noisy=digits["test_acc"] + noise), tmp_path)
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh"])
+def test_several_metrics_are_each_one_comparison_with_p_values_adjusted_over_all(two_metrics, correction):
+    options = {"val": "val_acc", "seed_column": "seed", "correction": correction, **FAST}
+    both = compare_sources(two_metrics, test=["test_acc", "test_noisy"], **options)
+    alone = [compare_sources(two_metrics, test=test, **options) for test in ("test_acc", "test_noisy")]
+    assert both.metrics == ("test_acc", "test_noisy")
+    raw = []
+    for joint, single in zip(both.summaries, alone):
+        # the numbers of each metric compared alone, but for the adjusted p-values
+        assert _numbers(joint)["groups"] == _numbers(single.summary)["groups"]
+        (c,), (s,) = joint.comparisons, single.summary.comparisons
+        assert c.boo_n_difference == s.boo_n_difference and c.mean_difference == s.mean_difference
+        assert c.paired and c.paired_t.pvalue == s.paired_t.pvalue and c.wilcoxon.pvalue == s.wilcoxon.pvalue
+        assert s.paired_t.pvalue_adjusted == s.paired_t.pvalue  # one comparison alone: nothing to adjust
+        raw.append((c.paired_t.pvalue, c.paired_t.pvalue_adjusted))
+    # two p-values, low <= high: Holm doubles the low one and keeps the high one above it; BH keeps the high one
+    # and takes the low one to at most twice itself
+    (low, low_adjusted), (high, high_adjusted) = sorted(raw)
+    if correction == "holm":
+        expected = (min(1.0, 2 * low), min(1.0, max(2 * low, high)))
+    else:
+        expected = (min(2 * low, high), high)
+    assert (low_adjusted, high_adjusted) == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="2 metrics were compared"):
+        _ = both.summary
+
+
+@pytest.fixture
+def shifted_one_metric(shifted) -> tuple[Path, Path]:
+    """The shifted files with a second test metric equal on both sides: better in test_acc, not in test_same."""
+    for path in shifted:
+        runs = pd.read_csv(path)
+        runs.assign(test_same=pd.read_csv(shifted[0])["test_acc"]).to_csv(path, index=False)
+    return shifted
+
+
+def test_the_gate_says_which_metric_decided(shifted_one_metric):
+    options = {"val": "val_acc", "require": "better", **FAST}
+    gate = compare_sources(shifted_one_metric, test=["test_acc", "test_same"], **options).gate
+    assert not gate.passed and gate.metric == "test_same" and gate.bound < 0
+    assert gate.verdict.startswith("not supported: branch better than main in test_same (higher is better)")
+    assert compare_sources(shifted_one_metric, test=["test_acc"], **options).gate.passed
+
+
+def test_several_metrics_on_the_command_line(shifted_one_metric):
+    common = ("--val", "val_acc", "--n", "1,5,10", "--resamples", "99", "--require", "better")
+    result = invoke("compare", *shifted_one_metric, *common, "--test", "test_acc", "--test", "test_same")
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("test_acc: ") and "\n\ntest_same: " in result.stdout
+    assert "p adj. (holm): over the 2 comparisons of the 2 metrics together" in result.stdout
+    assert result.stdout.endswith("\n") and "\nnot supported: branch better than main in test_same" in result.stdout
+    markdown = invoke(
+        "compare", *shifted_one_metric, *common, "--test", "test_acc", "--test", "test_same", "--format", "markdown"
+    )
+    assert markdown.stdout.startswith("# boontrack compare: test_acc, test_same\n")
+    assert markdown.stdout.count("## Metric: ") == 2
+    assert markdown.stdout.count("adjusted by Holm over the 2 comparisons of the 2 metrics") == 2
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        ({"val": ["a", "b"], "test": "x"}, "several `val` need one `test` each"),
+        ({"val": ["a", "b"], "test": ["x", "y", "z"]}, "give one `test` per `val` (2)"),
+        ({"val": "a", "test": []}, "`test` must name one or more metrics"),
+        ({"val": "a", "test": ["x", "x"]}, "the metrics compared must be distinct"),
+    ],
+)
+def test_bad_metrics_are_refused_before_any_source_is_read(metrics, message):
+    with pytest.raises(InputError, match=re.escape(message)):
+        compare_sources(["missing-a.csv", "missing-b.csv"], **metrics)
+
+
+def test_several_val_without_test_on_the_command_line_are_each_a_metric(shifted):
+    result = invoke("compare", *shifted, "--val", "val_acc", "--val", "test_acc", "--n", "1,5", "--resamples", "99")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("val_acc: ") and "\n\ntest_acc: " in result.stdout
+    refused = invoke("compare", *shifted, "--val", "val_acc", "--val", "test_acc", "--test", "test_acc")
+    assert refused.exit_code == 2 and "several --val need one --test each" in refused.stderr
+
+
+def _config(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+COMMAND_LINE = (
+    *("--label", "before", "--label", "after", "--val", "val_acc", "--test", "test_acc", "--test", "test_same"),
+    *("--n", "1,5,10", "--resamples", "99", "--require", "not-worse", "--margin", "0.01"),
+)
+CONFIG = """\
+sources = ["main.csv", "branch.csv"]   # relative to this file
+labels = ["before", "after"]
+val = "val_acc"
+test = ["test_acc", "test_same"]
+n = [1, 5, 10]
+n_resamples = 99
+require = "not-worse"
+margin = 0.01
+"""
+
+
+def test_a_config_file_gives_what_the_command_line_gives(shifted_one_metric, tmp_path, monkeypatch):
+    config = _config(tmp_path / "compare.toml", CONFIG)
+    monkeypatch.chdir(tmp_path.parent)  # the sources are found beside the file, not in the working directory
+    from_file = invoke("compare", "--config", config)
+    typed = invoke("compare", *shifted_one_metric, *COMMAND_LINE)
+    assert from_file.exit_code == typed.exit_code == 0, from_file.output
+    assert from_file.stdout == typed.stdout and "passed: after not worse by more than 0.01 than before" in typed.stdout
+    markdown = invoke("compare", "--config", config, "--format", "markdown", "--threads", "1")
+    assert markdown.stdout == invoke("compare", *shifted_one_metric, *COMMAND_LINE, "--format", "markdown").stdout
+    # in Python: the file's keywords
+    result = compare_sources(**load_comparison(config))
+    assert result.labels == ("before", "after") and result.gate.passed and result.metrics == ("test_acc", "test_same")
+
+
+def test_per_source_options_in_a_config_file_reach_each_backend(shifted, tmp_path, monkeypatch):
+    from boontrack import backends
+
+    seen = []
+    opened = backends.open_source
+
+    def record(spec, **options):
+        seen.append(options)
+        return opened(spec)
+
+    monkeypatch.setattr("boontrack.backends.open_source", record)
+    options = 'options = [{parent = "abc", tracking_uri = "sqlite:///m.db"}, {project-key = "x"}]\n'
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + options)
+    assert invoke("compare", "--config", config).exit_code == 0
+    assert seen == [{"parent": "abc", "tracking_uri": "sqlite:///m.db"}, {"project_key": "x"}]
+
+
+@pytest.mark.parametrize(
+    ("change", "extra", "message"),
+    [
+        (("", ""), ("main.csv",), "give the comparison with --config or on the command line, not both: SOURCE"),
+        (("", ""), ("--val", "x"), "not both: --val"),
+        (("margin = 0.01", "margin = -1"), (), "`margin` must be a finite number >= 0, got -1"),
+        (("n_resamples = 99", "n_resamples = 0"), (), "`n_resamples` must be"),
+        (("n_resamples", "bootstrap_resamples"), (), "unknown key 'bootstrap_resamples'"),
+        (('sources = ["main.csv", "branch.csv"]', 'sources = "main.csv"'), (), "'sources' must be a list"),
+        (("labels", "options"), (), "'options' must be a list of tables"),
+    ],
+)
+def test_a_bad_config_or_a_clash_is_one_line_and_exit_2(shifted, tmp_path, change, extra, message):
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "").replace(*change))
+    result = invoke("compare", "--config", config, *extra)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and message in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("destination", ["comparisons", "results.csv", "nowhere:comparisons", "optuna:sqlite:///s.db"])
+def test_a_destination_that_is_no_tracker_is_refused_before_any_run_is_read(shifted, destination):
+    result = invoke("compare", *shifted, "--val", "val_acc", "--write-to", destination)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--write-to" in result.stderr and "expected SCHEME:LOCATION of a tracker that holds" in result.stderr

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from boontrack.diagnostics import Diagnostics
     from boontrack.resampling import CurveBand
     from boontrack.runtable import DroppedRun, RunTable
+    from boontrack.training import TrainingCurves
 
 __all__ = [
     "ComparisonSummary",
@@ -208,6 +209,9 @@ class Summary:
     source: str | None = None
     #: The runs analyzed (for per-run tables and distribution plots); not part of equality.
     table: RunTable | None = field(default=None, repr=False, compare=False)
+    #: The training curves of ``spec.curves``, one per metric (:mod:`boontrack.training_runs`); not part of
+    #: equality, nor of ``summary.json`` (they are written as ``training_curves.csv``).
+    training: tuple[TrainingCurves, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def metric(self) -> str:

@@ -89,7 +89,10 @@ class SummaryOutputs:
     files (relative path -> bytes: ``summary.json``, ``report.md``, ``curves.csv``, ``runs.csv`` and, when
     matplotlib is installed, ``curves.png`` and ``distributions.png``), and ``description`` (Markdown, a few
     lines) as the run's description. ``tables`` are the same curve data as rows for trackers with table
-    objects (W&B): name -> (columns, rows).
+    objects (W&B): name -> (columns, rows). ``training`` are the training curves of ``Spec.curves`` as series
+    whose steps are the training steps (``boon/train/<metric>/<group>/mean``, ``ci_low``, ``ci_high``,
+    ``band_low``, ``band_high``, ``runs``), for a tracker that holds every group in one run; their table is
+    ``tables["training_curves"]``.
     """
 
     metrics: Mapping[str, float]
@@ -97,6 +100,7 @@ class SummaryOutputs:
     artifacts: Mapping[str, bytes]
     description: str
     tables: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]] = field(default_factory=dict)
+    training: Sequence[CurveSeries] = ()
 
 
 class Sink(abc.ABC):
@@ -195,6 +199,18 @@ class Source(abc.ABC):
         is refused (:meth:`boontrack.spec.Spec.resolve_direction`).
         """
         return None
+
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> Mapping[str, pd.DataFrame]:
+        """Every point each of ``metrics`` logged for the runs ``run_ids``: metric -> a frame with the columns
+        ``run_id``, ``step`` and ``value`` (:data:`boontrack.runframe.POINT_COLUMNS`), in the order they were
+        logged. Asked only for training curves (``Spec.curves``), after :meth:`read`.
+
+        Optional: the base class keeps no histories (:class:`InputError`).
+        """
+        raise InputError(
+            f"{self.describe()} keeps no per-step histories: {vocabulary.name('curves')} needs a source that does "
+            "(a file of one row per run and step, MLflow, W&B)"
+        )
 
     def sink(self, key: str) -> Sink:
         """The sink that writes back next to these runs; ``key`` (hex) identifies the (source, spec) pair.

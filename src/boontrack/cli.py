@@ -230,6 +230,13 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     show_default=True,
     help="Tracker metric value: the last logged, or val at its best step with test at that step.",
 )
+@_option(
+    "curves",
+    multiple=True,
+    metavar="METRIC",
+    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; reads "
+    "each run's history: one request per metric and 100 runs on an MLflow server).",
+)
 @_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
 @_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
 @_option("prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
@@ -307,6 +314,11 @@ def summarize(
     assert shown is not None  # run_job computes the summary where no destination gives one back
     text = to_json(shown) if output_format == "json" else format_table(shown)
     click.echo(text, nl=not text.endswith("\n"))
+    if result.summary is not None and result.summary.training:
+        from boontrack.training_runs import training_lines
+
+        for curves in result.summary.training:
+            click.echo("\n".join(training_lines(curves)), err=True)
     if result.error:
         raise BackendError(result.error)
     if sinks:
@@ -349,7 +361,12 @@ def _parse_source_options(
 
 
 @main.command()
-@click.argument("sources", nargs=-1, required=True, metavar="SOURCE_A SOURCE_B [SOURCE...]")
+@click.argument("sources", nargs=-1, metavar="SOURCE_A SOURCE_B [SOURCE...]")
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False),
+    help="TOML file giving the sources and the options (their Python names), instead of the command line.",
+)
 @click.option("--label", "labels", multiple=True, metavar="NAME", help="One label per source, in order (repeatable).")
 @click.option(
     "--source-option",
@@ -368,72 +385,170 @@ def _parse_source_options(
     metavar="N",
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
+@click.option(
+    "--write-to",
+    metavar="SCHEME:LOCATION",
+    help="Write the comparison to a tracker, as a summary: its own run, e.g. mlflow:EXPERIMENT.",
+)
+@click.option(
+    "--write-option",
+    "write_options",
+    multiple=True,
+    callback=_parse_options,
+    metavar="KEY=VALUE",
+    help="An option of --write-to's backend, e.g. tracking-uri=sqlite:///mlflow.db (repeatable).",
+)
 @click.pass_context
 def compare(
     ctx: click.Context,
     sources: tuple[str, ...],
+    config: str | None,
     labels: tuple[str, ...],
     per_source: dict[int, dict[str, str]],
     require: str | None,
     margin: float,
     output_format: str,
     threads: int | None,
+    write_to: str | None,
+    write_options: dict[str, str],
     **spec_options: Any,
 ) -> None:
     """Compare the runs of SOURCE_B (and more) with those of SOURCE_A, with the statistics of summarize.
 
     Each source is a file or SCHEME:LOCATION, with its own backend options (--source-option N:KEY=VALUE, N
     counting the sources from 1). Differences are each source minus SOURCE_A; groups within the sources
-    (--group-by) are matched by label; sides are paired by seed when their seeds (--seed-column) match. With
+    (--group-by) are matched by label; sides are paired by seed when their seeds (--seed-column) match. Several
+    metrics (--test or --val repeated) are compared at once, their p-values adjusted together. With
     --require, the exit status is the verdict: 0 when the interval supports the claim, 3 when it does not (2 bad
     input, 1 a tracker failed). --format markdown prints a compact report; when GITHUB_STEP_SUMMARY is set the
-    same Markdown is appended to that file.
+    same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
+    rerun on unchanged runs writes nothing).
     """
     import os
 
-    from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.sources import compare_sources, to_markdown
+    from boontrack.sources import compare_sources, load_comparison, to_markdown, write_comparison
 
-    if len(sources) < 2:
-        raise click.UsageError("give two or more sources")
-    if labels and len(labels) != len(sources):
-        raise click.BadParameter(f"give one label per source ({len(sources)}), got {len(labels)}", param_hint="--label")
-    beyond = sorted(position for position in per_source if position > len(sources))
-    if beyond:
-        raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
-    spec_options["group_by"] = spec_options["group_by"] or None
-    with vocabulary.speaking(COMPARE):
-        options = []
-        for position in range(1, len(sources) + 1):
-            given = per_source.get(position, {})
-            named = {key: given[key] for key in SOURCE_OPTIONS if key in given}
-            others = {key: value for key, value in given.items() if key not in named}
-            options.append(source_options(**named, options=others))
-        result = compare_sources(
-            sources,
-            labels=labels or None,
-            options=options,
-            require=require,  # type: ignore[arg-type]  # click's Choice
-            margin=margin,
-            progress=sys.stderr.isatty(),
-            threads=threads,
-            **spec_options,
-        )
-    from boontrack.reports import format_table
-
+    if write_to is not None:
+        _check_destination(write_to)
+    if config is not None:
+        given = [param for param in ctx.command.params if _given_on_command_line(ctx, param)]
+        if given:
+            shown = given[0].opts[0] if given[0].opts[0].startswith("-") else "SOURCE"
+            raise click.UsageError(f"give the comparison with --config or on the command line, not both: {shown}")
+        with vocabulary.speaking(vocabulary.CONFIG):
+            keywords = load_comparison(config)
+            result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
+    else:
+        keywords = _compared_on_command_line(sources, labels, per_source, spec_options)
+        with vocabulary.speaking(COMPARE):
+            result = compare_sources(
+                require=require,  # type: ignore[arg-type]  # click's Choice
+                margin=margin,
+                progress=sys.stderr.isatty(),
+                threads=threads,
+                **keywords,
+            )
     markdown = to_markdown(result)
-    text = markdown if output_format == "markdown" else format_table(result.summary)
+    text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
             step_summary.write(markdown)
+    if write_to is not None:
+        with vocabulary.speaking(COMPARE):
+            options: dict[str, Any] = {key.replace("-", "_"): value for key, value in write_options.items()}
+            done = write_comparison(result, write_to, **options)
+        said = "up to date, nothing written" if done == "unchanged" else "written"
+        click.echo(f"Comparison {said}: {redact(write_to)}", err=True)
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
 
 
+def _check_destination(destination: str) -> None:
+    """A usage error, before any run is read, unless ``destination`` names a backend that holds summaries of runs
+    kept elsewhere (:meth:`boontrack.backends.Backend.open_sink`)."""
+    from boontrack.backends import Backend, available_backends, load_backend
+
+    scheme, sep, _ = destination.partition(":")
+    if sep and scheme in available_backends() and type(load_backend(scheme)).open_sink is not Backend.open_sink:
+        return
+    raise click.BadParameter(
+        f"expected SCHEME:LOCATION of a tracker that holds summaries of runs kept elsewhere (e.g. "
+        f"mlflow:EXPERIMENT), got {destination!r}",
+        param_hint="--write-to",
+    )
+
+
+#: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
+_BESIDE_CONFIG = ("config", "output_format", "threads", "write_to", "write_options")
+
+
+def _given_on_command_line(ctx: click.Context, param: click.Parameter) -> bool:
+    """Whether the caller typed ``param`` (a default or an environment variable does not count)."""
+    if param.name in _BESIDE_CONFIG or param.name is None:
+        return False
+    return ctx.get_parameter_source(param.name) is click.core.ParameterSource.COMMANDLINE
+
+
+def _compared_on_command_line(
+    sources: tuple[str, ...],
+    labels: tuple[str, ...],
+    per_source: dict[int, dict[str, str]],
+    spec_options: dict[str, Any],
+) -> dict[str, Any]:
+    """The keywords of compare_sources that the command line gives, checked where click's types cannot."""
+    from boontrack.pipeline import SOURCE_OPTIONS, source_options
+
+    if len(sources) < 2:
+        raise click.UsageError("give two or more sources (or --config FILE)")
+    if not spec_options["val"]:
+        raise click.UsageError("Missing option '--val'.")
+    if labels and len(labels) != len(sources):
+        raise click.BadParameter(f"give one label per source ({len(sources)}), got {len(labels)}", param_hint="--label")
+    beyond = sorted(position for position in per_source if position > len(sources))
+    if beyond:
+        raise click.BadParameter(f"there is no source {beyond[0]} (of {len(sources)})", param_hint="--source-option")
+    options = []
+    with vocabulary.speaking(COMPARE):
+        for position in range(1, len(sources) + 1):
+            given = per_source.get(position, {})
+            named = {key: given[key] for key in SOURCE_OPTIONS if key in given}
+            others = {key: value for key, value in given.items() if key not in named}
+            options.append(source_options(**named, options=others))
+    chosen = dict(spec_options, group_by=spec_options["group_by"] or None, test=spec_options["test"] or None)
+    return {"sources": sources, "labels": labels or None, "options": options, **chosen}
+
+
+def _compared_tables(summaries: Any) -> str:
+    """The table of each metric's summary; with several, what their adjusted p-values were adjusted over."""
+    from boontrack.reports import format_table
+
+    text = "\n\n".join(format_table(summary) for summary in summaries)
+    if len(summaries) == 1:
+        return text
+    family = sum(len(summary.comparisons) for summary in summaries)
+    correction = summaries[0].spec.correction
+    return f"{text}\n\np adj. ({correction}): over the {family} comparisons of the {len(summaries)} metrics together"
+
+
+#: ``summarize``'s options that ``compare`` takes repeatedly: several metrics at once.
+_REPEATED_HELP = {
+    "val": "Validation metric: the score runs are ranked by (repeatable: one for every --test, or several alone).",
+    "test": "Test metric reported for the best-validation run (default: val; repeatable: several metrics).",
+}
+
+
 def _shared_option(param: click.Parameter) -> click.Parameter:
-    """``summarize``'s option as ``compare`` shows it: the same, but for what differs (the default grouping)."""
+    """``summarize``'s option as ``compare`` shows it: the same, but for what differs (the default grouping, the
+    metrics that repeat)."""
+    if param.name in _REPEATED_HELP:
+        return click.Option(
+            [FLAGS[param.name], param.name],
+            multiple=True,
+            metavar="METRIC",
+            help=_REPEATED_HELP[param.name],
+        )
     if param.name != "seed_column":
         return param
     shown = copy.copy(param)

@@ -269,6 +269,7 @@ def wilcoxon_pvalues(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def wilcoxon_signed_rank(a: Any, b: Any) -> WilcoxonResult:
     """Wilcoxon signed-rank test of ``a - b`` (``scipy.stats.wilcoxon``, two-sided), for runs paired by seed.
+    When every difference is 0, p = 1 up to ``EXACT_FLIP_PAIRS`` pairs (scipy's exact test), else NaN.
 
     Raises
     ------
@@ -283,7 +284,10 @@ def wilcoxon_signed_rank(a: Any, b: Any) -> WilcoxonResult:
     magnitude = np.sort(np.abs(nonzero))
     exact_flips = d.size <= EXACT_FLIP_PAIRS and (nonzero.size < d.size or np.any(magnitude[1:] == magnitude[:-1]))
     if not exact_flips or nonzero.size == 0:
-        res = stats.wilcoxon(a, b)
+        with warnings.catch_warnings():
+            # every difference 0: scipy's normal approximation divides 0 by 0, which the NaN p-value says already
+            warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+            res = stats.wilcoxon(a, b)
         return WilcoxonResult(statistic=float(res.statistic), pvalue=float(res.pvalue))
     # scipy's exact sign-flip test, without its Python loop over the 2^m flips (seconds at 13 pairs): the same
     # statistic, min(R+, R-) over the ranks of the nonzero |d|, and the same p-value

@@ -147,7 +147,11 @@ def _budget_chunks(m: int, budgets: np.ndarray):
 
 
 def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.ndarray, estimator: Estimator):
-    """sum_b (P(end_b) - P(start_b)) * block_values_b for each budget (any order, repeats allowed)."""
+    """sum_b (P(end_b) - P(start_b)) * block_values_b for each budget (any order, repeats allowed).
+
+    Summed by parts, ``sum_b P(end_b) (value_b - value_{b+1}) - P(start_first) value_first``: P is taken at the
+    block ends only, and without a copy where no two runs in the window tie (the ends are then consecutive).
+    """
     m = int(blocks.ends[-1])
     unique, inverse = np.unique(budgets, return_inverse=True)
     out = np.empty(unique.size)
@@ -155,9 +159,12 @@ def _expected_best(blocks: RankBlocks, block_values: np.ndarray, budgets: np.nda
     for lo, chunk in _budget_chunks(m, unique):
         p = best_of_n_cdf(m, unique[chunk], estimator, lo=lo)
         first = int(np.searchsorted(ends, lo, side="right"))  # first block ending above lo
-        s = np.maximum(starts[first:], lo) - lo
-        weights = p[:, ends[first:] - lo] - p[:, s]
-        out[chunk] = weights @ block_values[first:]
+        values = block_values[first:]
+        columns = ends[first:] - lo
+        at_ends = p[:, columns[0] : columns[-1] + 1] if columns[-1] - columns[0] == columns.size - 1 else p[:, columns]
+        # value_b - value_{b+1} is exactly 0 between equal values: equal scores give exactly their value.
+        steps = values - np.append(values[1:], 0.0)
+        out[chunk] = at_ends @ steps - p[:, max(int(starts[first]), lo) - lo] * values[0]
     # A weighted mean (weights >= 0 summing to 1): where rounding of the weights steps an ulp past the values'
     # range (equal test scores gave their value less 1e-16), it is the range's end.
     return np.clip(out[inverse], block_values.min(), block_values.max())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -154,6 +154,30 @@ class FileSource(Source):
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
         """The file's rows as a DataFrame with the file's own column names (``request`` selects nothing here)."""
+        frame = self._frame()
+        if STEP_COLUMN not in frame.columns:
+            hint = f" (one row per run and step, with a {STEP_COLUMN!r} column, holds them)"
+            return pick_values(frame, request, None, source=f"{self.path}, a file of one row per run,", hint=hint)
+        return _runs_of_steps(frame, request, self.path)
+
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Each metric's points from a file of one row per run and step (``run_id``, ``step`` and the metric's
+        column; an empty cell is a value not logged at that step); a file of one row per run has none."""
+        from boontrack.runtable import resolve_column
+
+        frame = self._frame()
+        if STEP_COLUMN not in frame.columns:
+            raise InputError(
+                f"{self.path} holds one row per run and no histories: training curves need one row per run and "
+                f"step, with columns 'run_id', {STEP_COLUMN!r} and the metric"
+            )
+        rows = _step_rows(frame, self.path)
+        rows = rows.loc[rows["run_id"].astype(object).map(str).isin(set(run_ids))]
+        columns = [str(c) for c in frame.columns]
+        return {metric: _points(rows, resolve_column(columns, metric, "metric")) for metric in metrics}
+
+    def _frame(self) -> pd.DataFrame:
+        """The file's rows, parsed; InputError naming the file and what is wrong with it."""
         import pandas as pd
 
         if not self.path.is_file():
@@ -172,18 +196,36 @@ class FileSource(Source):
         if frame.empty:
             raise InputError(f"cannot read {self.path}: the file has no rows")
         _refuse_repeated_columns(list(frame.columns), self.path)
-        if STEP_COLUMN not in frame.columns:
-            hint = f" (one row per run and step, with a {STEP_COLUMN!r} column, holds them)"
-            return pick_values(frame, request, None, source=f"{self.path}, a file of one row per run,", hint=hint)
-        return _runs_of_steps(frame, request, self.path)
+        return frame
 
 
 def _runs_of_steps(frame: pd.DataFrame, request: MetricRequest, path: Path) -> pd.DataFrame:
     """One row per run from rows per run and step: each column's last value logged (empty cells are values not
     logged at that step), then the values ``request.pick`` asks for, with the rows as the metrics' histories."""
-    import pandas as pd
-
     from boontrack.runtable import resolve_column
+
+    rows = _step_rows(frame, path)
+    runs = rows.drop(columns=STEP_COLUMN).groupby("run_id", sort=False).last().reset_index()
+    columns = [str(c) for c in frame.columns]
+    metric_columns = {metric: resolve_column(columns, metric, "metric") for metric in request.metrics}
+
+    def histories() -> dict[str, pd.DataFrame]:
+        return {metric: _points(rows, column) for metric, column in metric_columns.items()}
+
+    picked = (metric_columns[request.val], metric_columns.get(request.test) if request.test is not None else None)
+    return pick_values(runs, request, histories, columns=picked)
+
+
+def _points(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    """The logged points of one metric column (:data:`POINT_COLUMNS`): its non-empty cells."""
+    logged = rows.loc[rows[column].notna(), ["run_id", STEP_COLUMN, column]]
+    return logged.set_axis(list(POINT_COLUMNS), axis=1)
+
+
+def _step_rows(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The rows of a file with a step column, its steps whole numbers, sorted by run and step (stably: rows of
+    one run and step stay in file order, the last one logged last)."""
+    import pandas as pd
 
     if "run_id" not in frame.columns:
         raise InputError(f"cannot read {path}: a file with a {STEP_COLUMN!r} column needs a 'run_id' column")
@@ -191,20 +233,7 @@ def _runs_of_steps(frame: pd.DataFrame, request: MetricRequest, path: Path) -> p
     if steps.isna().any() or (steps != steps.round()).any():
         row = int(steps.index[steps.isna() | (steps != steps.round())][0])
         raise InputError(f"cannot read {path}: column {STEP_COLUMN!r} must hold whole numbers; row {row + 2} does not")
-    rows = frame.assign(**{STEP_COLUMN: steps.astype("int64")}).sort_values(["run_id", STEP_COLUMN], kind="stable")
-    runs = rows.drop(columns=STEP_COLUMN).groupby("run_id", sort=False).last().reset_index()
-    columns = [str(c) for c in frame.columns]
-    metric_columns = {metric: resolve_column(columns, metric, "metric") for metric in request.metrics}
-
-    def histories() -> dict[str, pd.DataFrame]:
-        points = {}
-        for metric, column in metric_columns.items():
-            logged = rows.loc[rows[column].notna(), ["run_id", STEP_COLUMN, column]]
-            points[metric] = logged.set_axis(list(POINT_COLUMNS), axis=1)
-        return points
-
-    picked = (metric_columns[request.val], metric_columns.get(request.test) if request.test is not None else None)
-    return pick_values(runs, request, histories, columns=picked)
+    return frame.assign(**{STEP_COLUMN: steps.astype("int64")}).sort_values(["run_id", STEP_COLUMN], kind="stable")
 
 
 class FileBackend(Backend):

@@ -16,6 +16,7 @@ This module imports nothing heavy at import time (the command line imports it on
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -33,6 +34,8 @@ from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from boontrack.analysis import Summary
     from boontrack.runtable import RunTable
 
@@ -144,17 +147,26 @@ def source_options(
     return chosen
 
 
-def fingerprint(table: RunTable, spec: Spec, *, source_identity: str, prefix: str = DEFAULT_PREFIX) -> str:
+def fingerprint(
+    table: RunTable,
+    spec: Spec,
+    *,
+    source_identity: str,
+    prefix: str = DEFAULT_PREFIX,
+    histories: pd.DataFrame | None = None,
+) -> str:
     """SHA-256 (hex) of everything a summary depends on.
 
     Covers the kept runs (run id, exact val and test values, group) in run-id order, the dropped runs with
-    their reasons, the spec, the metric-name prefix, the source identity and the package version. Values
-    enter as their IEEE-754 bytes, so the fingerprint changes with any change of a value and with nothing
-    else (row order and column order do not matter).
+    their reasons, the spec, the metric-name prefix, the source identity and the package version, and with
+    training curves their histories (:func:`boontrack.training_runs.summary_histories`). Values enter as their
+    IEEE-754 bytes, so the fingerprint changes with any change of a value and with nothing else (row order and
+    column order do not matter).
     """
     import numpy as np
 
     from boontrack import __version__
+    from boontrack.training_runs import history_bytes
 
     runs = table.runs
     run_ids = runs["run_id"].to_numpy(dtype=str)
@@ -173,6 +185,7 @@ def fingerprint(table: RunTable, spec: Spec, *, source_identity: str, prefix: st
         json.dumps(runs["group"].to_numpy(dtype=str)[order].tolist()).encode(),
         runs["val"].to_numpy(dtype="<f8")[order].tobytes(),
         runs["test"].to_numpy(dtype="<f8")[order].tobytes(),
+        *(() if histories is None else (history_bytes(histories),)),
     ):
         # Length-prefixed, so that no two different inputs concatenate to the same bytes.
         digest.update(len(part).to_bytes(8, "little"))
@@ -350,11 +363,13 @@ def run_job(
     from boontrack.analysis import analyze
     from boontrack.reports import group_names
     from boontrack.runtable import RunTable
+    from boontrack.training_runs import summary_histories, training_of
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
     table = RunTable.from_frame(source.read(request), spec)
     group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
-    fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix)
+    histories = summary_histories(source, spec, table)  # None unless spec.curves asks for training curves
+    fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix, histories=histories)
 
     stale: dict[int, Exception | None] = {}  # sink position -> why it cannot even be read (None: it can)
     for position, each in enumerate(sinks):
@@ -376,6 +391,8 @@ def run_job(
         return JobResult("unchanged", None, fp, _locations(sinks), stored_summary=kept_summary, destinations=unchanged)
 
     summary = analyze(table, spec, progress=progress, source=redact(source.describe()), threads=threads)
+    if histories is not None:
+        summary = dataclasses.replace(summary, training=training_of(histories, spec))
     if not sinks:
         return JobResult("computed", summary, fp, "")
     if not stale:

@@ -14,7 +14,7 @@ The config file holds one ``[[jobs]]`` table per summary to keep up to date::
 
 The other keys are the fields of :class:`~boontrack.spec.Spec`, as in Python (``estimator``, ``maximize``,
 ``group_by``, ``seed_column``, ``duration``, ``baseline``, ``compare``, ``correction``, ``confidence_level``,
-``n_resamples``, ``ci_method``, ``seed``, ``pick``), ``prefix``, and the source options (``parent``,
+``n_resamples``, ``ci_method``, ``seed``, ``pick``, ``curves``), ``prefix``, and the source options (``parent``,
 ``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends); the
 command line's names of 0.2.0 (``minimize``, ``confidence``, ``resamples``) are accepted for one release with
 a DeprecationWarning. Relative file paths (in ``source`` and ``out``) are relative to the config file's
@@ -145,15 +145,7 @@ class Job:
 def load_config(path: str | Path) -> tuple[Job, ...]:
     """Read and check a config file; the first problem raises :class:`InputError` naming the job and key."""
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            document = tomllib.load(handle)
-    except OSError as exc:
-        raise InputError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"config {path} is not UTF-8 text (byte {exc.start}); a TOML file is expected") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"config {path} is not valid TOML: {exc}") from None
+    document = read_config(path)
     unknown = sorted(set(document) - {"jobs"})
     if unknown:
         raise InputError(f"config {path}: unknown top-level key {unknown[0]!r} (expected [[jobs]] tables)")
@@ -164,6 +156,19 @@ def load_config(path: str | Path) -> tuple[Job, ...]:
     _check_unique(jobs, lambda job: job.name, "name", path)
     _check_unique([job for job in jobs if job.out], lambda job: job.out, "out directory", path)
     return jobs
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The TOML document of a config file; InputError saying why it cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise InputError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config {path} is not UTF-8 text (byte {exc.start}); a TOML file is expected") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config {path} is not valid TOML: {exc}") from None
 
 
 def _job(table: dict[str, Any], index: int, base: Path) -> Job:
@@ -205,7 +210,7 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
         raise fail(str(exc)) from None
     return Job(
         name=name,
-        source=_relative_to(base, table["source"]),
+        source=relative_to(base, table["source"]),
         spec=spec,
         out=base / table["out"] if "out" in table else None,
         write_back=table.get("write_back", False),
@@ -247,7 +252,7 @@ def _discover_options(table: dict[str, Any], fail: Callable[[str], InputError]) 
     return dict(discover)
 
 
-def _relative_to(base: Path, source: str) -> str:
+def relative_to(base: Path, source: str) -> str:
     """A file source resolved against ``base``; tracker sources (``scheme:...``) as they are."""
     scheme, sep, _ = source.partition(":")
     if sep and scheme in available_backends():

@@ -362,7 +362,9 @@ def _overview(summary: Summary) -> str:
     )
 
 
-def _comparison_lines(summary: Summary) -> list[str]:
+def _comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None = None) -> list[str]:
+    """The comparisons' section of a report; ``family``: the comparisons the p-values were adjusted over, when
+    those of ``metrics`` metrics were adjusted together (default: this summary's)."""
     spec = summary.spec
     budgets = [n for n in spec.budgets if any(n in c.boo_n_difference for c in summary.comparisons)]
     header = ["group", "vs", "paired", *(f"ΔBoo_{n}" for n in budgets), "Δmean"]
@@ -396,7 +398,7 @@ def _comparison_lines(summary: Summary) -> list[str]:
         "intervals. Runs paired by seed (both groups have the same seeds) are compared as pairs: the intervals "
         "resample pairs, the tests are the paired t-test and the Wilcoxon signed-rank test; otherwise Welch's "
         "t-test and the Mann-Whitney U test. P-values are raw and, in parentheses, adjusted by "
-        f"{correction} over the {len(summary.comparisons)} comparison{'s' if len(summary.comparisons) != 1 else ''} "
+        f"{correction} over the {_adjusted_over(len(summary.comparisons) if family is None else family, metrics)} "
         "(the t-tests together, the rank tests together).",
         "",
         *_md_table(header, rows),
@@ -512,6 +514,11 @@ def to_markdown(summary: Summary) -> str:
     versions = ", ".join(f"{name} {version}" for name, version in summary.versions.items())
     lines += [f"_Computed with {versions}._", ""]
     return "\n".join(lines)
+
+
+def _adjusted_over(comparisons: int, metrics: int) -> str:
+    said = f"{comparisons} comparison{'s' if comparisons != 1 else ''}"
+    return said if metrics == 1 else f"{said} of the {metrics} metrics"
 
 
 def format_table(summary: Summary | Mapping[str, Any]) -> str:
@@ -683,15 +690,31 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     }
     if summary.table is not None:
         artifacts["runs.csv"] = _csv_bytes(summary.table.all_runs())
-    if plots and importlib.util.find_spec("matplotlib") is not None:
+    drawn = plots and importlib.util.find_spec("matplotlib") is not None
+    if drawn:
         from boontrack.plots import render_pngs
 
         artifacts.update(render_pngs(summary))
     rows = json.loads(table.to_json(orient="values"))  # plain Python values, NaN as None
+    tables = {"curves": (list(table.columns), rows)}
+    series: list[CurveSeries] = []
+    if summary.training:
+        from boontrack.training_output import (
+            summary_training_artifacts,
+            summary_training_series,
+            summary_training_table,
+            training_rows,
+        )
+
+        training = summary_training_table(summary.training)
+        artifacts.update(summary_training_artifacts(summary.training, training, plots=drawn))
+        tables["training_curves"] = (list(training.columns), training_rows(training))
+        series = summary_training_series(summary.training, segments, prefix=prefix)
     return SummaryOutputs(
         metrics=metrics,
         curves=curves,
         artifacts=artifacts,
         description=_description(summary),
-        tables={"curves": (list(table.columns), rows)},
+        tables=tables,
+        training=series,
     )

@@ -14,6 +14,7 @@ This module imports nothing heavy at import time, and no tracker: sources are op
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack import vocabulary
-from boontrack.backends import MetricRequest, Source
+from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Source
 from boontrack.exceptions import InputError
 from boontrack.spec import Spec
 
@@ -31,7 +32,15 @@ if TYPE_CHECKING:
 
     from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
 
-__all__ = ["SIDE_COLUMN", "Gate", "SourceComparison", "compare_sources", "to_markdown"]
+__all__ = [
+    "SIDE_COLUMN",
+    "Gate",
+    "SourceComparison",
+    "compare_sources",
+    "load_comparison",
+    "to_markdown",
+    "write_comparison",
+]
 
 #: The grouping column that holds each source's label in the joined run table.
 SIDE_COLUMN = "source"
@@ -48,12 +57,15 @@ class Gate:
     The claim holds for one comparison when its interval of ΔBoo_n (at the largest budget both sides report) lies
     wholly on the good side of the threshold in the metric's direction: above 0 (``better``) or above ``-margin``
     (``not-worse``) when higher is better, below 0 or ``margin`` when lower is better. With several comparisons
-    every one must hold; the one whose decisive interval end came closest to failing (or failed) is reported.
+    (groups, sources, metrics) every one must hold; the one whose decisive interval end came closest to failing
+    (or failed furthest), relative to its interval's width, is reported.
     """
 
     require: Literal["better", "not-worse"]
     margin: float
     passed: bool
+    #: The metric of the comparison that decided (the reported one: the test metric, else the validation metric).
+    metric: str
     #: The comparison that decided: its group (in the joined table) and baseline labels.
     group: str
     baseline: str
@@ -68,18 +80,33 @@ class Gate:
 
 @dataclass(frozen=True)
 class SourceComparison:
-    """The result of :func:`compare_sources`: the labels, the analysis of the joined runs and the gate."""
+    """The result of :func:`compare_sources`: the labels, the analysis of the joined runs per metric and the
+    gate."""
 
     #: The sources' labels, the baseline first.
     labels: tuple[str, ...]
-    #: The analysis of all runs, grouped by :data:`SIDE_COLUMN` (and the groups within each source).
-    summary: Summary
+    #: The analysis of all runs, grouped by :data:`SIDE_COLUMN` (and the groups within each source), one per
+    #: metric in the order given; with several metrics the p-values are adjusted over all their comparisons.
+    summaries: tuple[Summary, ...]
     #: The verdict, when a claim was required.
     gate: Gate | None = None
 
     @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics compared (each summary's reported metric), in order."""
+        return tuple(summary.metric for summary in self.summaries)
+
+    @property
+    def summary(self) -> Summary:
+        """The analysis of the one metric compared; with several, ValueError (see :attr:`summaries`)."""
+        if len(self.summaries) != 1:
+            raise ValueError(f"{len(self.summaries)} metrics were compared ({', '.join(self.metrics)}): see summaries")
+        return self.summaries[0]
+
+    @property
     def comparisons(self) -> tuple[ComparisonSummary, ...]:
-        """Each source against the first (group by group): differences are ``group - baseline``."""
+        """Each source against the first (group by group) for the one metric compared: differences are
+        ``group - baseline``."""
         return self.summary.comparisons
 
 
@@ -103,6 +130,11 @@ def compare_sources(
     when the sides' seeds match (``seed_column``), else Welch and Mann-Whitney, and p-values adjusted across the
     comparisons (``correction``). Run ids shared by two sources are qualified as ``LABEL/RUN_ID``.
 
+    Several metrics are compared at once when ``val`` or ``test`` is a sequence: one validation metric ranks the
+    runs for each of several test metrics, several validation metrics are each their own metric, or both give
+    (val, test) pairs in order. Each metric is analyzed as above, and the p-values are adjusted over the whole
+    family, every metric's comparisons together (the t-tests together, the rank tests together).
+
     Parameters
     ----------
     sources
@@ -123,8 +155,9 @@ def compare_sources(
     **spec_options
         The options of :class:`boontrack.spec.Spec` (``val``, ``test``, ``n``, ``group_by``, ``seed_column``,
         ``maximize``, ``n_resamples``, ``confidence_level``, ``seed``, ...), except ``baseline`` and
-        ``compare``. The direction is the sources' own where they know it, else the caller's, else the rule
-        for names (a loss-like name without a direction is refused); the sources must agree on it.
+        ``compare``; ``val`` and ``test`` may be sequences (several metrics). The direction of each metric is
+        the sources' own where they know it, else the caller's, else the rule for names (a loss-like name
+        without a direction is refused); the sources must agree on it.
 
     Returns
     -------
@@ -139,29 +172,117 @@ def compare_sources(
     BackendError
         A source could not be read.
     """
-    spec, names, per_source = _compare_sources_iv(sources, labels, options, require, margin, spec_options)
-    from boontrack.analysis import analyze
+    specs, names, per_source = _compare_sources_iv(sources, labels, options, require, margin, spec_options)
     from boontrack.backends import open_source
     from boontrack.pipeline import resolve_direction
-    from boontrack.runtable import RunTable
 
     opened = [s if isinstance(s, Source) else open_source(os.fspath(s), **o) for s, o in zip(sources, per_source)]
-    spec = _agreed_direction([resolve_direction(source, spec) for source in opened], names)
+    # every direction is decided before any run is read
+    specs = [_agreed_direction([resolve_direction(source, spec) for source in opened], names) for spec in specs]
+    described = " vs ".join(f"{name}: {source.describe()}" for name, source in zip(names, opened))
+    summaries = _adjusted_across(
+        [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
+    )
+    gate = _gate(summaries, require, margin) if require is not None else None
+    return SourceComparison(labels=names, summaries=summaries, gate=gate)
+
+
+def _analyzed(
+    opened: Sequence[Source], names: Sequence[str], spec: Spec, described: str, *, progress: bool, threads: int | None
+) -> Summary:
+    """One metric's analysis of the runs of every source, joined and grouped by label."""
+    from boontrack.analysis import analyze
+    from boontrack.runtable import RunTable
+
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
     joined = _joined([source.read(request) for source in opened], names, spec)
     joined_spec = dataclasses.replace(spec, group_by=(*(spec.group_by or ()), SIDE_COLUMN))
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)
-    described = " vs ".join(f"{name}: {source.describe()}" for name, source in zip(names, opened))
-    summary = analyze(table, joined_spec, progress=progress, source=described, threads=threads, pairs=pairs)
-    gate = _gate(summary, require, margin) if require is not None else None
-    return SourceComparison(labels=names, summary=summary, gate=gate)
+    return analyze(table, joined_spec, progress=progress, source=described, threads=threads, pairs=pairs)
+
+
+def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
+    """The summaries with every p-value adjusted over the comparisons of all of them (one metric: unchanged)."""
+    from boontrack.analysis import TestResult, _adjusted
+
+    everyone = [comparison for summary in summaries for comparison in summary.comparisons]
+    tests = [list(comparison.tests.items()) for comparison in everyone]
+    correction = summaries[0].spec.correction
+    # one family per kind of test, as within a summary: the t-tests (paired t or Welch), then the rank tests
+    adjusted = [_adjusted({i: each[kind] for i, each in enumerate(tests)}, correction) for kind in (0, 1)]
+    replaced = []
+    for i, comparison in enumerate(everyone):
+        results: dict[str, Any] = {
+            name: TestResult(result.statistic, result.pvalue, adjusted[kind][i])
+            for kind, (name, result) in enumerate(tests[i])
+        }
+        replaced.append(dataclasses.replace(comparison, **results))
+    remaining = iter(replaced)
+    return tuple(
+        dataclasses.replace(summary, comparisons=tuple(itertools.islice(remaining, len(summary.comparisons))))
+        for summary in summaries
+    )
+
+
+#: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
+_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin")
+
+
+def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The keyword arguments of :func:`compare_sources` that a config file (TOML) gives, ``sources`` included.
+
+    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
+    file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
+    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``
+    and the options of :class:`~boontrack.spec.Spec` (``val``, ``test``, ``seed_column``, ``n_resamples``, ...).
+    For example::
+
+        sources = ["main.csv", "mlflow:"]
+        labels = ["main", "branch"]
+        options = [{}, {parent = "RUN_ID", tracking_uri = "sqlite:///mlflow.db"}]
+        val = "val_acc"
+        test = ["test_acc", "test_f1"]
+        seed_column = "seed"
+        require = "not-worse"
+        margin = 0.002
+
+    Raises
+    ------
+    ValueError
+        (:class:`~boontrack.exceptions.InputError`) the file cannot be read, is not TOML, or has an unknown key
+        or a ``sources`` or ``options`` of the wrong shape; the other values are checked by
+        :func:`compare_sources`.
+    """
+    from boontrack.pipeline import SOURCE_OPTIONS, source_options
+    from boontrack.reaggregate import _SPEC_KEYS, read_config, relative_to
+
+    path = Path(path)
+    document = read_config(path)
+    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
+    if unknown:
+        known = ", ".join([*_COMPARISON_KEYS, *sorted(_SPEC_KEYS)])
+        raise InputError(f"config {path}: unknown key {unknown[0]!r} (known keys: {known})")
+    sources = document.get("sources")
+    if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
+        raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
+    keywords = dict(document, sources=[relative_to(path.parent.absolute(), source) for source in sources])
+    options = document.get("options")
+    if options is not None:
+        if not isinstance(options, list) or not all(isinstance(each, dict) for each in options):
+            raise InputError(f"config {path}: 'options' must be a list of tables, one per source")
+        named = [{key: value for key, value in each.items() if key in SOURCE_OPTIONS} for each in options]
+        keywords["options"] = [
+            source_options(**chosen, options={key: value for key, value in each.items() if key not in chosen})
+            for chosen, each in zip(named, options)
+        ]
+    return keywords
 
 
 def _compare_sources_iv(
     sources: Any, labels: Any, options: Any, require: Any, margin: Any, spec_options: dict[str, Any]
-) -> tuple[Spec, tuple[str, ...], list[dict[str, Any]]]:
-    """The spec, the labels and each source's options; InputError naming the first bad argument."""
+) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]]]:
+    """The spec of each metric, the labels and each source's options; InputError naming the first bad argument."""
     if isinstance(sources, (str, Source)) or not isinstance(sources, Sequence) or len(sources) < 2:
         raise InputError(f"sources must be a sequence of two or more sources, got {sources!r}")
     for source in sources:
@@ -170,7 +291,10 @@ def _compare_sources_iv(
     decided = [name for name in _DECIDED if name in spec_options]
     if decided:
         raise InputError(f"{vocabulary.name(decided[0])} is not an option here: the first source is the baseline")
-    spec = Spec.from_keywords(spec_options)
+    specs = [Spec.from_keywords({**spec_options, **metric}) for metric in _metrics(spec_options)]
+    reported = [spec.metric for spec in specs]
+    if len(set(reported)) != len(reported):
+        raise InputError(f"the metrics compared must be distinct, got {', '.join(reported)}")
     names = _labels(sources, labels)
     if options is None:
         options = [{}] * len(sources)
@@ -182,7 +306,31 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(require, margin)
-    return spec, names, [dict(each) for each in options]
+    return specs, names, [dict(each) for each in options]
+
+
+def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``val`` and ``test`` of each metric: one val for each test, each val alone, or (val, test) pairs."""
+    given = {key: spec_options.get(key) for key in ("val", "test")}
+    several = {}
+    for key, value in given.items():
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            if not value:
+                raise InputError(f"{vocabulary.name(key)} must name one or more metrics, got {value!r}")
+            several[key] = list(value)
+    vals, tests = several.get("val", [given["val"]]), several.get("test", [given["test"]])
+    if len(vals) > 1 and len(tests) > 1 and len(vals) != len(tests):
+        raise InputError(
+            f"give one {vocabulary.name('test')} per {vocabulary.name('val')} ({len(vals)}), or one "
+            f"{vocabulary.name('val')} for every {vocabulary.name('test')}, got {len(tests)}"
+        )
+    if len(vals) > 1 and len(tests) == 1 and tests[0] is not None:
+        raise InputError(f"several {vocabulary.name('val')} need one {vocabulary.name('test')} each (or none), got one")
+    if len(tests) == 1:
+        tests = tests * len(vals)
+    if len(vals) == 1:
+        vals = vals * len(tests)
+    return [{"val": val, "test": test} for val, test in zip(vals, tests)]
 
 
 def _gate_iv(require: Any, margin: Any) -> None:
@@ -300,30 +448,44 @@ def _matched_pairs(table: Any, names: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _gate(summary: Summary, require: Literal["better", "not-worse"], margin: float) -> Gate:
-    """The verdict of ``require`` over every comparison, decided by the comparison closest to failing."""
-    up = summary.spec.higher_is_better
-    sign = 1.0 if up else -1.0
-    threshold = -sign * margin + 0.0  # never -0
-    end: Literal["low", "high"] = "low" if up else "high"
+def _gate(summaries: Sequence[Summary], require: Literal["better", "not-worse"], margin: float) -> Gate:
+    """The verdict of ``require`` over every comparison of every metric, decided by the comparison closest to
+    failing relative to its interval's width (the metrics' units differ)."""
     decisive = []
-    for comparison in summary.comparisons:
-        quantity, interval = _headline_difference(comparison)
-        bound = interval.ci_low if up else interval.ci_high
-        room = sign * (bound - threshold) if math.isfinite(bound) else -math.inf
-        decisive.append((room, comparison, quantity, interval, bound))
-    room, comparison, quantity, interval, bound = min(decisive, key=lambda item: item[0])
-    passed = room > 0
+    for summary in summaries:
+        up = summary.spec.higher_is_better
+        sign = 1.0 if up else -1.0
+        threshold = -sign * margin + 0.0  # never -0
+        for comparison in summary.comparisons:
+            quantity, interval = _headline_difference(comparison)
+            bound = interval.ci_low if up else interval.ci_high
+            room = sign * (bound - threshold) if math.isfinite(bound) else -math.inf
+            width = interval.ci_high - interval.ci_low
+            relative = room / width if width > 0 else math.copysign(math.inf, room if room > 0 else -1.0)
+            decisive.append((relative, summary, comparison, quantity, interval, bound, threshold, room > 0))
+    _, summary, comparison, quantity, interval, bound, threshold, passed = min(decisive, key=lambda item: item[0])
+    up = summary.spec.higher_is_better
+    end: Literal["low", "high"] = "low" if up else "high"
     level = summary.spec.confidence_level * 100
     said = "better than" if require == "better" else f"not worse by more than {margin:g} than"
     relation = (">" if up else "<") if passed else ("≤" if up else "≥")
     verdict = (
-        f"{'passed' if passed else 'not supported'}: {comparison.group} {said} {comparison.baseline} "
-        f"({'higher' if up else 'lower'} is better): the {level:g} % interval of {quantity} is "
+        f"{'passed' if passed else 'not supported'}: {comparison.group} {said} {comparison.baseline} in "
+        f"{summary.metric} ({'higher' if up else 'lower'} is better): the {level:g} % interval of {quantity} is "
         f"[{interval.ci_low:.4g}, {interval.ci_high:.4g}], its {end} end {bound:.4g} {relation} {threshold:g}"
     )
     return Gate(
-        require, float(margin), passed, comparison.group, comparison.baseline, quantity, end, bound, threshold, verdict
+        require=require,
+        margin=float(margin),
+        passed=passed,
+        metric=summary.metric,
+        group=comparison.group,
+        baseline=comparison.baseline,
+        quantity=quantity,
+        end=end,
+        bound=bound,
+        threshold=threshold,
+        verdict=verdict,
     )
 
 
@@ -339,21 +501,127 @@ def to_markdown(result: SourceComparison) -> str:
     """A compact report for a pull request's comment: the verdict, Boo_n of each side and the comparisons."""
     from boontrack.reports import _comparison_lines, _interval, _md_table, _shown_budgets, markdown_literal
 
-    summary = result.summary
-    budgets = _shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
-    lines = [f"# boontrack compare: {markdown_literal(summary.metric)}", ""]
+    metrics = len(result.summaries)
+    family = sum(len(summary.comparisons) for summary in result.summaries)
+    lines = [f"# boontrack compare: {', '.join(markdown_literal(metric) for metric in result.metrics)}", ""]
     if result.gate is not None:
         mark = "✅" if result.gate.passed else "❌"
         lines += [f"{mark} {markdown_literal(result.gate.verdict)}", ""]
-    header = ["group", "runs", *(f"Boo_{n}" for n in budgets), "mean"]
-    rows = [
-        [
-            markdown_literal(g.label),
-            g.runs,
-            *(_interval(g.boo_n[n]) if n in g.boo_n else "—" for n in budgets),
-            _interval(g.mean),
+    for summary in result.summaries:
+        budgets = _shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
+        if metrics > 1:
+            lines += [f"## Metric: {markdown_literal(summary.metric)}", ""]
+        header = ["group", "runs", *(f"Boo_{n}" for n in budgets), "mean"]
+        rows = [
+            [
+                markdown_literal(g.label),
+                g.runs,
+                *(_interval(g.boo_n[n]) if n in g.boo_n else "—" for n in budgets),
+                _interval(g.mean),
+            ]
+            for g in summary.groups
         ]
-        for g in summary.groups
-    ]
-    text = "\n".join([*lines, *_md_table(header, rows), "", *_comparison_lines(summary)])
-    return text.rstrip("\n") + "\n"
+        lines += [*_md_table(header, rows), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def write_comparison(
+    result: SourceComparison,
+    destination: str,
+    *,
+    prefix: str = DEFAULT_PREFIX,
+    force: bool = False,
+    **options: Any,
+) -> Literal["updated", "unchanged"]:
+    """Write a comparison to a tracker as a summary is written: its own run (``"mlflow:EXPERIMENT"``: a run in
+    that experiment, created when missing) with every number as a metric, the report as an artifact.
+
+    The metrics are those of a summary of the joined runs (``<prefix><metric>/<group>/boo_<n>``,
+    ``.../<group>/vs_<base>/boo_<n>``, ..., see :mod:`boontrack.reports`), for each metric compared, and the
+    gate's verdict when a claim was required: ``<prefix>gate/passed`` (1 or 0), ``<prefix>gate/bound`` and
+    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown`) and ``comparison.json``
+    (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
+    it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
+    prefix and boontrack's version) changed, or with ``force``.
+
+    Parameters
+    ----------
+    result
+        A comparison of :func:`compare_sources`.
+    destination
+        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (MLflow:
+        ``mlflow:EXPERIMENT``).
+    prefix, force
+        As for a summary's write-back.
+    **options
+        The destination backend's options (MLflow: ``tracking_uri``).
+
+    Returns
+    -------
+    ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
+
+    Raises
+    ------
+    ValueError
+        (:class:`~boontrack.exceptions.InputError`) a destination that cannot hold it, or a bad option.
+    BackendError
+        The tracker failed.
+    """
+    from boontrack.backends import sink_at
+
+    key, fp = _comparison_identity(result, prefix)
+    sink = sink_at(destination, key, **options)
+    if not force and sink.read_fingerprint() == fp:
+        return "unchanged"
+    sink.write(_comparison_outputs(result, prefix))
+    sink.write_fingerprint(fp)  # last: a failure before this line leaves the comparison to be written again
+    return "updated"
+
+
+def _comparison_identity(result: SourceComparison, prefix: str) -> tuple[str, str]:
+    """The key naming a comparison (its sources, labels and options) and the fingerprint of what it holds."""
+    import hashlib
+    import json
+
+    from boontrack.pipeline import fingerprint, summary_key
+
+    gate = None if result.gate is None else [result.gate.require, result.gate.margin]
+    where = [summary_key(summary.source or "", summary.spec) for summary in result.summaries]
+    key = hashlib.sha256(json.dumps([where, list(result.labels), gate]).encode()).hexdigest()[:32]
+    prints = []
+    for summary in result.summaries:
+        assert summary.table is not None  # an analysis of compare_sources keeps its runs
+        prints.append(fingerprint(summary.table, summary.spec, source_identity=summary.source or "", prefix=prefix))
+    return key, hashlib.sha256(json.dumps([key, prints, gate]).encode()).hexdigest()
+
+
+def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
+    """The metrics and artifacts of a comparison's run."""
+    import json
+
+    from boontrack.analysis import _jsonable
+    from boontrack.backends import SummaryOutputs
+    from boontrack.reports import flat_metrics, safe_name
+
+    metrics: dict[str, float] = {}
+    for summary in result.summaries:
+        flat = flat_metrics(summary, prefix=prefix)
+        own = prefix + safe_name(summary.metric, allow_slash=True) + "/"
+        # with several metrics, the counts of all runs (boon/runs, ...) would differ from metric to metric
+        metrics.update(flat if len(result.summaries) == 1 else {k: v for k, v in flat.items() if k.startswith(own)})
+    gate = result.gate
+    if gate is not None:
+        verdict = {"passed": float(gate.passed), "bound": gate.bound, "threshold": gate.threshold}
+        metrics.update({f"{prefix}gate/{name}": value for name, value in verdict.items() if math.isfinite(value)})
+    data = {
+        "labels": list(result.labels),
+        "gate": None if gate is None else _jsonable(gate),
+        "summaries": [summary.to_dict() for summary in result.summaries],
+    }
+    said = f"boontrack compare: {', '.join(result.metrics)} ({', '.join(result.labels[1:])} vs {result.labels[0]})"
+    return SummaryOutputs(
+        metrics=metrics,
+        curves=[],
+        artifacts={"report.md": to_markdown(result).encode(), "comparison.json": json.dumps(data, indent=2).encode()},
+        description=said if gate is None else gate.verdict,
+    )

@@ -88,6 +88,9 @@ class Spec:
     #: computed on a scale where they lie at infinity); None: [0, 1] for a group whose test scores all lie in it,
     #: else none. ``(None, None)`` declares the scores unbounded.
     bounds: tuple[float | None, float | None] | None = None
+    #: Metrics logged per step whose training curves (each group's mean over its runs at each step, with bands)
+    #: are summarized too (:mod:`boontrack.training`); empty: none (their histories cost a read per metric).
+    curves: tuple[str, ...] = ()
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
     direction_from: str | None = None
@@ -130,8 +133,13 @@ class Spec:
             return cls(**modern)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint. ``curves`` is
+        left out when empty, so that a spec without them keeps the summary key and fingerprint it had before the
+        option existed."""
+        data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        if not self.curves:
+            del data["curves"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Spec:
@@ -265,6 +273,12 @@ def _bounds(value: Any) -> str | None:
     return None if low < high else "must have low < high"
 
 
+def _curves(value: Any) -> str | None:
+    if not (isinstance(value, tuple) and all(isinstance(k, str) and k for k in value)):
+        return "must be a list of metric names"
+    return "repeats a metric" if len(set(value)) < len(value) else None
+
+
 def _group_by(value: Any) -> str | None:
     if value is None or (isinstance(value, tuple) and value and all(isinstance(k, str) and k for k in value)):
         return None
@@ -294,6 +308,7 @@ _PROBLEMS = {
     "pick": _choice(PICKS),
     "duration": _optional_text,
     "bounds": _bounds,
+    "curves": _curves,
     "direction_from": _optional_text,
 }
 
@@ -325,7 +340,13 @@ def _pick(value: Any) -> Any:
 
 
 #: How the values callers spell in several ways become the field's one type.
-_NORMALIZE = {"n": _sequence, "group_by": _sequence, "pick": _pick, "bounds": _open_sides}
+_NORMALIZE = {
+    "n": _sequence,
+    "group_by": _sequence,
+    "curves": lambda v: () if v is None else _sequence(v),
+    "pick": _pick,
+    "bounds": _open_sides,
+}
 
 
 #: The options of a spec: its fields but ``direction_from``, which :meth:`Spec.resolve_direction` sets.

@@ -1,10 +1,14 @@
 """The files of training curves: ``training_curves.csv`` and ``training_curves.png``.
 
-matplotlib is needed only for the PNG (the ``plots`` extra), imported when one is drawn.
+One metric's curves (:func:`write_training_curves`), or a summary's, one per metric of ``Spec.curves``
+(:func:`summary_training_artifacts`: one CSV with a ``metric`` column, one PNG per metric). matplotlib is needed
+only for the PNG (the ``plots`` extra), imported when one is drawn.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,10 +19,31 @@ from boontrack.vocabulary import name as _named
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CSV_NAME", "PNG_NAME", "training_curves_table", "write_training_curves"]
+    from boontrack.backends import CurveSeries
+
+__all__ = [
+    "CSV_NAME",
+    "PNG_NAME",
+    "png_name",
+    "summary_training_artifacts",
+    "summary_training_series",
+    "summary_training_table",
+    "training_curves_table",
+    "training_rows",
+    "write_training_curves",
+]
 
 #: Files written by :func:`write_training_curves`.
 CSV_NAME, PNG_NAME = "training_curves.csv", "training_curves.png"
+#: The series of each metric and group (name, attribute of :class:`TrainingCurves`).
+SERIES = (
+    ("mean", "mean"),
+    ("ci_low", "low"),
+    ("ci_high", "high"),
+    ("band_low", "simultaneous_low"),
+    ("band_high", "simultaneous_high"),
+    ("runs", "runs"),
+)
 
 
 def training_curves_table(curves: TrainingCurves) -> pd.DataFrame:
@@ -58,3 +83,60 @@ def write_training_curves(curves: TrainingCurves, directory: str | Path, *, plot
 
         artifacts[PNG_NAME] = figure_png(plot_training_curves(curves))
     return write_artifacts(Path(directory), artifacts)
+
+
+def summary_training_table(curves: Sequence[TrainingCurves]) -> pd.DataFrame:
+    """The curves of several metrics as one table: ``metric``, then the columns of :func:`training_curves_table`."""
+    import pandas as pd
+
+    tables = [training_curves_table(each) for each in curves]
+    for each, table in zip(curves, tables):
+        table.insert(0, "metric", each.metric)
+    return pd.concat(tables, ignore_index=True)
+
+
+def training_rows(table: pd.DataFrame) -> list[list]:
+    """The table's rows as plain Python values, NaN as None, every float exact (``to_json`` keeps 10 digits)."""
+    return [[None if value != value else value for value in row] for row in table.to_dict("split")["data"]]
+
+
+def png_name(metric: str, *, several: bool) -> str:
+    """The PNG of one metric's curves: :data:`PNG_NAME`, or with several metrics ``training_curves-METRIC.png``
+    (characters outside ``[A-Za-z0-9._-]`` as ``_``)."""
+    if not several:
+        return PNG_NAME
+    return f"training_curves-{re.sub(r'[^A-Za-z0-9._-]', '_', metric)}.png"
+
+
+def summary_training_artifacts(
+    curves: Sequence[TrainingCurves], table: pd.DataFrame, *, plots: bool = True
+) -> dict[str, bytes]:
+    """A summary's training-curve files: ``training_curves.csv`` (``table``, :func:`summary_training_table`) and,
+    with ``plots``, one PNG per metric (:func:`png_name`)."""
+    artifacts = {CSV_NAME: table.to_csv(index=False).encode()}
+    if plots:
+        from boontrack.plots import figure_png, plot_training_curves
+
+        for each in curves:
+            artifacts[png_name(each.metric, several=len(curves) > 1)] = figure_png(plot_training_curves(each))
+    return artifacts
+
+
+def summary_training_series(
+    curves: Sequence[TrainingCurves], segments: Mapping[str, str], *, prefix: str
+) -> list[CurveSeries]:
+    """Every metric's curves as series with step = the training step: ``<prefix>train/<metric><segment>/<name>``
+    for each name of :data:`SERIES`, ``segments`` giving each group's part of the name (as the Boo_n curves')."""
+    from boontrack.backends import CurveSeries
+    from boontrack.reports import safe_name
+
+    series: list[CurveSeries] = []
+    for each in curves:
+        base = f"{prefix}train/{safe_name(each.metric, allow_slash=True)}"
+        for label in each.groups:
+            group = each.of(label)
+            series.extend(
+                CurveSeries(f"{base}{segments[label]}/{name}", group.step, getattr(group, attribute))
+                for name, attribute in SERIES
+            )
+    return series

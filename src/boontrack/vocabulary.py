@@ -61,6 +61,7 @@ FLAGS: Mapping[str, str] = {
     "bounds": "--bounds",
     "seed": "--seed",
     "pick": "--pick",
+    "curves": "--curves",
     # where the summary goes
     "out": "--out",
     "write_back": "--write-back",

@@ -10,6 +10,7 @@ import contextlib
 import contextvars
 import email.utils
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -70,8 +71,15 @@ _original_request: Any = None
 
 
 def import_mlflow() -> Any:
-    """The ``mlflow`` module, or MissingExtraError with the install hint."""
-    return import_optional("mlflow", extra="mlflow", needed_for="MLflow support")
+    """The ``mlflow`` module, or MissingExtraError with the install hint.
+
+    Inside a :func:`bounded_http` block, MLflow's retries are bounded from here on: the block itself does not
+    import MLflow (1-2 s), so that a read by SQL never loads it."""
+    mlflow = import_optional("mlflow", extra="mlflow", needed_for="MLflow support")
+    with _env_lock:
+        if _env_users > 0:
+            _install_budgeted_request()
+    return mlflow
 
 
 @contextlib.contextmanager
@@ -106,11 +114,13 @@ def bounded_http(budget: RetryBudget | None = None) -> Iterator[None]:
 
 
 def _install_budgeted_request() -> None:
+    """Bound MLflow's retries, once MLflow is loaded: every client boontrack makes is made through
+    :func:`import_mlflow`, which calls this again; a client the user made has loaded MLflow already."""
     global _original_request
-    try:
-        from mlflow.utils import rest_utils
-    except ImportError:  # mlflow absent: nothing to bound (the caller fails with the install hint)
+    if "mlflow" not in sys.modules:
         return
+    from mlflow.utils import rest_utils
+
     if _original_request is None:
         _original_request = rest_utils._get_http_response_with_retries
         rest_utils._get_http_response_with_retries = _budgeted_request
@@ -241,16 +251,25 @@ def sqlite_path(uri: str) -> str | None:
 
 @contextlib.contextmanager
 def backend_errors(action: str, uri: str) -> Iterator[None]:
-    """Turn MLflow failures into :class:`BackendError`: one line naming ``action`` and the (redacted) URI."""
-    mlflow = import_mlflow()
+    """Turn MLflow failures into :class:`BackendError`: one line naming ``action`` and the (redacted) URI.
+
+    MLflow is not imported for it: an MLflow exception can only come from an MLflow already loaded, and a read
+    by SQL never loads it."""
     try:
         yield
-    except mlflow.exceptions.MlflowException as exc:
-        raise BackendError(
-            _transport_message(exc, uri) or f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}"
-        ) from None
-    except OSError as exc:
-        raise BackendError(f"MLflow at {redact(uri)} failed while {action}: {redact(str(exc))}") from None
+    except Exception as exc:
+        if _is_mlflow_error(exc):
+            raise BackendError(
+                _transport_message(exc, uri) or f"MLflow at {redact(uri)} failed while {action}: {describe_error(exc)}"
+            ) from None
+        if isinstance(exc, OSError):
+            raise BackendError(f"MLflow at {redact(uri)} failed while {action}: {redact(str(exc))}") from None
+        raise
+
+
+def _is_mlflow_error(exc: BaseException) -> bool:
+    exceptions = sys.modules.get("mlflow.exceptions")
+    return exceptions is not None and isinstance(exc, exceptions.MlflowException)
 
 
 def _transport_message(exc: BaseException, uri: str) -> str | None:

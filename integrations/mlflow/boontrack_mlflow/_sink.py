@@ -34,7 +34,7 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from boontrack_mlflow._client import (
     is_missing,
     resolve_tracking_uri,
 )
+from boontrack_mlflow._sql import SqlStore
 
 KEY_TAG = "boontrack.key"
 FINGERPRINT_TAG = "boontrack.fingerprint"
@@ -67,6 +68,17 @@ NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
 #: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
 GROUP_CURVE_KEY = "boon/curve"
+#: Prefix of the training-curve series of a group run: ``boon/train/<metric>/<series>``, step = the training step.
+TRAINING_KEY = "boon/train/"
+#: The series of each metric (key suffix, column of ``training_curves.csv``).
+TRAINING_SERIES = (
+    ("mean", "mean"),
+    ("ci_low", "ci_low"),
+    ("ci_high", "ci_high"),
+    ("band_low", "simultaneous_low"),
+    ("band_high", "simultaneous_high"),
+    ("runs", "runs"),
+)
 #: Curves longer than this are thinned to log-spaced budgets: one request, and a readable line chart.
 MAX_CURVE_POINTS = 1000
 #: A recorded write id with no run is forgotten after this long (its writer crashed before create_run, or
@@ -91,7 +103,7 @@ class MlflowSink(Sink):
 
     def __init__(
         self,
-        client: Any,
+        make_client: Callable[[], Any],
         uri: str,
         experiment_id: str,
         parent_run_id: str | None,
@@ -99,10 +111,15 @@ class MlflowSink(Sink):
         *,
         budget: RetryBudget | None = None,
         experiment: Any = None,
+        store: SqlStore | None = None,
     ) -> None:
-        self._client = client
+        # The MlflowClient is made on first use: a look for an earlier summary by SQL needs none (nor MLflow).
+        self._make_client = make_client
+        self._made_client: Any = None
         # The experiment as the source fetched it a moment ago: the first look for a change token uses it.
         self._fetched_experiment = experiment
+        # The store the source reads by SQL, when it does: the looks for an earlier summary read it too.
+        self._store = store
         self._budget = budget or RetryBudget()
         self._uri = uri
         self._experiment_id = experiment_id
@@ -111,11 +128,17 @@ class MlflowSink(Sink):
         self._run_id: str | None = None  # the summary run written (or found complete) by this sink
         self._superseded = False  # our run was deleted by a concurrent writer that completed first
 
+    @property
+    def _client(self) -> Any:
+        if self._made_client is None:
+            self._made_client = self._make_client()
+        return self._made_client
+
     # -- Sink interface ------------------------------------------------------------------------------------
     def read_fingerprint(self) -> str | None:
         """The complete summary's fingerprint, or None unless the key holds exactly that summary and its runs."""
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
-            state = self._state()
+            state = self._state(by_sql=True)
         if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
@@ -130,7 +153,7 @@ class MlflowSink(Sink):
         """
         experiment, self._fetched_experiment = self._fetched_experiment, None
         with bounded_http(self._budget), backend_errors("looking for an earlier summary", self._uri):
-            state = self._state(experiment)
+            state = self._state(experiment, by_sql=True)
         if not state.clean or state.keep is None:
             return None
         self._run_id = state.keep.info.run_id
@@ -184,6 +207,7 @@ class MlflowSink(Sink):
                 self._experiment_id, WRITE_RECORD_PREFIX + write_id, f"{self._key} {_now_ms()}"
             )
             groups = _group_curves(outputs)
+            training = _training_series(outputs)
             spec = _spec(outputs)
             run = self._client.create_run(
                 self._experiment_id,
@@ -194,7 +218,7 @@ class MlflowSink(Sink):
             try:
                 self._fill(run, outputs, spec)
                 for label, columns in groups.items():
-                    self._write_group(write_id, run.info.start_time, label, columns)
+                    self._write_group(write_id, run.info.start_time, label, columns, training.get(label, []))
                 self._client.set_terminated(self._run_id, "FINISHED")
             except MlflowException:
                 superseded = self._deleted_by_another_writer()
@@ -237,9 +261,13 @@ class MlflowSink(Sink):
         return self._run_id
 
     # -- what the store holds --------------------------------------------------------------------------------
-    def _state(self, experiment: Any = None) -> _State:
+    def _state(self, experiment: Any = None, *, by_sql: bool = False) -> _State:
         """What the store holds for the key: the experiment's write records (``experiment``, when given, as
-        fetched a moment ago), then the key's runs."""
+        fetched a moment ago), then the key's runs. ``by_sql``: read by SQL when the source does (a look that
+        writes nothing after it; the write path asks the client, which it writes through)."""
+        if by_sql and self._store is not None:
+            tags, found = self._store.tagged_runs(self._experiment_id, KEY_TAG, self._key)
+            return _state_of(_records(tags, self._key), found)
         from mlflow.entities import ViewType
 
         if experiment is None or experiment.experiment_id != self._experiment_id:
@@ -251,26 +279,7 @@ class MlflowSink(Sink):
             run_view_type=ViewType.ACTIVE_ONLY,
             max_results=MAX_OWN_RUNS,
         )
-        own = [r for r in found if r.data.tags.get(WRITE_TAG) in records]
-        complete = [
-            r
-            for r in own
-            if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE
-            and r.info.status == "FINISHED"
-            and FINGERPRINT_TAG in r.data.tags
-        ]
-        if not complete:
-            return _State(records, own, None, False)
-        keep = max(complete, key=_age_key)
-        groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
-        clean = (
-            len(own) == 1 + len(groups)
-            and all(
-                r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups
-            )
-            and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
-        )
-        return _State(records, own, keep, clean)
+        return _state_of(records, found)
 
     def _remove_superseded(self) -> None:
         """Delete the own runs of the key that the newest complete summary supersedes; forget the write ids
@@ -348,7 +357,9 @@ class MlflowSink(Sink):
                 write_artifacts(Path(tmp), outputs.artifacts)
                 self._client.log_artifacts(self._run_id, tmp)
 
-    def _write_group(self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray]) -> None:
+    def _write_group(
+        self, write_id: str, stamp: int, label: str, columns: dict[str, np.ndarray], training: Sequence[CurveSeries]
+    ) -> None:
         from mlflow.entities import Metric
 
         tags = {
@@ -357,7 +368,7 @@ class MlflowSink(Sink):
             WRITE_TAG: write_id,
             PARENT_TAG: self._run_id,
             "boontrack.group": label,
-            NOTE_TAG: curve_run_description(label, columns["n"]),
+            NOTE_TAG: curve_run_description(label, columns["n"]) + training_description(training),
         }
         run = self._client.create_run(self._experiment_id, tags=tags, run_name=label)
         metrics: list[Any] = []
@@ -366,6 +377,10 @@ class MlflowSink(Sink):
             # a band undefined at some n (too few runs) has no point there, rather than a NaN MLflow cannot draw
             metrics.extend(
                 Metric(GROUP_CURVE_KEY + suffix, float(v), stamp, int(k)) for k, v in zip(n, values) if np.isfinite(v)
+            )
+        for series in training:  # every step, in requests of MLflow's 1000 points
+            metrics.extend(
+                Metric(series.key, float(v), stamp, int(k)) for k, v in zip(series.n, series.values) if np.isfinite(v)
             )
         if metrics:
             self._client.log_batch(run.info.run_id, metrics=metrics)
@@ -449,6 +464,20 @@ def curve_run_description(label: str, n: np.ndarray) -> str:
     )
 
 
+def training_description(training: Sequence[CurveSeries]) -> str:
+    """What the curve run's training series are (nothing without them)."""
+    metrics = sorted({series.key.removeprefix(TRAINING_KEY).rpartition("/")[0] for series in training})
+    if not metrics:
+        return ""
+    keys = ", ".join(f"`{TRAINING_KEY}{metric}/mean`" for metric in metrics)
+    return (
+        f"\n{keys}: the mean over the group's runs at each training step (step = the step logged), with the "
+        "pointwise band `.../ci_low` to `.../ci_high`, the simultaneous band over the steps with enough runs "
+        "`.../band_low` to `.../band_high`, and the runs logged at each step `.../runs` (training_curves.csv of the "
+        "summary run has every column)."
+    )
+
+
 def spec_params(spec: dict[str, Any]) -> dict[str, str]:
     """The spec as MLflow params ``boon.<field>`` (lists comma-separated, None as empty)."""
 
@@ -500,7 +529,52 @@ def _group_curves(outputs: SummaryOutputs) -> dict[str, dict[str, np.ndarray]]:
     }
 
 
-def _records(tags: dict[str, str], key: str) -> dict[str, int]:
+def _training_series(outputs: SummaryOutputs) -> dict[str, list[CurveSeries]]:
+    """Each group's training-curve series from the outputs' training table (step = the training step): label ->
+    ``boon/train/<metric>/mean``, ``.../ci_low``, ``.../ci_high``, ``.../band_low``, ``.../band_high``, ``.../runs``."""
+    if "training_curves" not in outputs.tables:
+        return {}
+    columns, rows = outputs.tables["training_curves"]
+    cells = {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+    metric, group = np.asarray(cells["metric"], dtype=object), np.asarray(cells["group"], dtype=object)
+    step = np.asarray(cells["step"], dtype=np.int64)
+    values = {  # a cell of JSON null (a band undefined at a step) as NaN
+        column: np.array([np.nan if v is None else v for v in cells[column]], dtype=np.float64)
+        for _, column in TRAINING_SERIES
+    }
+    series: dict[str, list[CurveSeries]] = {}
+    for name, label in dict.fromkeys(zip(metric.tolist(), group.tolist())):
+        here = (metric == name) & (group == label)
+        series[str(label)] = series.get(str(label), []) + [
+            CurveSeries(f"{TRAINING_KEY}{name}/{suffix}", step[here], values[column][here])
+            for suffix, column in TRAINING_SERIES
+        ]
+    return series
+
+
+def _state_of(records: dict[str, int], found: Sequence[Any]) -> _State:
+    """The state of a key from its write records and its active runs (MLflow's ``Run`` or :class:`StoredRun`)."""
+    own = [r for r in found if r.data.tags.get(WRITE_TAG) in records]
+    complete = [
+        r
+        for r in own
+        if r.data.tags.get(SUMMARY_ROLE_TAG) == SUMMARY_ROLE
+        and r.info.status == "FINISHED"
+        and FINGERPRINT_TAG in r.data.tags
+    ]
+    if not complete:
+        return _State(records, own, None, False)
+    keep = max(complete, key=_age_key)
+    groups = [r for r in own if r.data.tags.get(PARENT_TAG) == keep.info.run_id]
+    clean = (
+        len(own) == 1 + len(groups)
+        and all(r.data.tags.get(SUMMARY_ROLE_TAG) == GROUP_CURVE_ROLE and r.info.status == "FINISHED" for r in groups)
+        and str(len(groups)) == keep.data.tags.get(GROUPS_TAG)
+    )
+    return _State(records, own, keep, clean)
+
+
+def _records(tags: Mapping[str, str], key: str) -> dict[str, int]:
     """The write ids recorded in the experiment's tags for ``key``: write id -> recorded at (epoch ms)."""
     records = {}
     for name, value in tags.items():
@@ -541,4 +615,4 @@ def experiment_sink(experiment: str, key: str, *, tracking_uri: str | None = Non
     with bounded_http(), backend_errors(f"finding the experiment {experiment!r}", uri):
         found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
-    return MlflowSink(client, uri, experiment_id, None, key)
+    return MlflowSink(lambda: client, uri, experiment_id, None, key)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -160,6 +160,19 @@ class MlflowSource(Source):
             frame, steps, histories = self._read_runs(experiment_id, request)
             return pick_values(frame, request, lambda: self._histories(frame, request, steps, histories))
 
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Every point of each of ``metrics`` the runs ``run_ids`` logged, in logging order (training curves):
+        by SQL one query per metric; on the client path, against a server, one get-history-bulk request per
+        metric and 100 runs (:func:`._read.metric_histories`)."""
+        experiment_id = self.experiment_id()
+        with bounded_http(self._budget), backend_errors(f"reading histories of experiment {experiment_id}", self._uri):
+            store = self._sql_store()
+            if store is not None:
+                histories = store.every_history(experiment_id, self._parent)
+            else:
+                histories = functools.partial(_read.metric_histories, self.client)
+            return {metric: _in_logging_order(histories(list(run_ids), metric)) for metric in metrics}
+
     def change_token(self) -> str | None:
         """A sweep's token (:func:`._sql.children_token` of its children); None for a whole experiment."""
         if not self._parent:
@@ -192,7 +205,14 @@ class MlflowSource(Source):
     def sink(self, key: str) -> MlflowSink:
         experiment_id = self.experiment_id()
         return MlflowSink(
-            self.client, self._uri, experiment_id, self._parent, key, budget=self._budget, experiment=self._experiment
+            lambda: self.client,
+            self._uri,
+            experiment_id,
+            self._parent,
+            key,
+            budget=self._budget,
+            experiment=self._experiment,
+            store=self._sql_store(),
         )
 
     # -- helpers -------------------------------------------------------------------------------------------

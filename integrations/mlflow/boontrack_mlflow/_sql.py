@@ -157,6 +157,27 @@ class Sweep:
     token: str
 
 
+@dataclass(frozen=True)
+class StoredRunInfo:
+    run_id: str
+    status: str
+    start_time: int | None
+
+
+@dataclass(frozen=True)
+class StoredRunData:
+    tags: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run as the SQL path sees it, shaped as MLflow's ``Run`` where a sink looks (``info.run_id``,
+    ``info.status``, ``info.start_time``, ``data.tags``), so that one rule reads both."""
+
+    info: StoredRunInfo
+    data: StoredRunData
+
+
 class SqlStore:
     """One MLflow SQL store, read by SQL. Engines are shared per URI within the process."""
 
@@ -287,6 +308,25 @@ class SqlStore:
         )
         return children_token(rows)
 
+    def tagged_runs(self, experiment_id: str, key: str, value: str) -> tuple[Mapping[str, str], list[StoredRun]]:
+        """The experiment's tags and its active runs tagged ``key = value`` with all their tags, in one snapshot
+        (what ``get_experiment`` and ``search_runs(filter_string="tags.`key` = 'value'")`` give the client)."""
+
+        def tagged(connection: Any) -> tuple[Mapping[str, str], list[StoredRun]]:
+            found = _experiments(connection, "e.experiment_id = :id", {"id": int(experiment_id)})
+            rows = connection.execute(
+                _text(_TAGGED_RUNS_SQL), {"experiment_id": int(experiment_id), "key": key, "value": value}
+            ).all()
+            runs: dict[str, tuple[str, int | None, dict[str, str]]] = {}
+            for run_id, status, started, tag, tag_value in rows:
+                runs.setdefault(run_id, (status, started, {}))[2][tag] = tag_value
+            return (found[0].tags if found else {}), [
+                StoredRun(StoredRunInfo(run_id, status, started), StoredRunData(MappingProxyType(tags)))
+                for run_id, (status, started, tags) in runs.items()
+            ]
+
+        return self._in_snapshot("looking for an earlier summary", tagged)
+
     def sweeps(self, experiment_ids: Sequence[str]) -> list[Sweep]:
         """Every top-level active parent run with active children in the experiments, with its children's token,
         in the order of the experiments and then of the parents' start times: one query."""
@@ -304,6 +344,11 @@ class SqlStore:
         rank = {str(e): i for i, e in enumerate(experiment_ids)}
         order = sorted(parents, key=lambda k: (rank[k[0]], parents[k][1] is None, parents[k][1] or 0, k[1]))
         return [Sweep(e, run_id, parents[(e, run_id)][0], children_token(children[(e, run_id)])) for e, run_id in order]
+
+    def every_history(self, experiment_id: str, parent: str | None) -> Callable[[Sequence[str], str], pd.DataFrame]:
+        """``histories(run_ids, key)`` over every selected run, whatever the step of its latest point (training
+        curves: a run that logged once, at step 0, has a point there): one query per metric."""
+        return self._histories(_Selection(int(experiment_id), parent, (), every_run=True))
 
     def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
         def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
@@ -361,7 +406,9 @@ def children_token(children: Iterable[Sequence[Any]]) -> str:
 class _Selection:
     """The runs a read selects, as a SQL condition on ``runs r``, and its bound parameters."""
 
-    def __init__(self, experiment_id: int, parent: str | None, metrics: Sequence[str]) -> None:
+    def __init__(
+        self, experiment_id: int, parent: str | None, metrics: Sequence[str], *, every_run: bool = False
+    ) -> None:
         self.params: dict[str, Any] = {"experiment_id": experiment_id, "parent_tag": PARENT_RUN_TAG}
         self.where = "r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"
         if parent is not None:
@@ -372,10 +419,15 @@ class _Selection:
             )
         keys = [f":metric{i}" for i in range(len(metrics))] or ["NULL"]
         self.params.update({f"metric{i}": key for i, key in enumerate(metrics)})
-        #: runs whose latest val or test point is past step 0: the only ones that may need a history
+        #: runs whose latest val or test point is past step 0: the only ones that may need a history (every
+        #: run with ``every_run``)
         self.with_history = (
-            f"EXISTS (SELECT 1 FROM latest_metrics lm WHERE lm.run_uuid = r.run_uuid"
-            f" AND lm.key IN ({', '.join(keys)}) AND lm.step <> 0)"
+            "1 = 1"
+            if every_run
+            else (
+                f"EXISTS (SELECT 1 FROM latest_metrics lm WHERE lm.run_uuid = r.run_uuid"
+                f" AND lm.key IN ({', '.join(keys)}) AND lm.step <> 0)"
+            )
         )
 
 
@@ -415,6 +467,13 @@ _CHILDREN_SQL = (
     "SELECT c.run_uuid, c.status, c.start_time, c.end_time FROM runs c "
     "JOIN tags t ON t.run_uuid = c.run_uuid AND t.key = :parent_tag AND t.value = :parent "
     f"WHERE c.experiment_id = :experiment_id AND c.lifecycle_stage = 'active' AND {_NOT_OWN.format(run='c')}"
+)
+# The active runs of an experiment tagged key = value, one row per tag of theirs.
+_TAGGED_RUNS_SQL = (
+    "SELECT r.run_uuid, r.status, r.start_time, t.key, t.value FROM runs r "
+    "JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = :key AND k.value = :value "
+    "JOIN tags t ON t.run_uuid = r.run_uuid "
+    "WHERE r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"
 )
 # Every (top-level parent, child) pair of the experiments, found from the children's parent tags: the cost is
 # that of the children, never of the runs that have none.

@@ -12,11 +12,19 @@ an error.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from boontrack.integration import InputError, MetricRequest, RunRecord, Source, seconds_from_environment
+from boontrack.integration import (
+    POINT_COLUMNS,
+    InputError,
+    MetricRequest,
+    RunRecord,
+    Source,
+    seconds_from_environment,
+)
 from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 from boontrack_wandb._records import OfflineRun, read_offline_run
 
@@ -96,6 +104,28 @@ class WandbOfflineSource(Source):
             for key in keys if with_history else ():
                 histories[key].extend(metric_points(run.run_id, run.history, key))
         return build_frame(records, request, lambda: histories)
+
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Each metric's points (step = the row's ``_step``) in the run files of ``run_ids``: every file is read
+        again, with its history (training curves)."""
+        import pandas as pd
+
+        files = find_run_files(self.directory)
+        wanted = set(run_ids)
+        runs = [
+            run
+            for run in read_run_files(
+                files, with_history=True, wait_s=seconds_from_environment(WAIT_VARIABLE, DEFAULT_WAIT_S)
+            )
+            if run.run_id in wanted
+        ]
+        return {
+            metric: pd.DataFrame.from_records(
+                [point for run in runs for point in metric_points(run.run_id, run.history, metric)],
+                columns=list(POINT_COLUMNS),
+            )
+            for metric in metrics
+        }
 
 
 def read_run_files(files: list[Path], *, with_history: bool, wait_s: float) -> list[OfflineRun]:

@@ -7,10 +7,19 @@ request. The default lazy listing (and ``api.sweep(...).runs``) costs one more r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from boontrack.integration import Direction, InputError, MetricRequest, RunRecord, Sink, Source, option_name
+from boontrack.integration import (
+    POINT_COLUMNS,
+    Direction,
+    InputError,
+    MetricRequest,
+    RunRecord,
+    Sink,
+    Source,
+    option_name,
+)
 from boontrack_wandb._client import DEFAULT_TIMEOUT_S, PAGE_SIZE, make_api, translate_errors
 from boontrack_wandb._frame import build_frame, is_aggregate_run, metric_points, run_record, wandb_tags
 
@@ -119,15 +128,26 @@ class WandbSource(Source):
         runs = self.list_runs(api)
         records = [self._record(run) for run in runs]
 
-        def histories() -> dict[str, list[tuple[str, int, float]]]:  # one more request per run: only when picked
-            keys = list(request.metrics)
-            points: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
-            for run in runs:
-                for key, rows in zip(keys, self._histories(run, keys)):
-                    points[key].extend(metric_points(run.id, rows, key))
-            return points
+        # one more request per run: only when picked
+        return build_frame(records, request, lambda: self._points(runs, list(request.metrics)))
 
-        return build_frame(records, request, histories)
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Each metric's points in the runs ``run_ids`` (training curves): the runs listed again, then one
+        request per run for all the metrics."""
+        import pandas as pd
+
+        wanted = set(run_ids)
+        runs = [run for run in self.list_runs(make_api(self.entity, self.timeout_s)) if run.id in wanted]
+        points = self._points(runs, list(metrics))
+        return {key: pd.DataFrame.from_records(rows, columns=list(POINT_COLUMNS)) for key, rows in points.items()}
+
+    def _points(self, runs: list[Any], keys: list[str]) -> dict[str, list[tuple[str, int, float]]]:
+        """The (run id, step, value) points of each key in ``runs``' histories: one request per run."""
+        points: dict[str, list[tuple[str, int, float]]] = {key: [] for key in keys}
+        for run in runs:
+            for key, rows in zip(keys, self._histories(run, keys)):
+                points[key].extend(metric_points(run.id, rows, key))
+        return points
 
     def _histories(self, run: Any, keys: list[str]) -> list[list[dict[str, Any]]]:
         """The history rows of each key, unsampled (samples = row count), in one request per run.

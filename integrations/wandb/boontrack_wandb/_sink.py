@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import warnings
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from boontrack.backends import SUMMARY_ROLE_TAG, Sink, SummaryOutputs
+from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integration import redact
 from boontrack.runframe import artifact_path, write_artifacts
@@ -40,6 +42,13 @@ FINGERPRINT_KEY = "boontrack/fingerprint"
 CHANGE_TOKEN_KEY = "boontrack/change_token"
 #: History key of the budget n: the step metric of every curve.
 STEP_KEY = "boon/n"
+#: History key of the training step: the step metric of every training-curve series (``Spec.curves``).
+TRAINING_STEP_KEY = "boon/train/step"
+#: History keys of the training-curve table and of each metric's chart (``.../<metric>``).
+TRAINING_TABLE_KEY = "boontrack/training_table"
+TRAINING_CHART_KEY = "boontrack/training_chart"
+#: Columns of the training table that fill the preset's fields: the pointwise band shaded.
+TRAINING_FIELDS = {"x": "step", "y": "mean", "low": "ci_low", "high": "ci_high", "group": "group"}
 #: History keys of the curve table and the line-series chart of all groups.
 TABLE_KEY = "boontrack/curves_table"
 CHART_KEY = "boontrack/curves_chart"
@@ -78,12 +87,15 @@ def chart_preset_name(spec: str) -> str:
     return f"boontrack-curve-{hashlib.sha256(spec.encode()).hexdigest()[:12]}"
 
 
-def curve_rows(outputs: SummaryOutputs) -> list[dict[str, float]]:
-    """One history row per budget n, holding the value of every curve defined at that n."""
+def curve_rows(curves: Sequence[CurveSeries], step_key: str = STEP_KEY) -> list[dict[str, float]]:
+    """One history row per step (budget n, or training step), holding the value of every curve defined there; a
+    value that is not finite (a band undefined at a step with one run) is left out."""
     rows: dict[int, dict[str, float]] = {}
-    for curve in outputs.curves:
+    for curve in curves:
         for n, value in zip(curve.n.tolist(), curve.values.tolist()):
-            rows.setdefault(int(n), {STEP_KEY: int(n)})[curve.key] = float(value)
+            row = rows.setdefault(int(n), {step_key: int(n)})
+            if math.isfinite(value):
+                row[curve.key] = float(value)
     return [rows[n] for n in sorted(rows)]
 
 
@@ -272,12 +284,13 @@ class WandbSink(Sink):
         # (groups or budgets no longer there, the old fingerprint, which is written again last).
         current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY}
         current.add(f"{CHART_KEY}_table")  # the table wandb logs beside a chart (the preset or the line series)
+        current.update(self._training_keys(outputs))
         for key in [k for k in run.summary.keys() if k not in current and not k.startswith("_")]:
             del run.summary[key]
         run.define_metric(STEP_KEY)
         for curve in outputs.curves:
             run.define_metric(curve.key, step_metric=STEP_KEY)
-        for row in curve_rows(outputs):
+        for row in curve_rows(outputs.curves):
             run.log(row)
         table = None
         if "curves" in outputs.tables:
@@ -286,8 +299,55 @@ class WandbSink(Sink):
             run.log({TABLE_KEY: table})
         if outputs.curves:
             run.log({CHART_KEY: self._curve_chart(wandb, outputs, table, preset)})
+        if outputs.training:
+            self._log_training(wandb, run, outputs, preset)
         run.summary.update(dict(outputs.metrics))
         self._log_artifact(wandb, run, outputs, tmp)
+
+    def _log_training(self, wandb: Any, run: Any, outputs: SummaryOutputs, preset: str | None) -> None:
+        """The training curves: their series (step metric :data:`TRAINING_STEP_KEY`), their table, and per metric
+        a chart of the groups' means with the pointwise band shaded (the curve preset; none without it: the
+        series then draw as W&B's own line charts)."""
+        run.define_metric(TRAINING_STEP_KEY)
+        for series in outputs.training:
+            run.define_metric(series.key, step_metric=TRAINING_STEP_KEY)
+        for row in curve_rows(outputs.training, TRAINING_STEP_KEY):
+            run.log(row)
+        columns, rows = outputs.tables["training_curves"]
+        run.log({TRAINING_TABLE_KEY: wandb.Table(columns=list(columns), data=[list(r) for r in rows])})
+        if preset is None:
+            return
+        metric_column = list(columns).index("metric")
+        for metric in dict.fromkeys(row[metric_column] for row in rows):
+            table = wandb.Table(columns=list(columns), data=[list(r) for r in rows if r[metric_column] == metric])
+            chart = wandb.plot_table(
+                preset,
+                table,
+                dict(TRAINING_FIELDS),
+                string_fields={
+                    "title": f"Mean {metric} across runs, with its pointwise bootstrap band",
+                    "xname": "step",
+                    "yname": f"mean {metric}",
+                    "xscale": "linear",
+                },
+            )
+            run.log({f"{TRAINING_CHART_KEY}/{metric}": chart})
+
+    @staticmethod
+    def _training_keys(outputs: SummaryOutputs) -> set[str]:
+        """The history and summary keys of the training curves this write logs."""
+        if not outputs.training:
+            return set()
+        columns, rows = outputs.tables["training_curves"]
+        metric_column = list(columns).index("metric")
+        charts = {f"{TRAINING_CHART_KEY}/{row[metric_column]}" for row in rows}
+        return {
+            *(series.key for series in outputs.training),
+            TRAINING_STEP_KEY,
+            TRAINING_TABLE_KEY,
+            *charts,
+            *(f"{chart}_table" for chart in charts),
+        }
 
     def _log_artifact(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path) -> None:
         artifact = wandb.Artifact(f"boontrack-{self.key[:16]}", type=ARTIFACT_TYPE, description=outputs.description)

@@ -3,13 +3,17 @@ the command line with per-source options."""
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from mlflow import MlflowClient
 
 from boontrack import cli
-from boontrack.sources import compare_sources
+from boontrack.sources import compare_sources, to_markdown, write_comparison
 
 from .mlflow_helpers import boo_n_v, mixed_sweep
 
@@ -35,9 +39,9 @@ def sweep_and_copy(sqlite_uri, tmp_path):
     return sweep, path
 
 
-def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
-    sweep, path = sweep_and_copy
-    result = compare_sources(
+def _compared(sqlite_uri, sweep, path):
+    """The sweep (labelled tracked) against the file, with per-source options."""
+    return compare_sources(
         ["mlflow:", path],
         labels=["tracked", "file"],
         options=[{"parent": sweep.parent_id, "tracking_uri": sqlite_uri}, {}],
@@ -48,6 +52,11 @@ def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
         n_resamples=99,
         require="better",
     )
+
+
+def test_an_mlflow_sweep_against_a_shifted_csv_copy(sqlite_uri, sweep_and_copy):
+    sweep, path = sweep_and_copy
+    result = _compared(sqlite_uri, sweep, path)
     finished = sweep.finished().values()
     val = np.array([run["val"][-1] for run in finished])
     test = np.array([run["test"][-1] for run in finished])
@@ -86,7 +95,41 @@ def test_per_source_options_on_the_command_line(sqlite_uri, sweep_and_copy):
             "99",
             "--require",
             "better",
+            "--write-to",
+            "mlflow:compared-on-the-command-line",
+            "--write-option",
+            f"tracking-uri={sqlite_uri}",
         ],
     )
     assert result.exit_code == 3, result.output  # the tracked runs are SHIFT worse than the file's
     assert "not supported: tracked better than file" in result.output
+    assert "Comparison written: mlflow:compared-on-the-command-line" in result.stderr
+    (written,) = MlflowClient(sqlite_uri).search_runs(
+        [MlflowClient(sqlite_uri).get_experiment_by_name("compared-on-the-command-line").experiment_id]
+    )
+    assert written.data.metrics["boon/gate/passed"] == 0.0
+
+
+def test_a_comparison_written_to_mlflow_is_its_own_run_rewritten_only_when_the_runs_change(
+    sqlite_uri, sweep_and_copy, tmp_path
+):
+    sweep, path = sweep_and_copy
+    destination = f"mlflow:comparisons-{uuid.uuid4().hex[:8]}"
+    result = _compared(sqlite_uri, sweep, path)
+    assert write_comparison(result, destination, tracking_uri=sqlite_uri) == "updated"
+    assert write_comparison(result, destination, tracking_uri=sqlite_uri) == "unchanged"
+    client = MlflowClient(sqlite_uri)
+    experiment = client.get_experiment_by_name(destination.removeprefix("mlflow:"))
+    (run,) = client.search_runs([experiment.experiment_id])
+    metrics = run.data.metrics
+    assert metrics["boon/test_acc/file/vs_tracked/boo_5"] == pytest.approx(SHIFT, abs=1e-12)
+    assert metrics["boon/gate/passed"] == 1.0
+    assert metrics["boon/gate/bound"] == result.gate.bound and metrics["boon/gate/threshold"] == 0.0
+    report = Path(client.download_artifacts(run.info.run_id, "report.md", str(tmp_path)))
+    assert report.read_text(encoding="utf-8") == to_markdown(result)
+    # the copy shifted by twice as much: the same comparison, whose run is replaced (one run for it still)
+    copy = pd.read_csv(path)
+    copy.assign(val_acc=copy["val_acc"] + SHIFT, test_acc=copy["test_acc"] + SHIFT).to_csv(path, index=False)
+    assert write_comparison(_compared(sqlite_uri, sweep, path), destination, tracking_uri=sqlite_uri) == "updated"
+    (again,) = client.search_runs([experiment.experiment_id])
+    assert again.data.metrics["boon/test_acc/file/vs_tracked/boo_5"] == pytest.approx(2 * SHIFT, abs=1e-12)

@@ -18,8 +18,9 @@ from mlflow.entities import Metric
 from boontrack import cli
 from boontrack.exceptions import InputError
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
-from boontrack_mlflow._sink import CHANGE_TOKEN_TAG, FINGERPRINT_TAG
+from boontrack_mlflow._sink import CHANGE_TOKEN_TAG, FINGERPRINT_TAG, MlflowSink
 from boontrack_mlflow._source import MlflowSource
+from boontrack_mlflow._sql import store_for
 
 from mlflow_helpers import new_sweep, summary_runs
 
@@ -255,6 +256,51 @@ def test_the_token_is_trusted_only_on_a_complete_summary_with_its_fingerprint(on
     assert _pass(config) == ["updated"] and len(reads) == 3
     (rewritten,) = summary_runs(sweep.client, sweep.experiment_id)
     assert rewritten.info.run_id != summary.info.run_id and rewritten.info.status == "FINISHED"
+
+
+_UNCHANGED_PASS_THEN_SUMMARY = """
+import sys
+from boontrack.cli import main
+main(["reaggregate", "--config", sys.argv[1]], standalone_mode=False)
+main(["summarize", "mlflow:" + sys.argv[2], "--tracking-uri", sys.argv[3], "--val", "val_acc"], standalone_mode=False)
+print("mlflow loaded:", "mlflow" in sys.modules)
+"""
+
+
+def test_an_unchanged_pass_and_a_summary_by_sql_load_no_mlflow(one_sweep, sqlite_uri):
+    """Importing MLflow costs 1-2 s of a pass that finds nothing to do: by SQL, neither the change token, nor the
+    look for the stored one, nor a read needs it (only a write does)."""
+    sweep, config = one_sweep
+    assert _pass(config) == ["updated"]
+    done = subprocess.run(
+        [sys.executable, "-c", _UNCHANGED_PASS_THEN_SUMMARY, str(config), sweep.experiment_id, sqlite_uri],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert ": unchanged" in done.stdout and "Boo_" in done.stdout
+    assert done.stdout.rstrip().endswith("mlflow loaded: False")
+
+
+def test_the_look_for_an_earlier_summary_finds_by_sql_what_the_client_finds(one_sweep, sqlite_uri):
+    sweep, config = one_sweep
+    _pass(config)
+    (summary,) = summary_runs(sweep.client, sweep.experiment_id)
+    key = summary.data.tags["boontrack.key"]
+    sinks = {
+        how: MlflowSink(lambda: sweep.client, sqlite_uri, sweep.experiment_id, sweep.parent_id, key, store=store)
+        for how, store in (("sql", store_for(sqlite_uri)), ("client", None))
+    }
+    by_sql, by_client = (_described(sinks[how]._state(by_sql=True)) for how in ("sql", "client"))
+    assert by_sql == by_client and by_sql[2] == summary.info.run_id and by_sql[3]
+    assert sinks["sql"].read_change_token() == sinks["client"].read_change_token() is not None
+    assert sinks["sql"]._made_client is None  # it never asked the client
+
+
+def _described(state):
+    own = sorted((r.info.run_id, r.info.status, r.info.start_time, dict(r.data.tags)) for r in state.own)
+    return state.records, own, state.keep.info.run_id, state.clean
 
 
 @pytest.mark.slow

@@ -1,0 +1,153 @@
+"""Training curves of a summary (``curves``): the option in every vocabulary, the histories of a file of one row per
+run and step, and ``boontrack summarize --curves`` end to end, checked against means computed here from the file."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from boontrack import cli, vocabulary
+from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
+from boontrack.files import FileSource
+from boontrack.pipeline import fingerprint, summary_key
+from boontrack.runtable import RunTable
+from boontrack.spec import Spec
+from boontrack.training_runs import summary_histories
+
+#: Runs per group; "b1" and "b2" stop after step 3, so steps 4-5 of group b have 3 runs (fewer than 5).
+STEPS = 5
+
+
+def _history_rows() -> list[dict]:
+    rows = []
+    for group, offset in (("a", 0.0), ("b", 0.2)):
+        for seed in range(5):
+            last = 3 if group == "b" and seed in (1, 2) else STEPS
+            for step in range(1, last + 1):
+                loss = offset + 1.0 / step + 0.01 * seed * step
+                rows.append(
+                    {"run_id": f"{group}{seed}", "model": group, "seed": seed, "step": step, "val_loss": loss,
+                     "val_acc": 1 - loss / 4}
+                )  # fmt: skip
+    return rows
+
+
+@pytest.fixture(scope="module")
+def history_file(tmp_path_factory) -> tuple:
+    """A file of 10 runs x up to 5 steps; run a0 logs step 2 twice (the second value counts) and a1 an infinite
+    loss at step 4 (left out)."""
+    rows = _history_rows()
+    rows.insert(1, {**rows[1], "val_loss": 9.0, "val_acc": 0.0})  # a0, step 2: logged first, then replaced
+    infinite = next(i for i, row in enumerate(rows) if row["run_id"] == "a1" and row["step"] == 4)
+    rows[infinite] = {**rows[infinite], "val_loss": np.inf}
+    path = tmp_path_factory.mktemp("training") / "history.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    expected = pd.DataFrame(_history_rows())
+    expected = expected.loc[~((expected["run_id"] == "a1") & (expected["step"] == 4))]
+    return path, expected
+
+
+def test_curves_is_one_option_in_every_vocabulary():
+    assert Spec(val="acc", curves="val_loss").curves == ("val_loss",)
+    assert Spec(val="acc", curves=None).curves == Spec(val="acc").curves == ()
+    assert Spec.from_keywords({"val": "acc", "curves": ["val_loss", "val_acc"]}).curves == ("val_loss", "val_acc")
+    assert vocabulary.FLAGS["curves"] == "--curves"
+    with vocabulary.speaking(vocabulary.CONFIG), pytest.raises(InputError, match="^`curves` repeats a metric"):
+        Spec(val="acc", curves=["loss", "loss"])
+    with vocabulary.speaking(vocabulary.CLI), pytest.raises(InputError, match="^--curves must be a list of metric"):
+        Spec(val="acc", curves=[""])
+
+
+def test_a_spec_without_curves_keeps_its_key_and_one_with_them_stores_them():
+    plain, curved = Spec(val="acc"), Spec(val="acc", curves=("val_loss",))
+    assert "curves" not in plain.to_dict()  # the summary key of a spec of before the option is unchanged
+    assert summary_key("s", plain) != summary_key("s", curved)
+    assert Spec.from_dict(curved.to_dict()) == curved
+
+
+def test_a_file_gives_each_runs_history_the_last_value_at_a_step_counting(history_file):
+    path, expected = history_file
+    spec = Spec(val="val_acc", group_by=("model",), curves=("val_loss",))
+    source = FileSource(path)
+    table = RunTable.from_frame(source.read(spec_request(spec)), spec)
+    with pytest.warns(BoontrackWarning, match="'val_loss': 1 logged points of 1 runs are not finite"):
+        histories = summary_histories(source, spec, table)
+    got = histories.set_index(["run_id", "step"])["value"].sort_index()
+    want = expected.set_index(["run_id", "step"])["val_loss"].sort_index()
+    pd.testing.assert_series_equal(got, want, check_names=False)
+    assert dict(zip(histories["run_id"], histories["group"])) == {f"{g}{s}": g for g in "ab" for s in range(5)}
+
+
+def test_the_fingerprint_follows_the_histories_only_when_curves_are_asked(history_file, tmp_path):
+    path, _ = history_file
+    changed = pd.read_csv(path)
+    changed.loc[(changed["run_id"] == "a3") & (changed["step"] == 2), "val_loss"] += 0.5  # not a last value
+    other = tmp_path / "history.csv"
+    changed.to_csv(other, index=False)
+    prints = {}
+    for spec in (Spec(val="val_acc", group_by=("model",)), Spec(val="val_acc", group_by=("model",), curves="val_loss")):
+        for file in (path, other):
+            source = FileSource(file)
+            table = RunTable.from_frame(source.read(spec_request(spec)), spec)
+            with pytest.warns(BoontrackWarning) if spec.curves else _no_warning():
+                histories = summary_histories(source, spec, table)
+            prints[spec.curves, file] = fingerprint(table, spec, source_identity="same", histories=histories)
+    assert prints[(), path] == prints[(), other]
+    assert prints[("val_loss",), path] != prints[("val_loss",), other]
+
+
+def test_summarize_curves_writes_the_means_of_the_runs_at_each_step(history_file, tmp_path):
+    path, expected = history_file
+    out = tmp_path / "out"
+    with warnings.catch_warnings():  # shown by the command as a line on stderr
+        warnings.simplefilter("always", BoontrackWarning)
+        result = CliRunner().invoke(
+            cli.main,
+            [
+                "summarize", str(path), "--val", "val_acc", "--group-by", "model", "--seed-column", "seed",
+                "--curves", "val_loss", "--resamples", "99", "--no-plots", "--out", str(out),
+            ],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "Warning: 'val_loss': 1 logged points of 1 runs are not finite numbers" in result.output
+    written = pd.read_csv(out / "training_curves.csv")
+    means = expected.groupby(["model", "step"])["val_loss"].agg(["mean", "size"])
+    assert written["metric"].eq("val_loss").all()
+    np.testing.assert_allclose(written["mean"], means["mean"].to_numpy(), rtol=1e-12)
+    assert written["runs"].tolist() == means["size"].tolist()
+    assert written["enough_runs"].tolist() == (means["size"] >= 5).tolist()
+    assert (written["ci_low"] <= written["mean"]).all() and (written["mean"] <= written["ci_high"]).all()
+    assert "Training curve of 'val_loss', group a: 5 steps (1-5), 4-5 runs; 1 steps with fewer than 5" in result.output
+    assert "group b: 5 steps (1-5), 3-5 runs; 2 steps with fewer than 5 runs (4-5)" in result.output
+
+
+def test_curves_of_a_file_without_steps_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "runs.csv"
+    pd.DataFrame({"run_id": ["r1", "r2"], "acc": [0.5, 0.6]}).to_csv(path, index=False)
+    result = CliRunner().invoke(cli.main, ["summarize", str(path), "--val", "acc", "--curves", "loss"])
+    assert result.exit_code == 2
+    assert "holds one row per run and no histories: training curves need one row per run and step" in result.output
+
+
+def spec_request(spec: Spec):
+    from boontrack.backends import MetricRequest
+
+    return MetricRequest(val=spec.val, test=spec.test, maximize=True, pick=spec.pick)
+
+
+def _no_warning():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+@pytest.fixture(autouse=True)
+def _few_runs_expected():
+    """Group b has 3 runs at its last steps: each summary warns it, which these tests do not check."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FewRunsWarning)
+        yield
