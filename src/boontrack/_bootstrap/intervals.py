@@ -429,8 +429,7 @@ def calibration_prepivots(
     resamples' ``|U** - V*| / se**`` as the true pivot stands to the resamples'. The share of its resamples'
     pivots below its own is the lowest level at which its interval holds its truth; the ``confidence_level``
     quantile of these shares (:meth:`Pivot.calibrated_level`) is the level at which the interval holds the truth
-    in that share of the calibrating resamples: Hall & Martin's (1988) iterated bootstrap, the coverage
-    error of the bootstrap-t cut by an order of m^(-1/2). ``tables`` are the centre's P and slope and the
+    in that share of the calibrating resamples: Hall & Martin's (1988) iterated bootstrap. ``tables`` are the centre's P and slope and the
     reference's P (:func:`pivot_tables`). The calibrating resamples are drawn after the interval's, so that
     those are ``"studentized-u"``'s with the same seed; then each batch's inner draws, in order.
     """
