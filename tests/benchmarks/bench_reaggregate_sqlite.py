@@ -49,9 +49,9 @@ except SystemExit as exit:
 """
 
 
-def populate(uri: str, sweeps: int, runs: int) -> None:
+def populate(uri: str, artifacts: Path, sweeps: int, runs: int) -> None:
     client = MlflowClient(uri)
-    experiment_id = client.create_experiment("sweeps")
+    experiment_id = client.create_experiment("sweeps", artifact_location=artifacts.as_uri())
     rng = np.random.default_rng(0)
     for k in range(sweeps):
         parent = client.create_run(experiment_id, run_name=f"sweep-{k}")
@@ -80,7 +80,7 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         uri = f"sqlite:///{tmp}/mlflow.db"
-        populate(uri, options.sweeps, options.runs)
+        populate(uri, Path(tmp) / "artifacts", options.sweeps, options.runs)
         config = Path(tmp) / "boontrack.toml"
         config.write_text(CONFIG.format(uri=uri))
         first = one_pass(config)
