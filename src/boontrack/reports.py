@@ -673,6 +673,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     ``plots=False`` leaves out the PNG plots, which are most of the cost of rendering a summary of few runs.
     """
     from boontrack.backends import CurveSeries, SummaryOutputs
+    from boontrack.report_html import to_html
 
     metrics = flat_metrics(summary, prefix=prefix)
     segments = _group_segments(summary)
@@ -686,6 +687,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     artifacts = {
         "summary.json": to_json(summary).encode(),
         "report.md": to_markdown(summary).encode(),
+        "report.html": to_html(summary).encode(),
         "curves.csv": _csv_bytes(table),
     }
     if summary.table is not None:
