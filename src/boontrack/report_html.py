@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from boontrack.analysis import IntervalEstimate, Summary
-from boontrack.reports import (
+from boontrack._report_text import (
     _GAUSSIAN_NOTE,
     _REPORT_DROPPED,
     _TEST_NAMES,
@@ -34,6 +33,7 @@ from boontrack.reports import (
     _shown_budgets,
     _unseen_sentences,
 )
+from boontrack.analysis import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
     from boontrack.analysis import ComparisonSummary, GroupSummary
