@@ -53,10 +53,11 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, s
 h1 { font-size: 1.5em; margin: 0 0 .3em; } h2 { font-size: 1.2em; margin: 1.6em 0 .5em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1.05em; margin: 1.2em 0 .3em; }
 .wide { overflow-x: auto; }
-table { border-collapse: collapse; margin: .4em 0 .8em; font-variant-numeric: tabular-nums; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; vertical-align: top; }
-th { background: #f3f5f7; font-weight: 600; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
+table { border-collapse: collapse; margin: .4em 0 .8em; font-variant-numeric: tabular-nums; font-size: .93em; }
+th, td { padding: 4px 8px; border-bottom: 1px solid #ddd; text-align: left; vertical-align: top; }
+th { text-align: right; } td.num { text-align: right; }
+th { background: #f3f5f7; font-weight: 600; vertical-align: bottom; }
+th:first-child, td:first-child { text-align: left; white-space: nowrap; }
 td.num { white-space: nowrap; } .ci { color: #555; font-size: .88em; }
 .doubt { color: #b35900; cursor: help; } .note { color: #444; font-size: .92em; }
 .warn { background: #fff6e5; border-left: 4px solid #e69f00; padding: 6px 10px; margin: 4px 0; }
@@ -141,7 +142,8 @@ def _diagnostics_table(summary: Summary) -> str:
 
 
 def _group_notes(g: GroupSummary, maximize: bool) -> list[str]:
-    """Per group: doubts, what the runs cannot show, the Gaussian estimates not reported, warnings, dropped runs."""
+    """Per group: doubts, what the runs cannot show, the Gaussian estimates not reported, dropped runs (the
+    warnings are all in their own section)."""
     items = [f"{_e(_number_name(n))} is doubtful: {_e(', '.join(why))}" for n, why in sorted(g.doubts.items()) if why]
     items += [f"Gaussian Boo_{n} is not reported: {_e(why)}" for n, why in g.gaussian.unreliable.items()]
     if g.unseen is not None:
@@ -151,7 +153,6 @@ def _group_notes(g: GroupSummary, maximize: bool) -> list[str]:
     parts = [f"<h3>{_e(g.label)}</h3>"]
     if items:
         parts.append("<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>")
-    parts += [f'<div class="warn">warning: {_e(w)}</div>' for w in g.warnings]
     parts += _dropped_html(g.dropped)
     return parts
 
@@ -184,24 +185,19 @@ def _comparisons(summary: Summary) -> list[str]:
         f"Mann-Whitney U test. P-values are raw and, in parentheses, adjusted by {correction} over the comparisons "
         "(the t-tests together, the rank tests together)."
     )
-    parts = ["<h2>Comparisons</h2>", f'<p class="note">{text}</p>', _table(header, rows)]
-    parts += [
-        f'<div class="warn">warning ({_e(c.group)} vs {_e(c.baseline)}): {_e(w)}</div>'
-        for c in summary.comparisons
-        for w in c.warnings
-    ]
-    return parts
+    return ["<h2>Comparisons</h2>", f'<p class="note">{text}</p>', _table(header, rows)]
 
 
 def _comparison_row(summary: Summary, c: ComparisonSummary, budgets: Sequence[int]) -> list[str]:
-    cells = [_td(c.group), _td(c.baseline), _td("yes" if c.paired else "no")]
+    cells = [_td(c.group), f'<td class="num">{_e(c.baseline)}</td>', _td("yes" if c.paired else "no")]
     cells += [
         _interval_cell(c.boo_n_difference[n], _pair_doubts(summary, c, n)) if n in c.boo_n_difference else _td(_TOO_FEW)
         for n in budgets
     ]
     cells.append(_interval_cell(c.mean_difference, _pair_doubts(summary, c, 1)))
     cells += [
-        _td(f"{_TEST_NAMES[name]} {_pvalue(r.pvalue)} ({_pvalue(r.pvalue_adjusted)})", number=True)
+        f'<td class="num">{_pvalue(r.pvalue)} ({_pvalue(r.pvalue_adjusted)})<br>'
+        f'<span class="ci">{_e(_TEST_NAMES[name])}</span></td>'
         for name, r in c.tests.items()
     ]
     cells.append(_td(f"{c.prob_superiority:.3f}", number=True))
