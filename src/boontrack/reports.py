@@ -44,6 +44,7 @@ The expected-validation curve of each group is a step series (step = n) named
 `boon/<metric>[/<group>]/curve`.
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
+`report.html` (the same report as one self-contained page, :mod:`boontrack.report_html`),
 `curves.csv` (group, n, estimate, ci_low, ci_high, time, simultaneous_low, simultaneous_high, trustworthy:
 ``ci_*`` is the pointwise band, ``simultaneous_*`` the sup-t band for the whole curve, ``trustworthy`` 0 where
 n > m/2), `runs.csv` (every input run with `dropped_reason`, empty when
