@@ -271,3 +271,33 @@ def test_chromium_renders_the_page_without_a_network(report, tmp_path):
     command += ["--window-size=1100,1400", "--proxy-server=127.0.0.1:9", f"file://{path}"]
     subprocess.run(command, check=True, capture_output=True, timeout=120)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_diagnostics_gaussian_cells_and_the_method_are_those_of_summary_json(report):
+    page, data, _ = report
+    parsed = _parsed(page)
+    boo_table, *rest = parsed.tables
+    for row in boo_table[1:]:
+        gaussian = data["groups"][row[0]]["gaussian"]
+        for name, cell in zip(boo_table[0], row):
+            if name.startswith("Gaussian Boo_"):
+                budget = name.removeprefix("Gaussian Boo_")
+                assert (
+                    cell == "unreliable"
+                    if budget in gaussian["unreliable"]
+                    else _shows(cell, gaussian["boo_n"][budget])
+                )
+    header, *rows = next(table for table in rest if "Anderson-Darling" in table[0])
+    keys = ["mean", "sd", "median", "iqr", "min", "max", "spearman_val_test", "normality_statistic"]
+    keys += ["normality_critical_5pct", "ties"]
+    assert len(header) == 1 + len(keys)
+    for row in rows:
+        diagnostics = data["groups"][row[0]]["diagnostics"]
+        assert all(_shows(cell, diagnostics[key]) for cell, key in zip(row[1:], keys))
+    spec = data["spec"]
+    method = " ".join(parsed.text).split("How the numbers were computed")[1]
+    expected = [f"resamples {spec['n_resamples']}", f"seed {spec['seed']}", f"estimator {spec['estimator']}"]
+    expected.append(f"confidence level {100 * spec['confidence_level']:g} %")
+    expected.append(spec["ci_method"])
+    squeezed = " ".join(method.split())
+    assert all(item in squeezed for item in expected)
