@@ -69,7 +69,7 @@ def test_independent_difference_is_the_difference_of_estimates(a, b, seed):
 @settings(max_examples=30, deadline=None)
 @given(
     scores,
-    st.sampled_from(["studentized-u", "studentized", "percentile", "bca", "smoothed"]),
+    st.sampled_from(["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]),
     st.randoms(use_true_random=False),
 )
 def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
@@ -84,7 +84,9 @@ def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
     np.testing.assert_array_equal([shuffled.low, shuffled.high], [given.low, given.high])
 
 
-all_methods = st.sampled_from(["studentized-u", "studentized", "percentile", "bca", "smoothed"])
+all_methods = st.sampled_from(
+    ["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]
+)
 
 
 @quiet
@@ -107,7 +109,11 @@ def test_no_end_leaves_the_bounds(data, method, shift, stretch, seed):
 
 @quiet
 @settings(max_examples=30, deadline=None)
-@given(scores, st.sampled_from(["studentized-u", "studentized", "percentile"]), st.integers(0, 2**32 - 1))
+@given(
+    scores,
+    st.sampled_from(["studentized-u", "studentized-u-calibrated", "studentized", "percentile"]),
+    st.integers(0, 2**32 - 1),
+)
 def test_intervals_nest_as_the_confidence_level_grows(data, method, seed):
     """The same resamples at 80 %, 90 % and 99 %: each interval holds the one of the lower level."""
     val, test = data

@@ -725,8 +725,9 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         estimator=spec.estimator,
         maximize=spec.higher_is_better,
         paired=True,
-        # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods.
-        method=spec.ci_method if spec.ci_method in ("studentized-u", "studentized") else "percentile",
+        # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods, and
+        # the calibrated level is one group's (a difference takes the studentized-u interval).
+        method=_DIFFERENCE_METHODS.get(spec.ci_method, "percentile"),
         bounds=spec.bounds,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
@@ -747,6 +748,12 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
 #: catch_warnings swaps the process's warning filters: analyses in several threads take turns collecting, or one
 #: that ends would restore the filters under another, whose warnings would then escape its summary (or raise).
 _ONE_COLLECTOR = threading.RLock()
+#: The interval method of a difference for each method of the groups' intervals (others: percentile).
+_DIFFERENCE_METHODS = {
+    "studentized-u": "studentized-u",
+    "studentized-u-calibrated": "studentized-u",
+    "studentized": "studentized",
+}
 
 
 @contextlib.contextmanager

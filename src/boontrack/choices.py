@@ -25,7 +25,7 @@ COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
 #: The interval method of every summary and function unless another is asked for.
 DEFAULT_CI_METHOD: Final = "studentized-u"
-CI_METHODS = (DEFAULT_CI_METHOD, "studentized", "percentile", "bca", "smoothed")
+CI_METHODS = (DEFAULT_CI_METHOD, "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed")
 PICKS = ("last", "best_val_step")
 #: Spellings of a pick -> the pick: the command line's ``best-val-step`` and Python's ``best_val_step``.
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}

@@ -40,7 +40,7 @@ from boontrack._bootstrap import (
     percentile_interval,
     studentized_difference,
 )
-from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
+from boontrack._bootstrap.intervals import CALIBRATED_METHOD, STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import difference_scale
 from boontrack._validation import (
     as_bounds,
@@ -357,7 +357,8 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     resample of A - B: that is the bootstrap distribution of the result. The interval depends on the method of
     ``a`` and ``b``:
 
-    - both ``"studentized-u"``, or both ``"studentized"``: the studentized interval of the difference,
+    - both ``"studentized-u"``, both ``"studentized-u-calibrated"`` (whose level is one group's: the difference
+      is ``"studentized-u"``'s), or both ``"studentized"``: the studentized interval of the difference,
       ``d +- q sqrt(se_A^2 + se_B^2)`` with d the difference of the centres and q the ``confidence_level``
       quantile of ``|d* - r| / sqrt(se_A*^2 + se_B*^2)`` over the resamples (r the difference of the
       references; see :class:`boontrack.resampling.StudentizedErrors`, which the results keep), on the scale of
@@ -377,7 +378,8 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
     Returns
     -------
     BootstrapResult
-        The method of ``a`` and ``b`` when both are the same studentized one, else ``"percentile"``.
+        The method of ``a`` and ``b`` when both are the same studentized one (``"studentized-u"`` for two
+        calibrated ones), else ``"percentile"``.
     """
     _independent_difference_iv(a, b)
     dist = a.bootstrap_distribution - b.bootstrap_distribution
@@ -400,7 +402,7 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
             difference_scale(errors_a.bounds, errors_b.bounds),
             a.confidence_level,
         )
-        method = a.method
+        method = "studentized-u" if a.method == CALIBRATED_METHOD else a.method
     else:
         interval, method = percentile_interval(dist, a.confidence_level), "percentile"
     return _difference_result(estimate, dist, interval, method, a.confidence_level, a.n_resamples)

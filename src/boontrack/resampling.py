@@ -83,7 +83,7 @@ __all__ = [
     "mean_ci",
 ]
 
-Method = Literal["studentized-u", "studentized", "percentile", "bca", "smoothed"]
+Method = Literal["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
@@ -380,7 +380,7 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized-u", "studentized", "percentile", "bca", "smoothed"}
+    method : {"studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"}
         ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
         around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
         resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
@@ -393,6 +393,11 @@ def boo_n_ci(
         m = 10-100 and n <= m/2, where the percentile interval covers 64-95 %, at 1.0-3.5x its width. No
         method covers on a long right tail (log-normal scores, n = 5-10: 84-88 % default, 64-80 % percentile
         at m = 20-50) or where a rare failure mode is missing from the sweep: the sample has not seen it.
+        ``"studentized-u-calibrated"``: the default's interval on the same resamples, at a level calibrated by a
+        second-level bootstrap (Beran 1987; Hall & Martin 1988; 249 resamples with 39 resamples each), never
+        below ``confidence_level``. On 400 sweeps per cell it raised the cells where the default covers below
+        93 % by 0-4 points (log-normal, n = 5-10: 88-93 %), widened the others by 1-19 %, and costs up to twice
+        the CPU time (docs/statistics/intervals.md). Its band is the default's.
         ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
         bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
         ``"smoothed"``: percentile interval of a

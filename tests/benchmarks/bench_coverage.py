@@ -3,7 +3,8 @@
 Run by hand (not collected by pytest; about an hour on two busy cores, run it under ``nice``)::
 
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
-        [--no-bands | --bands-only | --doubts-only] [--populations START:STOP]
+        [--no-bands | --bands-only | --doubts-only] [--populations START:STOP] [--runs 10,20,50,100]
+        [--candidate METHOD]
 
 Prints the Markdown tables of the "Honest intervals" page of the docs (docs/statistics/intervals.md):
 
@@ -25,7 +26,13 @@ Prints the Markdown tables of the "Honest intervals" page of the docs (docs/stat
    n = m/2 + 1 .. m), where the warnings quote these figures.
 
 ``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells); ``--populations
-START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed).
+START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed);
+``--runs`` keeps some of the numbers of runs m (each cell keeps its seed).
+
+``--candidate METHOD`` prints, instead of the tables, one row per cell comparing an interval method with the
+default on the same sweeps (and the same resamples where the candidate's resampling gives the default's:
+:func:`boontrack.simulate.sweep_intervals`): coverage with its binomial standard error and median width of each,
+the candidate's width ÷ the default's, then the percentile method's coverage.
 """
 
 from __future__ import annotations
@@ -91,6 +98,8 @@ def main() -> None:
     parser.add_argument("--no-bands", action="store_true", help="leave out the bands (table 4)")
     parser.add_argument("--bands-only", action="store_true", help="measure the bands (table 4) alone")
     parser.add_argument("--doubts-only", action="store_true", help="measure the doubts (table 5) alone")
+    parser.add_argument("--runs", default=",".join(map(str, RUNS)), help="numbers of runs m, comma-separated")
+    parser.add_argument("--candidate", default="", help="compare this interval method with the default, cell by cell")
     parser.add_argument(
         "--populations", default=":", help="START:STOP, a slice of the suite (each keeps the seeds of the whole run)"
     )
@@ -98,6 +107,10 @@ def main() -> None:
     kept = slice(*(int(end) if end else None for end in options.populations.split(":")))
     indexed = list(enumerate(synthetic() + published()))[kept]
     populations = [(index, label, pop) for index, (label, pop) in indexed if options.only in label]
+    options.runs = tuple(int(m) for m in options.runs.split(","))
+    if options.candidate:
+        candidate(populations, options)
+        return
     if options.bands_only:
         bands(populations, options)
         return
@@ -109,32 +122,22 @@ def main() -> None:
     print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
     print("|---|---|" + "---|" * len(BUDGETS))
     low, absent_rows, best_rows, worst_rows = [], [], [], []
-    for index, label, pop in populations:
-        for m in RUNS:
-            budgets = [n for n in BUDGETS if n <= m / 2]
-            sweeps = sweep_intervals(
-                pop,
-                m=m,
-                n=budgets,
-                replications=options.replications,
-                n_resamples=options.resamples,
-                rng=np.random.default_rng([options.seed, index, m]),
-            )
-            cells = {(c.method, c.n): c for c in sweeps.cells()}
-            row = []
-            for n in budgets:
-                default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
-                ratio = default.median_width / plain.median_width
-                row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
-                if default.coverage < 0.93:
-                    low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
-            row += ["—"] * (len(BUDGETS) - len(budgets))
-            print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
-            if pop.name == "diverged":
-                absent_rows.append(split_row(label, m, sweeps, ~(sweeps.val < -GAP / 2).any(axis=1)))
-            if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
-                best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
-                worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
+    for label, pop, m, budgets, sweeps in suite_sweeps(populations, options):
+        cells = {(c.method, c.n): c for c in sweeps.cells()}
+        row = []
+        for n in budgets:
+            default, plain = cells[DEFAULT_CI_METHOD, n], cells["percentile", n]
+            ratio = default.median_width / plain.median_width
+            row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
+            if default.coverage < 0.93:
+                low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
+        row += ["—"] * (len(BUDGETS) - len(budgets))
+        print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
+        if pop.name == "diverged":
+            absent_rows.append(split_row(label, m, sweeps, ~(sweeps.val < -GAP / 2).any(axis=1)))
+        if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
+            best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
+            worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
     main_time = time.perf_counter() - start
     print(
         f"\nCells: default / percentile coverage in % (median width of the default ÷ the percentile's); "
@@ -168,6 +171,50 @@ def main() -> None:
     if not options.only and options.populations == ":":
         doubts(options)
     print(f"\nTotal: {(time.perf_counter() - start) / 60:.0f} min.")
+
+
+def suite_sweeps(populations: list, options: argparse.Namespace, methods=(DEFAULT_CI_METHOD, "percentile")):
+    """The sweeps of each cell, population by population and m by m: (label, population, m, budgets, sweeps).
+    Each cell keeps its seed, [seed, the population's place in the suite, m]."""
+    for index, label, pop in populations:
+        for m in options.runs:
+            budgets = [n for n in BUDGETS if n <= m / 2]
+            sweeps = sweep_intervals(
+                pop,
+                m=m,
+                n=budgets,
+                methods=methods,
+                replications=options.replications,
+                n_resamples=options.resamples,
+                rng=np.random.default_rng([options.seed, index, m]),
+            )
+            yield label, pop, m, budgets, sweeps
+
+
+def candidate(populations: list, options: argparse.Namespace) -> None:
+    """One row per cell: the default and ``options.candidate`` on the same sweeps (see the module's docstring)."""
+    start = time.perf_counter()
+    method = options.candidate
+    print(
+        f"| population | m | n | default coverage % | default width | {method} coverage % | its width "
+        "| width ÷ default | percentile % |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for label, _, m, budgets, sweeps in suite_sweeps(populations, options, (DEFAULT_CI_METHOD, method, "percentile")):
+        cells = {(c.method, c.n): c for c in sweeps.cells()}
+        for n in budgets:
+            default, tried, plain = cells[DEFAULT_CI_METHOD, n], cells[method, n], cells["percentile", n]
+            print(
+                f"| {label} | {m} | {n} | {percent(default.coverage)} ± {percent(default.coverage_se)} "
+                f"| {default.median_width:.4g} | {percent(tried.coverage)} ± {percent(tried.coverage_se)} "
+                f"| {tried.median_width:.4g} | {tried.median_width / default.median_width:.2f} "
+                f"| {percent(plain.coverage)} |",
+                flush=True,
+            )
+    print(
+        f"\n{options.replications} sweeps per cell, {options.resamples} resamples per interval, nominal 95 %, "
+        f"estimator V; ± one binomial standard error ({(time.perf_counter() - start) / 60:.0f} min)."
+    )
 
 
 #: The share of a published table's worst runs (by test score) that stands for its failure mode.

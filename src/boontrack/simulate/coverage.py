@@ -163,26 +163,42 @@ def sweep_intervals(
     Parameters are those of :func:`coverage`.
     """
     from boontrack._bootstrap import curve_distribution, interval_ends
-    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 
     m, budgets, methods, estimator, level, replications, n_resamples, rng = _coverage_iv(
         population, m, n, methods, estimator, confidence_level, replications, n_resamples, rng
     )
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
     val, test = population.sample(m, replications=replications, rng=rng)
-    # The percentile interval reads a studentized method's resamples: one resampling serves both.
-    sharing = next((x for x in methods if x in STUDENTIZED_METHODS), None) if "percentile" in methods else None
-    drawn = [x for x in methods if x != "percentile" or sharing is None]
+    servers = _shared_resampling(methods)
     low = {x: np.empty((replications, budgets.size)) for x in methods}
     high = {x: np.empty((replications, budgets.size)) for x in methods}
     for r in range(replications):  # one sweep per iteration; everything inside is vectorised
         runs = val[r], test[r], True, budgets, estimator, True, n_resamples
-        for method in drawn:
-            resampled = curve_distribution(*runs, method, rng, as_bounds(bounds, test[r]))
-            low[method][r], high[method][r] = interval_ends(resampled, level, method)
-            if method == sharing:
-                low["percentile"][r], high["percentile"][r] = interval_ends(resampled, level, "percentile")
+        for drawn, served in servers.items():
+            resampled = curve_distribution(*runs, drawn, rng, as_bounds(bounds, test[r]))
+            for method in served:
+                low[method][r], high[method][r] = interval_ends(resampled, level, method)
     return SweepIntervals(population.name, m, estimator, level, n_resamples, budgets, truth, val, test, low, high)
+
+
+#: The methods whose intervals a method's resampling gives too: the percentile interval reads a studentized
+#: method's resamples, and the calibrated method's resamples are ``"studentized-u"``'s (with its pivot).
+_SERVED_BY = {
+    "studentized-u-calibrated": ("studentized-u", "percentile"),
+    "studentized-u": ("percentile",),
+    "studentized": ("percentile",),
+}
+
+
+def _shared_resampling(methods: tuple[str, ...]) -> dict[str, list[str]]:
+    """The methods to resample for, each with the methods its resampling gives (itself first): one resampling
+    per sweep serves every method it can, so that they are compared on the same resamples."""
+    drawn = [x for x in methods if not any(x in _SERVED_BY.get(y, ()) for y in methods)]
+    servers = {x: [x] for x in drawn}
+    for method in methods:
+        if method not in servers:
+            servers[next(x for x in drawn if method in _SERVED_BY.get(x, ()))].append(method)
+    return servers
 
 
 def coverage(
@@ -202,8 +218,8 @@ def coverage(
 
     Every sweep of ``m`` runs is drawn from ``population``; on it, each method's interval of Boo_n at each
     budget (one band over the budgets, so the budgets share resamples, as in a summary) is compared with the
-    population's exact Boo_n. Methods computed from the same resamples (a studentized one and ``percentile``)
-    share them, which makes their comparison paired.
+    population's exact Boo_n. Methods computed from the same resamples (a studentized one and ``percentile``;
+    ``"studentized-u-calibrated"`` and ``"studentized-u"``) share them, which makes their comparison paired.
 
     Parameters
     ----------

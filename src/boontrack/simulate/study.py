@@ -283,7 +283,7 @@ def study(
     cells: list[CoverageCell] = []
     widths: dict[int, float] = {}
     powers: dict[int, float] = {}
-    weights = [_step_cost(kind, m if kind == "coverage" else arg, replications, n_resamples) for kind, arg in steps]
+    weights = [_step_cost(kind, arg, m, replications, n_resamples) for kind, arg in steps]
     with progress_bar(steps, enabled=progress, label="boontrack: simulating", weights=weights) as bar:
         for kind, arg in bar:
             if kind == "errors":
@@ -306,12 +306,21 @@ def study(
     )
 
 
-def _step_cost(kind: str, runs: int | None, replications: int, n_resamples: int) -> int:
+def _step_cost(kind: str, arg: Any, m: int, replications: int, n_resamples: int) -> int:
     """A step's work in resampled runs (sweeps x resamples x runs, two approaches for power): the progress bar's
-    weights, so that its time left holds while the steps of 200 runs come after those of 5."""
+    weights, so that its time left holds while the steps of 200 runs come after those of 5. ``arg`` is the
+    step's method (coverage) or number of runs (width, power); a calibrated interval resamples its resamples
+    too."""
+    from boontrack._bootstrap.intervals import CALIBRATED_METHOD, INNER_RESAMPLES, calibrating_resamples
+
     if kind == "errors":
         return replications  # no resampling
-    return replications * n_resamples * int(runs or 0) * (2 if kind == "power" else 1)
+    if kind == "coverage":
+        resamples = n_resamples
+        if arg == CALIBRATED_METHOD:
+            resamples += calibrating_resamples(m, 1, n_resamples) * INNER_RESAMPLES
+        return replications * resamples * m
+    return replications * n_resamples * int(arg) * (2 if kind == "power" else 1)
 
 
 def format_study(result: Study) -> str:
