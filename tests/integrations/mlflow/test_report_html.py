@@ -30,5 +30,9 @@ def test_the_summary_run_holds_report_html_beside_report_md(sqlite_uri, tmp_path
     page = Path(client.download_artifacts(summary_run.info.run_id, "report.html", str(tmp_path))).read_text("utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<h1>boontrack summary: test_acc</h1>" in page
     assert "<td>a</td>" in page and "<td>b</td>" in page
+    link = f"#/experiments/{sweep.experiment_id}/runs/{summary_run.info.run_id}/artifacts/report.html"
+    first, _, rest = summary_run.data.tags["mlflow.note.content"].partition("\n\n")
+    assert first == f"[Open the report (report.html)]({link})"  # the description's link: 3 clicks to the page
+    assert rest.startswith("**boontrack** summary of test_acc: 16 runs in 2 groups")
     again = summarize_sweep(sweep.parent_id, tracking_uri=sqlite_uri, plots=False, raise_on_error=True, **options)
     assert again.status == "unchanged"
