@@ -86,9 +86,9 @@ class SummaryOutputs:
     """Everything a sink writes, already rendered by :func:`boontrack.reports.render_outputs`.
 
     A sink writes ``metrics`` as scalar summary metrics, each of ``curves`` as a step series, ``artifacts`` as
-    files (relative path -> bytes: ``summary.json``, ``report.md``, ``curves.csv``, ``runs.csv`` and, when
-    matplotlib is installed, ``curves.png`` and ``distributions.png``), and ``description`` (Markdown, a few
-    lines) as the run's description. ``tables`` are the same curve data as rows for trackers with table
+    files (relative path -> bytes: ``summary.json``, ``report.md``, ``report.html``, ``curves.csv``, ``runs.csv``
+    and, when matplotlib is installed, ``curves.png`` and ``distributions.png``), and ``description`` (Markdown, a
+    few lines) as the run's description. ``tables`` are the same curve data as rows for trackers with table
     objects (W&B): name -> (columns, rows). ``training`` are the training curves of ``Spec.curves`` as series
     whose steps are the training steps (``boon/train/<metric>/<group>/mean``, ``ci_low``, ``ci_high``,
     ``band_low``, ``band_high``, ``runs``), for a tracker that holds every group in one run; their table is

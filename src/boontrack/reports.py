@@ -44,6 +44,7 @@ The expected-validation curve of each group is a step series (step = n) named
 `boon/<metric>[/<group>]/curve`.
 
 Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the versions), `report.md`,
+`report.html` (the same report as one self-contained page, :mod:`boontrack.report_html`),
 `curves.csv` (group, n, estimate, ci_low, ci_high, time, simultaneous_low, simultaneous_high, trustworthy:
 ``ci_*`` is the pointwise band, ``simultaneous_*`` the sup-t band for the whole curve, ``trustworthy`` 0 where
 n > m/2), `runs.csv` (every input run with `dropped_reason`, empty when
@@ -66,16 +67,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from boontrack._report_text import (
+    _GAUSSIAN_NOTE,
+    _REPORT_DROPPED,
+    _TEST_NAMES,
+    _TOO_FEW,
+    _num,
+    _number_name,
+    _pair_doubts,
+    _pvalue,
+    _scores,
+    _shown_budgets,
+    _unseen_sentences,
+)
 from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
 from boontrack.runtable import short_name
-from boontrack.spec import Spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import ComparisonSummary, GroupSummary, Unseen
+    from boontrack.analysis import ComparisonSummary, GroupSummary
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
 
@@ -101,14 +114,6 @@ MAX_NAME = 64
 _MARKDOWN_SPECIAL = re.compile(r"[`*\[\]|~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 #: Groups listed in the short description; the rest are counted.
 _DESCRIPTION_GROUPS = 4
-#: Dropped runs listed in the Markdown report; the rest are in runs.csv.
-_REPORT_DROPPED = 20
-_GAUSSIAN_NOTE = (
-    "The Gaussian Boo_n (eq. 6) assumes normally distributed scores; it is shown only when normality is not "
-    "rejected and the estimate stays within the scores' possible and observed range (see the diagnostics). Even "
-    "then, with few runs the normality test passes most skewed samples, on which the estimate is biased: the "
-    "non-parametric Boo_n is the number to report."
-)
 _HOW_TO_READ = (
     "**How to read Boo_n.** Boo_n is the expected test score of the run you would pick — the best by validation "
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
@@ -277,61 +282,8 @@ def _marked(text: str, reasons: Sequence[str] | None, mark: str = " ⚠") -> str
     return f"{text}{mark}" if reasons else text
 
 
-def _one_in(rate: float) -> str:
-    """A rate for people: "1 in 7" (13.9 %)."""
-    return f"1 in {max(1, round(1 / rate))}"
-
-
-def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
-    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
-    rate = unseen.rate
-    sentences = [
-        f"a kind of run rarer than {_one_in(rate)} ({100 * rate:.0f} %) may be absent from these {runs} runs, as a "
-        "failure mode or as a better top, and no interval can show it"
-    ]
-    if unseen.mean_shift is not None:
-        direction = "lower" if maximize else "raise"
-        sentences.append(
-            f"failures at that rate scoring {_num(unseen.floor)} (the worst score possible) would {direction} the "
-            f"mean by up to {_num(unseen.mean_shift)}"
-        )
-    for n, (k, share) in sorted(unseen.top_runs.items()):
-        sentences.append(
-            f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({100 * share:.0f} % of its weight)"
-        )
-    return sentences
-
-
-def _num(x: float | None) -> str:
-    """A score for people: 4 significant digits, "n/a" when undefined."""
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
-
-
-#: Display names of the tests of a comparison.
-_TEST_NAMES = {"paired_t": "paired t", "wilcoxon": "Wilcoxon", "welch": "Welch", "mann_whitney": "Mann-Whitney"}
-
-
-def _pvalue(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
-
-
 def _interval(i: IntervalEstimate) -> str:
     return f"{_num(i.estimate)} [{_num(i.ci_low)}, {_num(i.ci_high)}]"
-
-
-#: A cell of a budget that a group (or a comparison) does not report: it has too few runs for it.
-_TOO_FEW = "— (too few runs)"
-
-
-def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
-    """The budgets any group reports (``reported``: each group's Boo_n by budget), in the spec's order: the
-    columns of the tables."""
-    reported = list(reported)
-    return [n for n in spec.budgets if any(n in boo_n for boo_n in reported)]
-
-
-def _scores(summary: Summary) -> str:
-    return "test scores" if summary.has_test else "validation scores"
 
 
 def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
@@ -444,10 +396,6 @@ def _group_lines(g: GroupSummary, scores: str, maximize: bool) -> list[str]:
         lines.append(f"- not ruled out by these runs: {'; '.join(_unseen_sentences(g.unseen, g.runs, maximize))}")
     lines += [f"- warning: {markdown_literal(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
-
-
-def _number_name(n: int) -> str:
-    return "the mean" if n == 1 else f"Boo_{n}"
 
 
 def _band_line(g: GroupSummary) -> str:
@@ -577,13 +525,6 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _pair_doubts(summary: Summary, comparison: ComparisonSummary, n: int) -> list[str]:
-    """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
-    there."""
-    groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
-    return list(dict.fromkeys(why for doubts in groups for why in doubts.get(n, ())))
-
-
 def _terminal_cell(group: GroupSummary, n: int) -> str:
     if n not in group.boo_n:
         return "too few runs"
@@ -673,6 +614,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     ``plots=False`` leaves out the PNG plots, which are most of the cost of rendering a summary of few runs.
     """
     from boontrack.backends import CurveSeries, SummaryOutputs
+    from boontrack.report_html import to_html
 
     metrics = flat_metrics(summary, prefix=prefix)
     segments = _group_segments(summary)
@@ -686,6 +628,7 @@ def render_outputs(summary: Summary, *, prefix: str = DEFAULT_PREFIX, plots: boo
     artifacts = {
         "summary.json": to_json(summary).encode(),
         "report.md": to_markdown(summary).encode(),
+        "report.html": to_html(summary).encode(),
         "curves.csv": _csv_bytes(table),
     }
     if summary.table is not None:

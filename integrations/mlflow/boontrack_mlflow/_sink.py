@@ -8,7 +8,8 @@ for a summary. (Experiment tags, not tags on the sweep's parent run: a sweep wit
 else to put them, and the user's runs stay untouched.)
 
 The write: the summary run (a child of the sweep's parent when there is one) gets the scalar metrics, the spec
-as params, the artifacts and the description; then one child run per group logs that group's curve and band
+as params, the artifacts and the description (which opens with a link to the artifact view of ``report.html``,
+set with the metrics once the run's id is known); then one child run per group logs that group's curve and band
 (``boon/curve``, ``boon/curve/ci_low``, ``boon/curve/ci_high`` with step = n) so that MLflow's chart of the
 summary run's children overlays the groups; then every run is finished, and ``boontrack.fingerprint`` is set
 on the summary run last. A summary is complete when it is FINISHED, has its fingerprint, and all its group
@@ -340,7 +341,7 @@ class MlflowSink(Sink):
         return tags
 
     def _fill(self, run: Any, outputs: SummaryOutputs, spec: dict[str, Any]) -> None:
-        from mlflow.entities import Metric, Param
+        from mlflow.entities import Metric, Param, RunTag
 
         # The run's own start time stamps every point: a retried request repeats identical points, which the
         # SQL stores de-duplicate.
@@ -350,8 +351,11 @@ class MlflowSink(Sink):
             n, values = thin_curve(curve)
             metrics.extend(Metric(curve.key, float(v), stamp, int(k)) for k, v in zip(n, values))
         params = [Param(k, v) for k, v in spec_params(spec).items()]
-        if metrics or params:
-            self._client.log_batch(self._run_id, metrics=metrics, params=params)
+        tags = []
+        if "report.html" in outputs.artifacts:  # the run id is known now: the description links to the page
+            page = f"#/experiments/{self._experiment_id}/runs/{self._run_id}/artifacts/report.html"
+            tags.append(RunTag(NOTE_TAG, f"[Open the report (report.html)]({page})\n\n{outputs.description}"))
+        self._client.log_batch(self._run_id, metrics=metrics, params=params, tags=tags)
         if outputs.artifacts:
             with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
                 write_artifacts(Path(tmp), outputs.artifacts)

@@ -52,6 +52,8 @@ TRAINING_FIELDS = {"x": "step", "y": "mean", "low": "ci_low", "high": "ci_high",
 #: History keys of the curve table and the line-series chart of all groups.
 TABLE_KEY = "boontrack/curves_table"
 CHART_KEY = "boontrack/curves_chart"
+#: History key of ``report.html`` as an HTML panel (passed through unchanged: W&B's injected style sheet is remote).
+REPORT_KEY = "boontrack/report"
 ARTIFACT_TYPE = "boontrack-summary"
 #: The chart preset's Vega-Lite spec, in the package (a user can also import it by hand in the W&B UI).
 CHART_SPEC_FILE = "boon_curve.vega.json"
@@ -282,7 +284,7 @@ class WandbSink(Sink):
     def _log(self, wandb: Any, run: Any, outputs: SummaryOutputs, tmp: Path, preset: str | None) -> None:
         # The run is boontrack's own: whatever the previous write left that this one does not write goes
         # (groups or budgets no longer there, the old fingerprint, which is written again last).
-        current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY}
+        current = {*outputs.metrics, *(c.key for c in outputs.curves), STEP_KEY, TABLE_KEY, CHART_KEY, REPORT_KEY}
         current.add(f"{CHART_KEY}_table")  # the table wandb logs beside a chart (the preset or the line series)
         current.update(self._training_keys(outputs))
         for key in [k for k in run.summary.keys() if k not in current and not k.startswith("_")]:
@@ -301,6 +303,8 @@ class WandbSink(Sink):
             run.log({CHART_KEY: self._curve_chart(wandb, outputs, table, preset)})
         if outputs.training:
             self._log_training(wandb, run, outputs, preset)
+        if "report.html" in outputs.artifacts:
+            run.log({REPORT_KEY: wandb.Html(outputs.artifacts["report.html"].decode(), inject=False)})
         run.summary.update(dict(outputs.metrics))
         self._log_artifact(wandb, run, outputs, tmp)
 

@@ -1,0 +1,87 @@
+"""How boontrack's reports state numbers and sentences, shared by ``report.md``, the terminal table and
+``report.html`` (:mod:`boontrack.reports`, :mod:`boontrack.report_html`), so that each says the same figures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from boontrack.analysis import ComparisonSummary, Summary, Unseen
+    from boontrack.spec import Spec
+
+#: Dropped runs listed in the Markdown report; the rest are in runs.csv.
+_REPORT_DROPPED = 20
+
+
+_GAUSSIAN_NOTE = (
+    "The Gaussian Boo_n (eq. 6) assumes normally distributed scores; it is shown only when normality is not "
+    "rejected and the estimate stays within the scores' possible and observed range (see the diagnostics). Even "
+    "then, with few runs the normality test passes most skewed samples, on which the estimate is biased: the "
+    "non-parametric Boo_n is the number to report."
+)
+
+
+def _one_in(rate: float) -> str:
+    """A rate for people: "1 in 7" (13.9 %)."""
+    return f"1 in {max(1, round(1 / rate))}"
+
+
+def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
+    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
+    rate = unseen.rate
+    sentences = [
+        f"a kind of run rarer than {_one_in(rate)} ({100 * rate:.0f} %) may be absent from these {runs} runs, as a "
+        "failure mode or as a better top, and no interval can show it"
+    ]
+    if unseen.mean_shift is not None:
+        direction = "lower" if maximize else "raise"
+        sentences.append(
+            f"failures at that rate scoring {_num(unseen.floor)} (the worst score possible) would {direction} the "
+            f"mean by up to {_num(unseen.mean_shift)}"
+        )
+    for n, (k, share) in sorted(unseen.top_runs.items()):
+        sentences.append(
+            f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({100 * share:.0f} % of its weight)"
+        )
+    return sentences
+
+
+def _num(x: float | None) -> str:
+    """A score for people: 4 significant digits, "n/a" when undefined."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+#: Display names of the tests of a comparison.
+_TEST_NAMES = {"paired_t": "paired t", "wilcoxon": "Wilcoxon", "welch": "Welch", "mann_whitney": "Mann-Whitney"}
+
+
+def _pvalue(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
+
+
+#: A cell of a budget that a group (or a comparison) does not report: it has too few runs for it.
+_TOO_FEW = "— (too few runs)"
+
+
+def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
+    """The budgets any group reports (``reported``: each group's Boo_n by budget), in the spec's order: the
+    columns of the tables."""
+    reported = list(reported)
+    return [n for n in spec.budgets if any(n in boo_n for boo_n in reported)]
+
+
+def _scores(summary: Summary) -> str:
+    return "test scores" if summary.has_test else "validation scores"
+
+
+def _number_name(n: int) -> str:
+    return "the mean" if n == 1 else f"Boo_{n}"
+
+
+def _pair_doubts(summary: Summary, comparison: ComparisonSummary, n: int) -> list[str]:
+    """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
+    there."""
+    groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]
+    return list(dict.fromkeys(why for doubts in groups for why in doubts.get(n, ())))
