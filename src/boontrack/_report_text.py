@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,31 @@ _GAUSSIAN_NOTE = (
     "then, with few runs the normality test passes most skewed samples, on which the estimate is biased: the "
     "non-parametric Boo_n is the number to report."
 )
+
+
+#: Characters trackers accept in metric names besides letters and digits (MLflow's rule; "/" nests).
+_UNSAFE_IN_METRIC = re.compile(r"[^A-Za-z0-9_\-. :/]")
+_UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")
+#: Longest metric-name segment (MLflow takes names up to 250 characters; a comparison's name holds two groups).
+MAX_NAME = 64
+
+
+def safe_name(text: str, *, allow_slash: bool = False, hashed: bool = False) -> str:
+    """``text`` as a metric-name segment every tracker accepts (a path of segments with ``allow_slash``).
+
+    Characters other than letters, digits, ``_ - . :`` and space (and ``/`` when allowed) become ``_``. When a
+    segment would be empty or only dots, when the name would be longer than :data:`MAX_NAME`, or when
+    ``hashed`` is asked (see :func:`group_names`), the name is cut and ends with ``_`` and the first
+    8 hex digits of the SHA-256 of ``text``, so that it stays distinct from the names of other texts.
+    """
+    cleaned = (_UNSAFE_IN_METRIC if allow_slash else _UNSAFE_IN_LABEL).sub("_", text)
+    segments = cleaned.split("/") if allow_slash else [cleaned]
+    unusable = [not segment.strip(". ") for segment in segments]
+    if not (hashed or any(unusable) or len(cleaned) > MAX_NAME):
+        return cleaned
+    cleaned = "/".join("_" if bad else segment for segment, bad in zip(segments, unusable))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{cleaned[: MAX_NAME - len(digest) - 1]}_{digest}"
 
 
 def _one_in(rate: float) -> str:

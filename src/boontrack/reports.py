@@ -54,7 +54,6 @@ known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
 
 from __future__ import annotations
 
-import hashlib
 import html
 import importlib.util
 import io
@@ -67,7 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from boontrack._report_text import (
+from boontrack._report_text import (  # safe_name: one of this module's public names
     _GAUSSIAN_NOTE,
     _REPORT_DROPPED,
     _TEST_NAMES,
@@ -79,6 +78,7 @@ from boontrack._report_text import (
     _scores,
     _shown_budgets,
     _unseen_sentences,
+    safe_name,
 )
 from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.backends import DEFAULT_PREFIX
@@ -104,11 +104,6 @@ __all__ = [
     "to_markdown",
 ]
 
-#: Characters trackers accept in metric names besides letters and digits (MLflow's rule; "/" nests).
-_UNSAFE_IN_METRIC = re.compile(r"[^A-Za-z0-9_\-. :/]")
-_UNSAFE_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-. :]")
-#: Longest metric-name segment (MLflow takes names up to 250 characters; a comparison's name holds two groups).
-MAX_NAME = 64
 #: Markdown punctuation that could start emphasis, code, links, tables or strike-through; "_" only where it
 #: is not inside a word (where GitHub Markdown ignores it).
 _MARKDOWN_SPECIAL = re.compile(r"[`*\[\]|~#!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
@@ -125,24 +120,6 @@ _HOW_TO_READ = (
 )
 #: How a doubtful number is marked in the terminal table (the report marks it with ⚠).
 _DOUBT_MARK = "*"
-
-
-def safe_name(text: str, *, allow_slash: bool = False, hashed: bool = False) -> str:
-    """``text`` as a metric-name segment every tracker accepts (a path of segments with ``allow_slash``).
-
-    Characters other than letters, digits, ``_ - . :`` and space (and ``/`` when allowed) become ``_``. When a
-    segment would be empty or only dots, when the name would be longer than :data:`MAX_NAME`, or when
-    ``hashed`` is asked (see :func:`group_names`), the name is cut and ends with ``_`` and the first
-    8 hex digits of the SHA-256 of ``text``, so that it stays distinct from the names of other texts.
-    """
-    cleaned = (_UNSAFE_IN_METRIC if allow_slash else _UNSAFE_IN_LABEL).sub("_", text)
-    segments = cleaned.split("/") if allow_slash else [cleaned]
-    unusable = [not segment.strip(". ") for segment in segments]
-    if not (hashed or any(unusable) or len(cleaned) > MAX_NAME):
-        return cleaned
-    cleaned = "/".join("_" if bad else segment for segment, bad in zip(segments, unusable))
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{cleaned[: MAX_NAME - len(digest) - 1]}_{digest}"
 
 
 def group_names(labels: Sequence[str]) -> dict[str, str]:

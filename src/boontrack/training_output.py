@@ -127,8 +127,8 @@ def summary_training_series(
 ) -> list[CurveSeries]:
     """Every metric's curves as series with step = the training step: ``<prefix>train/<metric><segment>/<name>``
     for each name of :data:`SERIES`, ``segments`` giving each group's part of the name (as the Boo_n curves')."""
+    from boontrack._report_text import safe_name
     from boontrack.backends import CurveSeries
-    from boontrack.reports import safe_name
 
     series: list[CurveSeries] = []
     for each in curves:
