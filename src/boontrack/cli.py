@@ -35,7 +35,15 @@ import click
 from boontrack import __version__, vocabulary
 from boontrack._redact import redact
 from boontrack.backends import DEFAULT_PREFIX
-from boontrack.choices import CI_METHODS, COMPARE_MODES, CORRECTIONS, DEFAULT_BUDGETS, ESTIMATORS, PICK_SPELLINGS
+from boontrack.choices import (
+    CI_METHODS,
+    COMPARE_MODES,
+    CORRECTIONS,
+    DEFAULT_BUDGETS,
+    ESTIMATORS,
+    PICK_SPELLINGS,
+    STUDY_CI_METHODS,
+)
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.spec import Spec
 from boontrack.vocabulary import FLAGS
@@ -688,7 +696,7 @@ _POPULATION_SPELLINGS: dict[str, Literal["normal", "lognormal", "left_skewed", "
     "methods",
     type=click.Choice(CI_METHODS),
     multiple=True,
-    help="Interval methods (repeatable). [default: all]",
+    help="Interval methods (repeatable). [default: all but studentized-u-calibrated]",
 )
 @click.option("--width", type=float, help="Runs needed for a median interval width of Boo_n at most this.")
 @click.option("--shift", type=float, help="Runs needed to tell apart two approaches this far apart in Boo_n.")
@@ -749,7 +757,7 @@ def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...]
         pop,
         m=m,
         n=(1, 5, 10) if n is None else n,
-        methods=methods or CI_METHODS,
+        methods=methods or STUDY_CI_METHODS,
         width=options["width"],
         shift=options["shift"],
         power=options["power"],

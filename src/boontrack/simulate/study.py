@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from boontrack._validation import as_count, as_probability
-from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
+from boontrack.choices import DEFAULT_CI_METHOD, ESTIMATORS, STUDY_CI_METHODS
 from boontrack.estimators import expected_max_of
 from boontrack.simulate.coverage import CoverageCell, _coverage_iv, comparison_rates, coverage
 from boontrack.simulate.populations import Population
@@ -229,7 +229,7 @@ def study(
     *,
     m: int,
     n: Any = (1, 5, 10),
-    methods: Any = CI_METHODS,
+    methods: Any = STUDY_CI_METHODS,
     width: float | None = None,
     shift: float | None = None,
     power: float = 0.8,
@@ -258,7 +258,8 @@ def study(
     n : int or sequence of int
         Budgets.
     methods : sequence of str
-        Interval methods (:data:`boontrack.choices.CI_METHODS`).
+        Interval methods (:data:`boontrack.choices.CI_METHODS`; default
+        :data:`boontrack.choices.STUDY_CI_METHODS`, all but the costly ``"studentized-u-calibrated"``).
     width, shift : float, optional
         Targets of "how many runs do I need".
     power : float
