@@ -12,6 +12,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The test command runs every property test on the same examples each time (derandomized: seeded from the test),
+# so that a run is red only where the code or the tests changed: a random search turned two proofs of "the suite
+# passes every time" red on new edge cases (real bugs, each now pinned by a test). The search for new ones is a
+# run of its own: `python -m pytest --hypothesis-profile=explore tests/test_array_api_fuzz.py tests/test_properties.py`.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("repeatable")
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: Real result tables published with the papers, beside the repository checkout (``<repo>/../shared/data``).

@@ -248,3 +248,11 @@ def test_a_degenerate_distribution_is_refused():
     for dist in (stats.norm(0, 0), stats.uniform(0, -1), stats.beta(-1, 2)):
         with pytest.raises(ValueError, match=r"`dist` .* invalid parameters"):
             bt.expected_max_of(dist, 3)
+
+
+def test_a_value_a_subnormal_step_from_a_bound_gives_a_finite_band():
+    """Values 5e-324 and 0 (bounds [0, 1]) gave NaN bands: the logit's slope overflowed at 5e-324."""
+    data = {"run_id": ["r0", "r1"], "step": [0, 0], "value": np.array([5e-324, 0.0])}
+    curves = bt.training_curves(data, min_runs=2, rng=0, **FAST)
+    for name in ("low", "high", "simultaneous_low", "simultaneous_high"):
+        assert np.isfinite(getattr(curves, name)).all(), curves

@@ -58,7 +58,7 @@ class Scale:
     def slope(self, x: np.ndarray) -> np.ndarray:
         """d forward / dx: a standard error times it is the standard error on the transformed scale."""
         x = np.asarray(x, dtype=np.float64)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # infinite on (or a subnormal step from) a bound
             slope = np.ones_like(x)
             if math.isfinite(self.low):
                 slope = 1.0 / (x - self.low)
@@ -69,9 +69,10 @@ class Scale:
         return slope
 
     def interior(self, x: np.ndarray) -> np.ndarray:
-        """Where ``x`` lies strictly inside the bounds (where the transformed scale is finite)."""
+        """Where ``x`` lies strictly inside the bounds and the transformed scale is finite there: a subnormal distance
+        from a bound (5e-324 above 0) overflows the slope, and such a point is treated as on the bound."""
         x = np.asarray(x, dtype=np.float64)
-        return (x > self.low) & (x < self.high)
+        return (x > self.low) & (x < self.high) & np.isfinite(self.slope(x))
 
 
 def score_range(test: np.ndarray, bounds: tuple[float, float] | None) -> tuple[float, float]:
