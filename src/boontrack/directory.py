@@ -10,6 +10,7 @@ import math
 import os
 import re
 import socket
+import stat
 import time
 import uuid
 import warnings
@@ -266,9 +267,11 @@ class DirectorySink(Sink):
 
     def _check_owned(self) -> None:
         """InputError unless the destination is absent, empty, or holds only files this sink wrote."""
-        if not self.path.exists():
+        try:  # one look: another writer may rename the directory aside between two
+            mode = self.path.stat().st_mode
+        except FileNotFoundError:
             return
-        if not self.path.is_dir():
+        if not stat.S_ISDIR(mode):
             raise InputError(f"{self.path} exists and is not a directory")
         for attempt in range(_OWNERSHIP_LOOKS):
             try:
