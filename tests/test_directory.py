@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,6 +97,33 @@ def test_interleaved_writers_each_publish_a_complete_summary_and_the_last_stays(
     assert json.loads((tmp_path / "out" / "metrics.json").read_text())["boon/acc/boo_5"] == 0.9
     assert DirectorySink(tmp_path / "out").read_fingerprint() == "fingerprint of 0.9"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_look_interleaved_with_another_writers_renames_is_taken_again(tmp_path, monkeypatch):
+    """The interleaving a CI run hit (two writers, no atomic exchange): both reads of the manifest fell between
+    the other writer's two renames, so they agreed on "no manifest" while the files listed in between were
+    those of the directory renamed in, and every one of them looked foreign."""
+    out = tmp_path / "out"
+    first = DirectorySink(out)
+    first.write(_outputs(value=0.1))
+    first.write_fingerprint("one")
+    read_manifest = DirectorySink._manifest
+    reads = []
+
+    def read_between_two_renames(self, directory):
+        reads.append(directory)
+        if len(reads) > 2:
+            return read_manifest(self, directory)
+        aside, published = tmp_path / f"aside-{len(reads)}", tmp_path / f"published-{len(reads)}"
+        os.rename(out, aside)
+        manifest = read_manifest(self, directory)
+        shutil.copytree(aside, published)
+        os.rename(published, out)
+        return manifest
+
+    monkeypatch.setattr(DirectorySink, "_manifest", read_between_two_renames)
+    DirectorySink(out)  # no InputError
+    assert reads[:2] == [out, out] and len(reads) > 2  # the first look did not count
 
 
 def test_write_fingerprint_needs_a_write_first(tmp_path):

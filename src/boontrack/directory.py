@@ -267,33 +267,45 @@ class DirectorySink(Sink):
 
     def _check_owned(self) -> None:
         """InputError unless the destination is absent, empty, or holds only files this sink wrote."""
-        try:  # one look: another writer may rename the directory aside between two
-            mode = self.path.stat().st_mode
-        except FileNotFoundError:
-            return
-        if not stat.S_ISDIR(mode):
-            raise InputError(f"{self.path} exists and is not a directory")
         for attempt in range(_OWNERSHIP_LOOKS):
-            try:
-                manifest = self._manifest(self.path)
-                ours = self._owned_files(self.path) if manifest else set()
-                foreign = sorted(
-                    str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
-                )
-                if self._manifest(self.path) == manifest:
-                    break
-            except FileNotFoundError:
-                pass
+            seen = self._look()
+            if seen is not None:
+                break
             # Another writer swapped the directory while we looked (without an atomic exchange the destination
             # is briefly missing): look again once it has settled.
             time.sleep(0.01 * attempt)
         else:
             return
-        if foreign:
-            listed = ", ".join(foreign[:5]) + (f", ... ({len(foreign) - 5} more)" if len(foreign) > 5 else "")
+        if seen:
+            listed = ", ".join(seen[:5]) + (f", ... ({len(seen) - 5} more)" if len(seen) > 5 else "")
             raise InputError(
                 f"{self.path} holds files boontrack did not write ({listed}); choose a new or empty directory"
             )
+
+    def _look(self) -> list[str] | None:
+        """The files of the destination no manifest lists ([] when it is absent), or None when the destination
+        changed during the look.
+
+        A look counts only when the same unchanged directory (device, inode and change time) stood at the path
+        before and after it: a path missing for an instant between another writer's two renames, or a directory
+        swapped in while its files were listed, would otherwise pass for a directory of foreign files.
+        """
+        try:
+            before = self.path.stat()
+        except FileNotFoundError:
+            return []
+        if not stat.S_ISDIR(before.st_mode):
+            raise InputError(f"{self.path} exists and is not a directory")
+        try:
+            manifest = self._manifest(self.path)
+            ours = self._owned_files(self.path) if manifest else set()
+            foreign = sorted(
+                str(p.relative_to(self.path)) for p in self.path.rglob("*") if p.is_file() and p not in ours
+            )
+            unchanged = self._manifest(self.path) == manifest and _identity(self.path.stat()) == _identity(before)
+        except FileNotFoundError:
+            return None
+        return foreign if unchanged else None
 
     def _owned_files(self, directory: Path) -> set[Path]:
         listed = self._manifest(directory).get("files", [])
@@ -331,6 +343,12 @@ _HOST_ID = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 _OWNERSHIP_LOOKS = 10
 #: errno values of a file system or kernel that cannot exchange two directories atomically.
 _NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+
+
+def _identity(status: os.stat_result) -> tuple[int, int, int]:
+    """What changes when another directory takes the path, or this one's entries change (a reused inode number
+    comes with a new change time)."""
+    return status.st_dev, status.st_ino, status.st_ctime_ns
 
 
 def _exchange(first: Path, second: Path) -> None:
