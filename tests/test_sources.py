@@ -437,3 +437,32 @@ def test_a_destination_that_is_no_tracker_is_refused_before_any_run_is_read(shif
     result = invoke("compare", *shifted, "--val", "val_acc", "--write-to", destination)
     assert result.exit_code == 2 and result.stdout == ""
     assert "--write-to" in result.stderr and "expected SCHEME:LOCATION of a tracker that holds" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("lines", "extra", "message"),
+    [
+        ('write_to = "results.csv"', (), "`write_to`: expected SCHEME:LOCATION of a tracker that holds summaries"),
+        ('write_to = "optuna:sqlite:///s.db"', (), "`write_to`: expected SCHEME:LOCATION of a tracker"),
+        ("write_to = 3", (), "`write_to`: expected SCHEME:LOCATION of a tracker"),
+        ('write_options = {tracking_uri = "sqlite:///m.db"}', (), "`write_options` need `write_to`: where to write"),
+        ('write_to = "mlflow:x"\nwrite_options = "sqlite:///m.db"', (), "`write_options` must map option names"),
+        ('write_to = "mlflow:x"', ("--write-to", "mlflow:y"), "give `write_to` in the config file or --write-to on"),
+        ('write_options = {a = "b"}', ("--write-option", "a=b"), "give `write_options` in the config file or"),
+    ],
+)
+def test_a_bad_destination_in_a_config_file_is_one_line_and_exit_2_before_any_run_is_read(
+    tmp_path, lines, extra, message
+):
+    # the sources do not exist: any read would fail with another message
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + lines + "\n")
+    result = invoke("compare", "--config", config, *extra)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_bad_destination_in_python_is_refused_before_any_source_is_read():
+    with pytest.raises(InputError, match="^`write_to`: expected SCHEME:LOCATION of a tracker"):
+        compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons")
+    with pytest.raises(InputError, match="^`write_options` must map option names to values, got 'x'$"):
+        compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons", write_options="x")

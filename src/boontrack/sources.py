@@ -90,6 +90,9 @@ class SourceComparison:
     summaries: tuple[Summary, ...]
     #: The verdict, when a claim was required.
     gate: Gate | None = None
+    #: What ``write_to`` found: ``"updated"`` (written) or ``"unchanged"`` (it held this comparison already);
+    #: None without ``write_to``.
+    written: Literal["updated", "unchanged"] | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -117,6 +120,8 @@ def compare_sources(
     options: Sequence[Mapping[str, Any]] | None = None,
     require: Literal["better", "not-worse"] | None = None,
     margin: float = 0.0,
+    write_to: str | None = None,
+    write_options: Mapping[str, Any] | None = None,
     progress: bool = False,
     threads: int | None = None,
     **spec_options: Any,
@@ -150,6 +155,11 @@ def compare_sources(
         verdict is in :attr:`SourceComparison.gate`.
     margin
         How much worse than the baseline ``not-worse`` allows (> 0, in the metric's units).
+    write_to
+        ``SCHEME:LOCATION`` of a tracker to write the comparison to, as its own run (:func:`write_comparison`:
+        ``mlflow:EXPERIMENT``, ``wandb:ENTITY/PROJECT``); what it found is in :attr:`SourceComparison.written`.
+    write_options
+        The options of ``write_to``'s backend (MLflow: ``tracking_uri``; W&B: ``timeout``).
     progress, threads
         As for :func:`boontrack.analysis.analyze`.
     **spec_options
@@ -167,12 +177,14 @@ def compare_sources(
     ------
     ValueError
         (:class:`~boontrack.exceptions.InputError`) a bad option, naming it; sources that disagree on the
-        direction; groups found in some sources only. Raised before any source is read where the options
-        alone show it.
+        direction; groups found in some sources only; a ``write_to`` that cannot hold a comparison. Raised
+        before any source is read where the options alone show it.
     BackendError
-        A source could not be read.
+        A source could not be read, or ``write_to`` could not be written.
     """
-    specs, names, per_source = _compare_sources_iv(sources, labels, options, require, margin, spec_options)
+    specs, names, per_source, destination_options = _compare_sources_iv(
+        sources, labels, options, require, margin, (write_to, write_options), spec_options
+    )
     from boontrack.backends import open_source
     from boontrack.pipeline import resolve_direction
 
@@ -184,7 +196,10 @@ def compare_sources(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
     gate = _gate(summaries, require, margin) if require is not None else None
-    return SourceComparison(labels=names, summaries=summaries, gate=gate)
+    result = SourceComparison(labels=names, summaries=summaries, gate=gate)
+    if write_to is None:
+        return result
+    return dataclasses.replace(result, written=write_comparison(result, write_to, **destination_options))
 
 
 def _analyzed(
@@ -226,7 +241,7 @@ def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
 
 
 #: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
-_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin")
+_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "write_to", "write_options")
 
 
 def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -234,9 +249,9 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
     file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
-    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``
-    and the options of :class:`~boontrack.spec.Spec` (``val``, ``test``, ``seed_column``, ``n_resamples``, ...).
-    For example::
+    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
+    ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
+    ``test``, ``seed_column``, ``n_resamples``, ...). For example::
 
         sources = ["main.csv", "mlflow:"]
         labels = ["main", "branch"]
@@ -246,6 +261,8 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         seed_column = "seed"
         require = "not-worse"
         margin = 0.002
+        write_to = "mlflow:comparisons"
+        write_options = {tracking_uri = "sqlite:///mlflow.db"}
 
     Raises
     ------
@@ -280,9 +297,16 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _compare_sources_iv(
-    sources: Any, labels: Any, options: Any, require: Any, margin: Any, spec_options: dict[str, Any]
-) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]]]:
-    """The spec of each metric, the labels and each source's options; InputError naming the first bad argument."""
+    sources: Any,
+    labels: Any,
+    options: Any,
+    require: Any,
+    margin: Any,
+    destination: tuple[Any, Any],
+    spec_options: dict[str, Any],
+) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]], dict[str, Any]]:
+    """The spec of each metric, the labels, each source's options and the options of the destination (``write_to``
+    and ``write_options``); InputError naming the first bad argument."""
     if isinstance(sources, (str, Source)) or not isinstance(sources, Sequence) or len(sources) < 2:
         raise InputError(f"sources must be a sequence of two or more sources, got {sources!r}")
     for source in sources:
@@ -306,7 +330,7 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(require, margin)
-    return specs, names, [dict(each) for each in options]
+    return specs, names, [dict(each) for each in options], _destination_iv(*destination)
 
 
 def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -346,6 +370,40 @@ def _gate_iv(require: Any, margin: Any) -> None:
         )
     if require != "not-worse" and margin != 0:
         raise InputError(f"{vocabulary.name('margin')} is for {not_worse} only, got {margin!r}")
+
+
+def _destination_iv(write_to: Any, write_options: Any) -> dict[str, Any]:
+    """The options of ``write_to`` (dashes in names as underscores), checked with it before any run is read:
+    ``write_to`` names a backend that holds summaries of runs kept elsewhere, and every option given is one it
+    declares (:attr:`~boontrack.backends.Backend.sink_options`; a backend that declares none checks them when
+    it opens)."""
+    from boontrack.backends import Backend, available_backends, load_backend
+
+    if write_options is not None and (
+        not isinstance(write_options, Mapping) or not all(isinstance(key, str) for key in write_options)
+    ):
+        raise InputError(f"{vocabulary.name('write_options')} must map option names to values, got {write_options!r}")
+    options = {key.replace("-", "_"): value for key, value in (write_options or {}).items()}
+    if write_to is None:
+        if options:
+            raise InputError(f"{vocabulary.name('write_options')} need {vocabulary.name('write_to')}: where to write")
+        return options
+    scheme, sep, _ = write_to.partition(":") if isinstance(write_to, str) else ("", "", "")
+    backend = load_backend(scheme) if sep and scheme in available_backends() else None
+    if backend is None or type(backend).open_sink is Backend.open_sink:
+        raise InputError(
+            f"{vocabulary.name('write_to')}: expected SCHEME:LOCATION of a tracker that holds summaries of runs kept "
+            f"elsewhere (e.g. mlflow:EXPERIMENT, wandb:ENTITY/PROJECT), got {write_to!r}"
+        )
+    if backend.sink_options is not None:
+        known = sorted(name.replace("-", "_") for name in backend.sink_options)
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise InputError(
+                f"{vocabulary.name('write_options')}: {scheme} destinations take no option {unknown[0]!r} "
+                f"(known: {', '.join(known) or 'none'})"
+            )
+    return options
 
 
 def _labels(sources: Sequence[str | os.PathLike[str] | Source], labels: Any) -> tuple[str, ...]:
@@ -534,7 +592,8 @@ def write_comparison(
     **options: Any,
 ) -> Literal["updated", "unchanged"]:
     """Write a comparison to a tracker as a summary is written: its own run (``"mlflow:EXPERIMENT"``: a run in
-    that experiment, created when missing) with every number as a metric, the report as an artifact.
+    that experiment, created when missing; ``"wandb:ENTITY/PROJECT"``: a run in that project) with every number
+    as a metric, the report as an artifact.
 
     The metrics are those of a summary of the joined runs (``<prefix><metric>/<group>/boo_<n>``,
     ``.../<group>/vs_<base>/boo_<n>``, ..., see :mod:`boontrack.reports`), for each metric compared, and the
@@ -549,12 +608,12 @@ def write_comparison(
     result
         A comparison of :func:`compare_sources`.
     destination
-        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (MLflow:
-        ``mlflow:EXPERIMENT``).
+        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (``mlflow:EXPERIMENT``,
+        ``wandb:ENTITY/PROJECT``).
     prefix, force
         As for a summary's write-back.
     **options
-        The destination backend's options (MLflow: ``tracking_uri``).
+        The destination backend's options (MLflow: ``tracking_uri``; W&B: ``timeout``).
 
     Returns
     -------
@@ -569,6 +628,7 @@ def write_comparison(
     """
     from boontrack.backends import sink_at
 
+    options = _destination_iv(destination, options)
     key, fp = _comparison_identity(result, prefix)
     sink = sink_at(destination, key, **options)
     if not force and sink.read_fingerprint() == fp:
