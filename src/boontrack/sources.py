@@ -37,6 +37,7 @@ __all__ = [
     "Gate",
     "SourceComparison",
     "compare_sources",
+    "curve_files",
     "load_comparison",
     "to_markdown",
     "write_comparison",
@@ -555,8 +556,11 @@ def _headline_difference(comparison: ComparisonSummary) -> tuple[str, IntervalEs
     return "Δmean", comparison.mean_difference
 
 
-def to_markdown(result: SourceComparison) -> str:
-    """A compact report for a pull request's comment: the verdict, Boo_n of each side and the comparisons."""
+def to_markdown(result: SourceComparison, *, svg: bool = False) -> str:
+    """A compact report for a pull request's comment: the verdict, Boo_n of each side, the comparisons and each
+    side's expected-best curve as text (:func:`_curve_text`: a pull request's comment or a job's summary page
+    shows no SVG); with ``svg``, also a link to each metric's plot of the curves with their bands, an SVG file
+    beside the report (:func:`curve_files`)."""
     from boontrack.reports import _comparison_lines, _interval, _md_table, _shown_budgets, markdown_literal
 
     metrics = len(result.summaries)
@@ -579,8 +583,80 @@ def to_markdown(result: SourceComparison) -> str:
             ]
             for g in summary.groups
         ]
-        lines += [*_md_table(header, rows), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
+        lines += [*_md_table(header, rows), ""]
+        if svg:
+            said = f"Expected best {summary.metric} against n, each side with its pointwise bootstrap band"
+            lines += [f"![{markdown_literal(said)}]({_svg_name(summary.metric)})", ""]
+        lines += [*_curve_text(summary), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+#: The heights of a curve drawn as text, lowest first.
+_BLOCKS = "▁▂▃▄▅▆▇█"
+#: The most budgets a curve drawn as text shows: log-spaced from 1 to the largest n.
+_TEXT_BUDGETS = 24
+
+
+def _curve_text(summary: Summary) -> list[str]:
+    """Each group's expected-best curve as a line of block characters, one per budget and all on one scale, in a
+    collapsed ``<details>`` block: Markdown that shows wherever Markdown does. A budget where a group's curve is
+    doubtful (n > m/2, as the plots dash it) or not defined is a ``·``."""
+    import html
+
+    import numpy as np
+
+    from boontrack._report_text import _num
+    from boontrack.reports import _md_table, markdown_literal
+
+    largest = max(int(g.curve.n.max()) for g in summary.groups)
+    budgets = np.unique(np.round(np.geomspace(1, largest, min(largest, _TEXT_BUDGETS))).astype(np.int64))
+    rows = {}
+    for g in summary.groups:
+        curve = g.curve
+        trusted = np.ones(curve.n.size, bool) if curve.trustworthy is None else np.asarray(curve.trustworthy, bool)
+        kept = dict(zip(curve.n[trusted].tolist(), curve.estimate[trusted].tolist()))
+        rows[g.label] = np.array([kept.get(n, np.nan) for n in budgets.tolist()])
+    shown = np.concatenate(list(rows.values()))
+    shown = shown[np.isfinite(shown)]
+    if shown.size == 0:
+        return []
+    low, high = float(shown.min()), float(shown.max())
+    spread = high - low if high > low else 1.0
+    drawn = {
+        label: "".join(
+            _BLOCKS[round((v - low) / spread * (len(_BLOCKS) - 1))] if np.isfinite(v) else "·" for v in values
+        )
+        for label, values in rows.items()
+    }
+    scale = f"{_BLOCKS[0]} {_num(low)} to {_BLOCKS[-1]} {_num(high)}" if high > low else f"every value {_num(low)}"
+    return [
+        "<details>",
+        f"<summary>Expected best {html.escape(summary.metric)} out of n runs, n = 1 to {largest}, as text</summary>",
+        "",
+        f"One character per budget n = {', '.join(map(str, budgets.tolist()))}, on one scale for every row: "
+        f"{scale}; · where n is more than half the runs of the row (the estimate is doubtful there).",
+        "",
+        *_md_table(
+            ["group", f"expected best, n = 1 … {largest}"], [[markdown_literal(k), f"`{v}`"] for k, v in drawn.items()]
+        ),
+        "",
+        "</details>",
+    ]
+
+
+def _svg_name(metric: str) -> str:
+    """The file name of a metric's plot of the curves, beside a comparison's report."""
+    from boontrack.backends import discovery_key
+
+    return f"curves_{discovery_key(metric)}.svg"
+
+
+def curve_files(result: SourceComparison) -> dict[str, bytes]:
+    """Each metric's plot of every side's expected-best curve with its pointwise band, as an SVG file (the plot
+    of ``report.html``): file name -> content, the names :func:`to_markdown` links with ``svg=True``."""
+    from boontrack.report_html import curve_svg
+
+    return {_svg_name(summary.metric): curve_svg(summary).encode() for summary in result.summaries}
 
 
 def write_comparison(
@@ -598,7 +674,8 @@ def write_comparison(
     The metrics are those of a summary of the joined runs (``<prefix><metric>/<group>/boo_<n>``,
     ``.../<group>/vs_<base>/boo_<n>``, ..., see :mod:`boontrack.reports`), for each metric compared, and the
     gate's verdict when a claim was required: ``<prefix>gate/passed`` (1 or 0), ``<prefix>gate/bound`` and
-    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown`) and ``comparison.json``
+    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown` with ``svg=True``), each
+    metric's plot of the curves it links (``curves_<metric>.svg``, :func:`curve_files`) and ``comparison.json``
     (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
     it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
     prefix and boontrack's version) changed, or with ``force``.
@@ -682,6 +759,10 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
     return SummaryOutputs(
         metrics=metrics,
         curves=[],
-        artifacts={"report.md": to_markdown(result).encode(), "comparison.json": json.dumps(data, indent=2).encode()},
+        artifacts={
+            "report.md": to_markdown(result, svg=True).encode(),
+            **curve_files(result),
+            "comparison.json": json.dumps(data, indent=2).encode(),
+        },
         description=said if gate is None else gate.verdict,
     )

@@ -126,7 +126,9 @@ def test_a_comparison_written_to_mlflow_is_its_own_run_rewritten_only_when_the_r
     assert metrics["boon/gate/passed"] == 1.0
     assert metrics["boon/gate/bound"] == result.gate.bound and metrics["boon/gate/threshold"] == 0.0
     report = Path(client.download_artifacts(run.info.run_id, "report.md", str(tmp_path)))
-    assert report.read_text(encoding="utf-8") == to_markdown(result)
+    assert report.read_text(encoding="utf-8") == to_markdown(result, svg=True)
+    plot = Path(client.download_artifacts(run.info.run_id, "curves_test_acc.svg", str(tmp_path)))
+    assert "](curves_test_acc.svg)" in report.read_text(encoding="utf-8") and plot.read_bytes().startswith(b"<?xml")
     # the copy shifted by twice as much: the same comparison, whose run is replaced (one run for it still)
     copy = pd.read_csv(path)
     copy.assign(val_acc=copy["val_acc"] + SHIFT, test_acc=copy["test_acc"] + SHIFT).to_csv(path, index=False)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.exceptions import InputError
-from boontrack.sources import compare_sources, to_markdown, write_comparison
+from boontrack.sources import compare_sources, curve_files, to_markdown, write_comparison
 
 from wandb_sweep import ENTITY
 
@@ -62,7 +62,8 @@ def test_a_comparison_written_to_wandb_is_its_own_run_rewritten_only_when_the_ru
         a for a in fresh_log.artifacts.values() if a["type"] == "boontrack-summary" and a["run"] == run.name
     )
     files = fresh_log.artifact_files(artifact["id"])
-    assert files["report.md"].decode() == to_markdown(result)
+    assert files["report.md"].decode() == to_markdown(result, svg=True)
+    assert files["curves_test_acc.svg"] == curve_files(result)["curves_test_acc.svg"]  # the plot it links
     assert json.loads(files["comparison.json"])["labels"] == ["main", "branch"]
 
     # the command line, the same comparison: the same run, found up to date (nothing sent that writes)
