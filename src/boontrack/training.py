@@ -37,7 +37,7 @@ from boontrack._validation import (
     as_rng,
 )
 from boontrack.exceptions import FewRunsWarning
-from boontrack.spec import Spec
+from boontrack.spec import BEST_SO_FAR, Spec
 from boontrack.vocabulary import name as _named
 
 __all__ = ["DEFAULT_MIN_RUNS", "CurveKind", "TrainingCurves", "training_curves"]
@@ -104,6 +104,12 @@ class TrainingCurves:
     n_resamples: int
     min_runs: int
     bounds: tuple[float, float]
+
+    @property
+    def entry(self) -> str:
+        """These curves as an entry of ``Spec.curves`` asks for them: the metric, or ``best-so-far:<metric>`` (the
+        test metric's name for the test value at the best step); their name in files and trackers."""
+        return self.metric if self.curve == "value" else f"{BEST_SO_FAR}{self.test or self.metric}"
 
     @property
     def groups(self) -> tuple[str, ...]:
