@@ -8,16 +8,22 @@ import os
 import traceback
 from pathlib import Path
 
-# Everything a summary imports, imported once by the fork server (the crash tests' WRITERS) before it forks.
-import matplotlib.backends.backend_agg  # noqa: F401
-import matplotlib.figure  # noqa: F401
-import mlflow.tracking  # noqa: F401
-import scipy.stats  # noqa: F401
+from boontrack_mlflow import summarize_sweep
 
-import boontrack.analysis  # noqa: F401
-import boontrack.plots  # noqa: F401
-import boontrack.reports  # noqa: F401
-from boontrack_mlflow import _sink, _source, summarize_sweep  # noqa: F401
+#: Everything a summary imports, imported once by the fork server (the crash tests' WRITERS) before it forks.
+#: Installed modules only: Python 3.11's fork server does not take the tests' ``sys.path``, and a module it
+#: cannot import (this one) it skips without a word, leaving every writer to import it all again.
+PRELOAD = [
+    "matplotlib.backends.backend_agg",
+    "matplotlib.figure",
+    "mlflow.tracking",
+    "scipy.stats",
+    "boontrack.analysis",
+    "boontrack.plots",
+    "boontrack.reports",
+    "boontrack_mlflow._sink",
+    "boontrack_mlflow._source",
+]
 
 #: What the writer summarizes with (the tests' SPEC).
 SPEC = {"val": "val_acc", "test": "test_acc", "n": (1, 3), "n_resamples": 200}

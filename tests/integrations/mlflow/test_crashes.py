@@ -122,7 +122,7 @@ def stop_proxy(server, handler) -> None:
 
 #: Writers are forked from one server process that imported MLflow and boontrack once (crash_writer).
 WRITERS = multiprocessing.get_context("forkserver")
-WRITERS.set_forkserver_preload(["crash_writer"])
+WRITERS.set_forkserver_preload(crash_writer.PRELOAD)
 
 
 def kill_writer_at(uri: str, parent_id: str, route: str, occurrence: int, mode: str, report: Path) -> None:
