@@ -229,6 +229,26 @@ def test_a_best_so_far_curve_of_a_loss_without_a_direction_is_refused(sweep_of_s
     assert "'val_loss' looks like a loss or an error ('loss' in its name) and nothing says which way" in result.output
 
 
+def test_a_best_so_far_test_curve_of_a_test_logged_apart_from_validation_is_refused(tmp_path):
+    path = tmp_path / "steps.csv"
+    rows = [
+        {"run_id": f"r{seed}", "step": step, "val_loss": 1 / step, "test_acc": None}
+        for seed in range(5)
+        for step in (1, 2)
+    ]
+    rows += [
+        {"run_id": f"r{seed}", "step": 3, "val_loss": None, "test_acc": 0.8} for seed in range(5)
+    ]  # after training
+    pd.DataFrame(rows).to_csv(path, index=False)
+    arguments = ["summarize", str(path), "--val", "val_loss", "--test", "test_acc", "--minimize"]
+    result = CliRunner().invoke(cli.main, [*arguments, "--curves", "best-so-far:test_acc"])
+    assert result.exit_code == 2
+    assert (
+        "--curves 'best-so-far:test_acc': no run logged 'test_acc' at a step where it logged 'val_loss'"
+        in result.output
+    )
+
+
 def test_a_config_job_asks_for_best_so_far_curves_in_its_own_words(sweep_of_steps, tmp_path):
     sweep_of_steps.to_csv(tmp_path / "steps.csv", index=False)
     config = tmp_path / "boontrack.toml"

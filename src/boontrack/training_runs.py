@@ -155,13 +155,18 @@ def _best_so_far_points(histories: pd.DataFrame, val: str, metric: str, entry: s
     """The points of a best-so-far curve: the validation metric's, and for the test metric (``metric`` other than
     ``val``) its value at the same run and step in a column ``test`` (None: no such column). Validation points
     with no test value at their step are left out, with a warning that counts them: the test value at a best
-    step must have been logged."""
+    step must have been logged. None with one is an :class:`InputError`."""
     validation = histories.loc[histories["metric"] == val]
     if metric == val:
         return validation, None
     tests = histories.loc[histories["metric"] == metric, ["run_id", "step", "value"]]
     joined = validation.merge(tests.rename(columns={"value": "test"}), on=["run_id", "step"], how="left")
     untested = joined["test"].isna()
+    if untested.all():
+        raise InputError(
+            f"{vocabulary.name('curves')} {entry!r}: no run logged {metric!r} at a step where it logged {val!r}; the "
+            "test value at the best validation step needs both logged at the same steps"
+        )
     if untested.any():
         warnings.warn(
             f"training curves of {entry!r}: {int(untested.sum())} points of {val!r} of "
