@@ -248,8 +248,9 @@ def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     "curves",
     multiple=True,
     metavar="METRIC",
-    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; reads "
-    "each run's history: one request per metric and 100 runs on an MLflow server).",
+    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; "
+    "best-so-far:VAL for each run's best --val so far, best-so-far:TEST for its --test at that step; reads each "
+    "run's history: one request per metric and 100 runs on an MLflow server).",
 )
 @_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
 @_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")

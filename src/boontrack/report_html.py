@@ -367,13 +367,23 @@ def _training_plot(curves: TrainingCurves) -> str:
             )
         ]
         lines.append(_Line(str(label), curves.step[at], curves.mean[at], curves.low[at], curves.high[at], few, hover))
-    what = "best so far" if curves.curve == "best-so-far" else "mean"
+    what = curves.metric if curves.curve == "value" else f"best-so-far {curves.test or curves.metric}"
     return _svg_plot(
         lines,
         x_label="step",
-        y_label=f"{what} {curves.test or curves.metric}",
-        title=f"Mean {curves.metric} ({curves.curve}) across runs, with pointwise bootstrap bands",
+        y_label=f"mean {what}",
+        title=f"Mean {what} across runs, with pointwise bootstrap bands",
     )
+
+
+def _best_so_far_note(curves: TrainingCurves) -> str:
+    """What a best-so-far curve averages, and in which direction ("" for values as logged)."""
+    if curves.curve == "value":
+        return ""
+    what = f"the running best {_e(curves.metric)}"
+    if curves.test is not None:
+        what = f"the {_e(curves.test)} at the step of the running best {_e(curves.metric)}"
+    return f" of each run's {what} ({_e(curves.direction)}), as early stopping reports"
 
 
 def _training_section(summary: Summary) -> list[str]:
@@ -382,11 +392,12 @@ def _training_section(summary: Summary) -> list[str]:
     parts = ["<h2>Training curves</h2>"]
     for curves in summary.training:
         parts += [
-            f"<h3>{_e(curves.metric)}{' (best so far)' if curves.curve == 'best-so-far' else ''}</h3>",
+            f"<h3>{_e(curves.entry)}</h3>",
             _training_plot(curves),
-            '<p class="note">Each group\'s mean over its runs at each step; the shaded band is the pointwise '
-            "bootstrap interval. Dashed, with open points: steps with fewer runs than the simultaneous band needs "
-            "(doubtful). Every value is in <code>training_curves.csv</code>.</p>",
+            '<p class="note">Each group\'s mean over its runs at each step'
+            + _best_so_far_note(curves)
+            + "; the shaded band is the pointwise bootstrap interval. Dashed, with open points: steps with fewer runs "
+            "than the simultaneous band needs (doubtful). Every value is in <code>training_curves.csv</code>.</p>",
         ]
     return parts
 
