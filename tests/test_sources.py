@@ -196,6 +196,49 @@ def test_markdown_and_the_github_step_summary(shifted, tmp_path, monkeypatch):
     assert step_summary.read_text(encoding="utf-8") == "earlier step\n" + markdown
 
 
+def _text_curves(markdown: str) -> tuple[list[int], dict[str, str]]:
+    """The budgets and each group's row of the curves drawn as text in a comparison's Markdown."""
+    block = markdown.split("<details>")[1].split("</details>")[0]
+    budgets = re.search(r"One character per budget n = ([\d, ]+), on one scale", block).group(1)
+    rows = dict(re.findall(r"^\| (\S+) \| `(\S+)` \|$", block, flags=re.MULTILINE))
+    return [int(n) for n in budgets.split(", ")], rows
+
+
+def test_the_markdown_draws_each_sides_curve_as_text_on_one_scale(shifted):
+    result = compare_sources(shifted, val="val_acc", test="test_acc", **FAST)
+    markdown = to_markdown(result)
+    budgets, rows = _text_curves(markdown)
+    runs = pd.read_csv(shifted[0])
+    assert budgets[0] == 1 and budgets[-1] == len(runs) and budgets == sorted(set(budgets))
+    assert set(rows) == {"main", "branch"} and all(len(row) == len(budgets) for row in rows.values())
+    # a dot where n is above half a side's runs (doubtful); elsewhere, on one scale from the lowest value (main's
+    # mean) to the highest: the copy SHIFT higher is at the top throughout, main at the bottom (its curve spans
+    # far less than SHIFT)
+    doubtful = [n > len(runs) / 2 for n in budgets]
+    assert [c == "·" for c in rows["main"]] == doubtful and [c == "·" for c in rows["branch"]] == doubtful
+    assert set(rows["main"]) == {"▁", "·"} and set(rows["branch"]) == {"█", "·"}
+    assert f"▁ {runs['test_acc'].mean():.4g} to █ " in markdown
+    assert "![" not in markdown  # no image: a comment or a job's summary page would not show it
+
+
+def test_the_markdown_of_a_written_comparison_links_each_metrics_plot(shifted):
+    import xml.etree.ElementTree as ElementTree
+
+    from boontrack.sources import curve_files
+
+    result = compare_sources(shifted, val="val_acc", test=["test_acc", "val_acc"], **FAST)
+    markdown = to_markdown(result, svg=True)
+    files = curve_files(result)
+    assert list(files) == ["curves_test_acc.svg", "curves_val_acc.svg"]
+    for name, content in files.items():
+        assert f"pointwise bootstrap band]({name})" in markdown
+        plot = ElementTree.fromstring(content)  # a well-formed SVG document of its own size and style
+        assert plot.tag == "{http://www.w3.org/2000/svg}svg" and plot.get("width") and plot.get("height")
+        legend = [text.text for text in plot.iter("{http://www.w3.org/2000/svg}text")]
+        assert "main" in legend and "branch" in legend
+    assert markdown.count("<details>") == 2  # and each metric's curves as text
+
+
 def test_markdown_without_a_gate_has_no_verdict(split):
     result = compare_sources(split, val="val_acc", test="test_acc", seed_column="seed", **FAST)
     markdown = to_markdown(result)
@@ -437,3 +480,32 @@ def test_a_destination_that_is_no_tracker_is_refused_before_any_run_is_read(shif
     result = invoke("compare", *shifted, "--val", "val_acc", "--write-to", destination)
     assert result.exit_code == 2 and result.stdout == ""
     assert "--write-to" in result.stderr and "expected SCHEME:LOCATION of a tracker that holds" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("lines", "extra", "message"),
+    [
+        ('write_to = "results.csv"', (), "`write_to`: expected SCHEME:LOCATION of a tracker that holds summaries"),
+        ('write_to = "optuna:sqlite:///s.db"', (), "`write_to`: expected SCHEME:LOCATION of a tracker"),
+        ("write_to = 3", (), "`write_to`: expected SCHEME:LOCATION of a tracker"),
+        ('write_options = {tracking_uri = "sqlite:///m.db"}', (), "`write_options` need `write_to`: where to write"),
+        ('write_to = "mlflow:x"\nwrite_options = "sqlite:///m.db"', (), "`write_options` must map option names"),
+        ('write_to = "mlflow:x"', ("--write-to", "mlflow:y"), "give `write_to` in the config file or --write-to on"),
+        ('write_options = {a = "b"}', ("--write-option", "a=b"), "give `write_options` in the config file or"),
+    ],
+)
+def test_a_bad_destination_in_a_config_file_is_one_line_and_exit_2_before_any_run_is_read(
+    tmp_path, lines, extra, message
+):
+    # the sources do not exist: any read would fail with another message
+    config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + lines + "\n")
+    result = invoke("compare", "--config", config, *extra)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_a_bad_destination_in_python_is_refused_before_any_source_is_read():
+    with pytest.raises(InputError, match="^`write_to`: expected SCHEME:LOCATION of a tracker"):
+        compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons")
+    with pytest.raises(InputError, match="^`write_options` must map option names to values, got 'x'$"):
+        compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons", write_options="x")

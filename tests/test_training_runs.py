@@ -1,5 +1,7 @@
 """Training curves of a summary (``curves``): the option in every vocabulary, the histories of a file of one row per
-run and step, and ``boontrack summarize --curves`` end to end, checked against means computed here from the file."""
+run and step, and ``boontrack summarize --curves`` end to end, checked against means computed here from the file;
+best-so-far curves (``best-so-far:METRIC``) from the command line and the config file, checked against a running
+best computed here step by step."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from boontrack import cli, vocabulary
 from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
 from boontrack.files import FileSource
 from boontrack.pipeline import fingerprint, summary_key
+from boontrack.reaggregate import load_config
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
 from boontrack.training_runs import summary_histories
@@ -131,6 +134,138 @@ def test_curves_of_a_file_without_steps_is_refused_in_one_line(tmp_path):
     result = CliRunner().invoke(cli.main, ["summarize", str(path), "--val", "acc", "--curves", "loss"])
     assert result.exit_code == 2
     assert "holds one row per run and no histories: training curves need one row per run and step" in result.output
+
+
+def test_a_best_so_far_curve_follows_the_summarys_validation_metric_in_every_vocabulary():
+    spec = Spec(val="val_loss", test="test_acc", curves=["best-so-far:val_loss", "best-so-far:metrics.test_acc"])
+    assert spec.curves == ("best-so-far:val_loss", "best-so-far:metrics.test_acc")
+    with vocabulary.speaking(vocabulary.CLI), pytest.raises(InputError) as refused:
+        Spec(val="val_acc", test="test_acc", curves=["best-so-far:val_loss"])
+    assert str(refused.value) == (
+        "--curves 'best-so-far:val_loss': a best-so-far curve follows the validation metric, in the summary's "
+        "direction: name --val ('val_acc') or --test ('test_acc') after 'best-so-far:'"
+    )
+    with vocabulary.speaking(vocabulary.CONFIG), pytest.raises(InputError, match="^`curves` 'best-so-far:test_acc'.*"):
+        Spec(val="val_acc", curves=["best-so-far:test_acc"])  # no test metric to follow
+    for bare in ("best-so-far", "best-so-far:"):
+        with pytest.raises(InputError, match=r"^`curves` must name the metric of a best-so-far curve \(best-so-far:M"):
+            Spec(val="val_acc", curves=[bare])
+
+
+#: Steps of every run of :func:`sweep_of_steps`.
+BEST_STEPS = 8
+
+
+@pytest.fixture(scope="module")
+def sweep_of_steps(tmp_path_factory) -> pd.DataFrame:
+    """2 groups x 5 runs x 8 steps of a noisy loss and test accuracy (their best is seldom the last step); run b4
+    did not log its test accuracy at step 3 (an empty cell)."""
+    rng = np.random.default_rng(7)
+    rows = [
+        {"run_id": f"{group}{seed}", "model": group, "seed": seed, "step": step,
+         "val_loss": float(rng.uniform(0.2, 1.0)), "test_acc": float(rng.uniform(0.5, 0.9))}
+        for group in "ab" for seed in range(5) for step in range(1, BEST_STEPS + 1)
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame.loc[(frame["run_id"] == "b4") & (frame["step"] == 3), "test_acc"] = np.nan
+    return frame
+
+
+def _running_best(frame: pd.DataFrame, *, tested: bool) -> pd.DataFrame:
+    """Per run and step, the lowest val_loss so far (the first of equal ones) or test_acc at its step, walked step
+    by step; with ``tested``, over the steps that logged a test accuracy only."""
+    rows = []
+    for _, run in frame.sort_values("step").groupby("run_id"):
+        best = None
+        for row in run.itertuples():
+            if tested and np.isnan(row.test_acc):
+                continue
+            if best is None or row.val_loss < best[0]:
+                best = (row.val_loss, row.test_acc)
+            rows.append({"model": row.model, "step": row.step, "value": best[1] if tested else best[0]})
+    return pd.DataFrame(rows).groupby(["model", "step"])["value"].agg(["mean", "size"])
+
+
+def test_summarize_best_so_far_averages_each_runs_running_best_and_its_test_at_that_step(sweep_of_steps, tmp_path):
+    path, out = tmp_path / "steps.csv", tmp_path / "out"
+    sweep_of_steps.to_csv(path, index=False)
+    with warnings.catch_warnings():  # shown by the command as a line on stderr
+        warnings.simplefilter("always", BoontrackWarning)
+        result = CliRunner().invoke(
+            cli.main,
+            [
+                "summarize", str(path), "--val", "val_loss", "--test", "test_acc", "--minimize", "--group-by",
+                "model", "--curves", "best-so-far:val_loss", "--curves", "best-so-far:test_acc", "--resamples",
+                "99", "--no-plots", "--out", str(out),
+            ],
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = pd.read_csv(out / "training_curves.csv")
+    for entry, tested in (("best-so-far:val_loss", False), ("best-so-far:test_acc", True)):
+        curve, expected = written.loc[written["metric"] == entry], _running_best(sweep_of_steps, tested=tested)
+        np.testing.assert_allclose(curve["mean"], expected["mean"].to_numpy(), rtol=1e-12)
+        assert curve["runs"].tolist() == expected["size"].tolist()
+        assert (curve["ci_low"] <= curve["mean"]).all() and (curve["mean"] <= curve["ci_high"]).all()
+        banded = curve.loc[curve["enough_runs"]]  # b4 without a test at step 3: 4 runs there, no simultaneous band
+        assert (banded["simultaneous_low"] <= banded["ci_low"]).all()
+        assert (banded["ci_high"] <= banded["simultaneous_high"]).all()
+        assert curve["simultaneous_low"].isna().sum() == (~curve["enough_runs"]).sum() == int(tested)
+    assert (
+        "Warning: training curves of 'best-so-far:test_acc': 1 points of 'val_loss' of 1 runs have no 'test_acc' at "
+        "their step and are left out" in result.output
+    )
+    assert "Training curve of 'best-so-far:val_loss': each run's best 'val_loss' so far; lower is better, as asked" in (
+        result.output
+    )
+    assert "each run's 'test_acc' at its best 'val_loss' so far; lower is better, as asked" in result.output
+
+
+def test_a_best_so_far_curve_of_a_loss_without_a_direction_is_refused(sweep_of_steps, tmp_path):
+    path = tmp_path / "steps.csv"
+    sweep_of_steps.to_csv(path, index=False)
+    arguments = ["summarize", str(path), "--val", "val_loss", "--curves", "best-so-far:val_loss"]
+    result = CliRunner().invoke(cli.main, arguments)
+    assert result.exit_code == 2
+    assert "'val_loss' looks like a loss or an error ('loss' in its name) and nothing says which way" in result.output
+
+
+def test_a_best_so_far_test_curve_of_a_test_logged_apart_from_validation_is_refused(tmp_path):
+    path = tmp_path / "steps.csv"
+    rows = [
+        {"run_id": f"r{seed}", "step": step, "val_loss": 1 / step, "test_acc": None}
+        for seed in range(5)
+        for step in (1, 2)
+    ]
+    rows += [
+        {"run_id": f"r{seed}", "step": 3, "val_loss": None, "test_acc": 0.8} for seed in range(5)
+    ]  # after training
+    pd.DataFrame(rows).to_csv(path, index=False)
+    arguments = ["summarize", str(path), "--val", "val_loss", "--test", "test_acc", "--minimize"]
+    result = CliRunner().invoke(cli.main, [*arguments, "--curves", "best-so-far:test_acc"])
+    assert result.exit_code == 2
+    assert (
+        "--curves 'best-so-far:test_acc': no run logged 'test_acc' at a step where it logged 'val_loss'"
+        in result.output
+    )
+
+
+def test_a_config_job_asks_for_best_so_far_curves_in_its_own_words(sweep_of_steps, tmp_path):
+    sweep_of_steps.to_csv(tmp_path / "steps.csv", index=False)
+    config = tmp_path / "boontrack.toml"
+    job = (
+        '[[jobs]]\nname = "steps"\nsource = "steps.csv"\nval = "val_loss"\nmaximize = false\ngroup_by = ["model"]\n'
+        'n_resamples = 99\nplots = false\nout = "summary"\ncurves = ["best-so-far:val_loss"]\n'
+    )
+    config.write_text(job)
+    result = CliRunner().invoke(cli.main, ["reaggregate", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    written = pd.read_csv(tmp_path / "summary" / "training_curves.csv")
+    np.testing.assert_allclose(written["mean"], _running_best(sweep_of_steps, tested=False)["mean"], rtol=1e-12)
+    config.write_text(job.replace("best-so-far:val_loss", "best-so-far:val_acc"))
+    with pytest.raises(
+        InputError, match="^job 'steps': `curves` 'best-so-far:val_acc': .* name `val` \\('val_loss'\\)"
+    ):
+        load_config(config)
 
 
 def spec_request(spec: Spec):

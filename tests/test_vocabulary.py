@@ -7,7 +7,7 @@ import pytest
 
 from boontrack import vocabulary
 from boontrack.exceptions import InputError
-from boontrack.vocabulary import CLI, CONFIG, DEPRECATED, FLAGS, HYDRA, PYTHON, modernize
+from boontrack.vocabulary import CLI, COMPARE_FLAGS, CONFIG, DEPRECATED, FLAGS, HYDRA, PYTHON, modernize
 
 from readme_tables import quoted, tables_after
 
@@ -23,6 +23,13 @@ def test_the_readme_options_table_is_the_one_table():
         old.update({spelling: names[0] for spelling in quoted(old_cell)})
     assert flags == dict(FLAGS)
     assert old == {spelling: deprecated.new for spelling, deprecated in DEPRECATED.items()}
+
+
+def test_the_compare_options_table_is_the_table_of_compares_own_flags():
+    (rows,) = tables_after("compare keywords:")
+    typed = {quoted(names)[0]: quoted(flags)[0].split(" ")[0] for names, flags, _ in rows}
+    assert {name: flag for name, flag in typed.items() if flag.startswith("--")} == dict(COMPARE_FLAGS)
+    assert typed["sources"] == "SOURCE_A"  # the arguments
 
 
 @pytest.mark.parametrize(

@@ -260,6 +260,9 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     #: Options :meth:`open_source` accepts (CLI flag name with dashes -> help text).
     options: ClassVar[Mapping[str, str]] = {}
+    #: Options :meth:`open_sink` accepts (name -> help text), when the backend declares them: a destination's
+    #: options are then checked before any run is read (None: :meth:`open_sink` checks them when it opens).
+    sink_options: ClassVar[Mapping[str, str] | None] = None
     #: Whether this backend's sources may know a metric's direction (:meth:`Source.direction`); a scheduled
     #: job of a backend that never does is checked for a loss without a direction when its file is read.
     knows_directions: ClassVar[bool] = False

@@ -46,7 +46,7 @@ from boontrack.choices import (
 )
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.spec import Spec
-from boontrack.vocabulary import FLAGS
+from boontrack.vocabulary import COMPARE_FLAGS, FLAGS
 
 __all__ = ["COMMANDS_GROUP", "ENGINES_GROUP", "lazy_commands", "main"]
 
@@ -202,6 +202,12 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     return click.option(FLAGS[name], name, **kwargs)
 
 
+def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """An option of ``compare``'s own under its flag from :data:`boontrack.vocabulary.COMPARE_FLAGS`, keeping
+    the name of :func:`boontrack.sources.compare_sources`' keyword."""
+    return click.option(COMPARE_FLAGS[name], name, **kwargs)
+
+
 @main.command()
 @click.argument("source")
 @_option("val", required=True, metavar="METRIC", help="Validation metric: the score runs are ranked by.")
@@ -242,8 +248,9 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     "curves",
     multiple=True,
     metavar="METRIC",
-    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; reads "
-    "each run's history: one request per metric and 100 runs on an MLflow server).",
+    help="Also each group's mean training curve of this metric logged per step, with bands (repeatable; "
+    "best-so-far:VAL for each run's best --val so far, best-so-far:TEST for its --test at that step; reads each "
+    "run's history: one request per metric and 100 runs on an MLflow server).",
 )
 @_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
 @_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
@@ -375,7 +382,7 @@ def _parse_source_options(
     type=click.Path(dir_okay=False),
     help="TOML file giving the sources and the options (their Python names), instead of the command line.",
 )
-@click.option("--label", "labels", multiple=True, metavar="NAME", help="One label per source, in order (repeatable).")
+@_compare_option("labels", multiple=True, metavar="NAME", help="One label per source, in order (repeatable).")
 @click.option(
     "--source-option",
     "per_source",
@@ -384,8 +391,8 @@ def _parse_source_options(
     metavar="N:KEY=VALUE",
     help="An option of the N-th source's backend, e.g. 1:parent=RUN_ID, 2:tracking_uri=sqlite:///m.db (repeatable).",
 )
-@click.option("--require", type=click.Choice(("better", "not-worse")), help="Gate: the claim the exit status checks.")
-@click.option("--margin", type=float, default=0.0, help="With --require not-worse: how much worse is allowed.")
+@_compare_option("require", type=click.Choice(("better", "not-worse")), help="Gate: the claim the exit status checks.")
+@_compare_option("margin", type=float, default=0.0, help="With --require not-worse: how much worse is allowed.")
 @click.option("--format", "output_format", type=click.Choice(("table", "markdown")), default="table", show_default=True)
 @click.option(
     "--threads",
@@ -393,18 +400,17 @@ def _parse_source_options(
     metavar="N",
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
-@click.option(
-    "--write-to",
+@_compare_option(
+    "write_to",
     metavar="SCHEME:LOCATION",
-    help="Write the comparison to a tracker, as a summary: its own run, e.g. mlflow:EXPERIMENT.",
+    help="Write the comparison to a tracker, as a summary: its own run, e.g. mlflow:EXPERIMENT, wandb:ENTITY/PROJECT.",
 )
-@click.option(
-    "--write-option",
+@_compare_option(
     "write_options",
     multiple=True,
     callback=_parse_options,
     metavar="KEY=VALUE",
-    help="An option of --write-to's backend, e.g. tracking-uri=sqlite:///mlflow.db (repeatable).",
+    help="An option of --write-to's backend, e.g. tracking-uri=sqlite:///mlflow.db, timeout=30 (repeatable).",
 )
 @click.pass_context
 def compare(
@@ -434,10 +440,10 @@ def compare(
     """
     import os
 
-    from boontrack.sources import compare_sources, load_comparison, to_markdown, write_comparison
+    from boontrack.sources import _destination_iv, compare_sources, load_comparison, to_markdown, write_comparison
 
-    if write_to is not None:
-        _check_destination(write_to)
+    destination: dict[str, Any] = {"write_to": write_to, "write_options": write_options or None}
+    named_by = COMPARE  # who named the destination: the command line, or the config file
     if config is not None:
         given = [param for param in ctx.command.params if _given_on_command_line(ctx, param)]
         if given:
@@ -445,47 +451,37 @@ def compare(
             raise click.UsageError(f"give the comparison with --config or on the command line, not both: {shown}")
         with vocabulary.speaking(vocabulary.CONFIG):
             keywords = load_comparison(config)
-            result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
+        in_file = [key for key in destination if key in keywords]
+        if in_file:
+            typed = [COMPARE.name(key) for key in destination if destination[key] is not None]
+            if typed:
+                where = vocabulary.CONFIG.name(in_file[0])
+                raise click.UsageError(f"give {where} in the config file or {typed[0]} on the command line, not both")
+            destination, named_by = {key: keywords.get(key) for key in destination}, vocabulary.CONFIG
+        keywords = {key: value for key, value in keywords.items() if key not in destination}
+        spoken = vocabulary.CONFIG
     else:
         keywords = _compared_on_command_line(sources, labels, per_source, spec_options)
-        with vocabulary.speaking(COMPARE):
-            result = compare_sources(
-                require=require,  # type: ignore[arg-type]  # click's Choice
-                margin=margin,
-                progress=sys.stderr.isatty(),
-                threads=threads,
-                **keywords,
-            )
+        keywords.update(require=require, margin=margin)
+        spoken = COMPARE
+    with vocabulary.speaking(named_by):  # before any run is read
+        destination_options = _destination_iv(**destination)
+    with vocabulary.speaking(spoken):
+        result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
     markdown = to_markdown(result)
     text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
             step_summary.write(markdown)
-    if write_to is not None:
-        with vocabulary.speaking(COMPARE):
-            options: dict[str, Any] = {key.replace("-", "_"): value for key, value in write_options.items()}
-            done = write_comparison(result, write_to, **options)
+    if destination["write_to"] is not None:  # after the result is shown: a tracker that fails does not hide it
+        with vocabulary.speaking(named_by):
+            done = write_comparison(result, destination["write_to"], **destination_options)
         said = "up to date, nothing written" if done == "unchanged" else "written"
-        click.echo(f"Comparison {said}: {redact(write_to)}", err=True)
+        click.echo(f"Comparison {said}: {redact(destination['write_to'])}", err=True)
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
-
-
-def _check_destination(destination: str) -> None:
-    """A usage error, before any run is read, unless ``destination`` names a backend that holds summaries of runs
-    kept elsewhere (:meth:`boontrack.backends.Backend.open_sink`)."""
-    from boontrack.backends import Backend, available_backends, load_backend
-
-    scheme, sep, _ = destination.partition(":")
-    if sep and scheme in available_backends() and type(load_backend(scheme)).open_sink is not Backend.open_sink:
-        return
-    raise click.BadParameter(
-        f"expected SCHEME:LOCATION of a tracker that holds summaries of runs kept elsewhere (e.g. "
-        f"mlflow:EXPERIMENT), got {destination!r}",
-        param_hint="--write-to",
-    )
 
 
 #: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
@@ -567,10 +563,7 @@ def _shared_option(param: click.Parameter) -> click.Parameter:
 compare.params[1:1] = [_shared_option(param) for param in summarize.params if param.name in _COMPARE_SPEC_OPTIONS]
 
 #: How ``compare`` names its options in messages: summarize's flags and its own.
-COMPARE = vocabulary.Vocabulary(
-    "flags",
-    flags={**FLAGS, "labels": "--label", "options": "--source-option", "require": "--require", "margin": "--margin"},
-)
+COMPARE = vocabulary.Vocabulary("flags", flags={**FLAGS, **COMPARE_FLAGS})
 
 
 @main.command()

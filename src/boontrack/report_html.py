@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from boontrack.runtable import DroppedRun
     from boontrack.training import TrainingCurves
 
-__all__ = ["to_html"]
+__all__ = ["curve_svg", "to_html"]
 
 #: Okabe-Ito colours: distinct for colour-blind readers, and each dark enough to show on white (no yellow).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
@@ -63,9 +63,10 @@ td.num { white-space: nowrap; } .ci { color: #555; font-size: .88em; }
 .warn { background: #fff6e5; border-left: 4px solid #e69f00; padding: 6px 10px; margin: 4px 0; }
 dl.how { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; } dl.how dt { font-weight: 600; }
 dl.how dd { margin: 0; } svg { width: 100%; height: auto; max-width: 900px; display: block; }
-svg text { font: 12px system-ui, Helvetica, Arial, sans-serif; fill: #333; }
 footer { margin-top: 2em; color: #666; font-size: .85em; }
 """
+#: How a plot's text looks, in the page and in an SVG file of its own (:func:`curve_svg`).
+_SVG_TEXT = "text { font: 12px system-ui, Helvetica, Arial, sans-serif; fill: #333; }"
 
 
 def _e(text: object) -> str:
@@ -242,8 +243,9 @@ def _runs_of(mask: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)))
 
 
-def _svg_plot(lines: Sequence[_Line], *, x_label: str, y_label: str, title: str) -> str:
-    """Lines with shaded bands, points with hover values, axes, ticks and a legend, as one inline SVG."""
+def _svg_plot(lines: Sequence[_Line], *, x_label: str, y_label: str, title: str, standalone: bool = False) -> str:
+    """Lines with shaded bands, points with hover values, axes, ticks and a legend, as one inline SVG; with
+    ``standalone``, as an SVG file: its size and the style of its text its own."""
     xs = np.concatenate([line.x for line in lines])
     ys = np.concatenate([np.concatenate([line.y, line.low, line.high]) for line in lines])
     ys = ys[np.isfinite(ys)]
@@ -265,9 +267,11 @@ def _svg_plot(lines: Sequence[_Line], *, x_label: str, y_label: str, title: str)
     def py(y: np.ndarray | float) -> np.ndarray:
         return _TOP + (1 - (np.asarray(y, float) - y0) / (y1 - y0)) * inner_h
 
+    own = f' width="{_WIDTH}" height="{_HEIGHT}"' if standalone else ""
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}"{own} role="img" '
         f'aria-label="{_e(title)}"><title>{_e(title)}</title>',
+        f"<style>{_SVG_TEXT}</style>" if standalone else "",
         f'<rect x="{_LEFT}" y="{_TOP}" width="{inner_w}" height="{inner_h}" fill="#fff" stroke="#999"/>',
     ]
     for tick in _ticks(x0, x1, log=log):
@@ -325,7 +329,13 @@ def _svg_line(line: _Line, colour: str, x: np.ndarray, py: Callable[[np.ndarray]
     return parts
 
 
-def _curve_plot(summary: Summary) -> str:
+def curve_svg(summary: Summary) -> str:
+    """The plot of ``report.html`` of every group's expected-best curve with its pointwise band, as an SVG file
+    (``curves_<metric>.svg`` beside a comparison's ``report.md``, which links it)."""
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _curve_plot(summary, standalone=True) + "\n"
+
+
+def _curve_plot(summary: Summary, *, standalone: bool = False) -> str:
     lines = []
     for g in summary.groups:
         c = g.curve
@@ -340,6 +350,7 @@ def _curve_plot(summary: Summary) -> str:
         x_label="n (runs trained, the best by validation kept)",
         y_label=f"expected best {_scores(summary)[:-1]}",
         title=f"Expected best {summary.metric} against n, with pointwise bootstrap bands",
+        standalone=standalone,
     )
 
 
@@ -356,13 +367,23 @@ def _training_plot(curves: TrainingCurves) -> str:
             )
         ]
         lines.append(_Line(str(label), curves.step[at], curves.mean[at], curves.low[at], curves.high[at], few, hover))
-    what = "best so far" if curves.curve == "best-so-far" else "mean"
+    what = curves.metric if curves.curve == "value" else f"best-so-far {curves.test or curves.metric}"
     return _svg_plot(
         lines,
         x_label="step",
-        y_label=f"{what} {curves.test or curves.metric}",
-        title=f"Mean {curves.metric} ({curves.curve}) across runs, with pointwise bootstrap bands",
+        y_label=f"mean {what}",
+        title=f"Mean {what} across runs, with pointwise bootstrap bands",
     )
+
+
+def _best_so_far_note(curves: TrainingCurves) -> str:
+    """What a best-so-far curve averages, and in which direction ("" for values as logged)."""
+    if curves.curve == "value":
+        return ""
+    what = f"the running best {_e(curves.metric)}"
+    if curves.test is not None:
+        what = f"the {_e(curves.test)} at the step of the running best {_e(curves.metric)}"
+    return f" of each run's {what} ({_e(curves.direction)}), as early stopping reports"
 
 
 def _training_section(summary: Summary) -> list[str]:
@@ -371,11 +392,12 @@ def _training_section(summary: Summary) -> list[str]:
     parts = ["<h2>Training curves</h2>"]
     for curves in summary.training:
         parts += [
-            f"<h3>{_e(curves.metric)}{' (best so far)' if curves.curve == 'best-so-far' else ''}</h3>",
+            f"<h3>{_e(curves.entry)}</h3>",
             _training_plot(curves),
-            '<p class="note">Each group\'s mean over its runs at each step; the shaded band is the pointwise '
-            "bootstrap interval. Dashed, with open points: steps with fewer runs than the simultaneous band needs "
-            "(doubtful). Every value is in <code>training_curves.csv</code>.</p>",
+            '<p class="note">Each group\'s mean over its runs at each step'
+            + _best_so_far_note(curves)
+            + "; the shaded band is the pointwise bootstrap interval. Dashed, with open points: steps with fewer runs "
+            "than the simultaneous band needs (doubtful). Every value is in <code>training_curves.csv</code>.</p>",
         ]
     return parts
 
@@ -448,5 +470,7 @@ def to_html(summary: Summary) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+        f"<title>{_e(title)}</title><style>{_STYLE}svg {_SVG_TEXT}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
     )

@@ -37,6 +37,7 @@ __all__ = [
     "Gate",
     "SourceComparison",
     "compare_sources",
+    "curve_files",
     "load_comparison",
     "to_markdown",
     "write_comparison",
@@ -90,6 +91,9 @@ class SourceComparison:
     summaries: tuple[Summary, ...]
     #: The verdict, when a claim was required.
     gate: Gate | None = None
+    #: What ``write_to`` found: ``"updated"`` (written) or ``"unchanged"`` (it held this comparison already);
+    #: None without ``write_to``.
+    written: Literal["updated", "unchanged"] | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -117,6 +121,8 @@ def compare_sources(
     options: Sequence[Mapping[str, Any]] | None = None,
     require: Literal["better", "not-worse"] | None = None,
     margin: float = 0.0,
+    write_to: str | None = None,
+    write_options: Mapping[str, Any] | None = None,
     progress: bool = False,
     threads: int | None = None,
     **spec_options: Any,
@@ -150,6 +156,11 @@ def compare_sources(
         verdict is in :attr:`SourceComparison.gate`.
     margin
         How much worse than the baseline ``not-worse`` allows (> 0, in the metric's units).
+    write_to
+        ``SCHEME:LOCATION`` of a tracker to write the comparison to, as its own run (:func:`write_comparison`:
+        ``mlflow:EXPERIMENT``, ``wandb:ENTITY/PROJECT``); what it found is in :attr:`SourceComparison.written`.
+    write_options
+        The options of ``write_to``'s backend (MLflow: ``tracking_uri``; W&B: ``timeout``).
     progress, threads
         As for :func:`boontrack.analysis.analyze`.
     **spec_options
@@ -167,12 +178,14 @@ def compare_sources(
     ------
     ValueError
         (:class:`~boontrack.exceptions.InputError`) a bad option, naming it; sources that disagree on the
-        direction; groups found in some sources only. Raised before any source is read where the options
-        alone show it.
+        direction; groups found in some sources only; a ``write_to`` that cannot hold a comparison. Raised
+        before any source is read where the options alone show it.
     BackendError
-        A source could not be read.
+        A source could not be read, or ``write_to`` could not be written.
     """
-    specs, names, per_source = _compare_sources_iv(sources, labels, options, require, margin, spec_options)
+    specs, names, per_source, destination_options = _compare_sources_iv(
+        sources, labels, options, require, margin, (write_to, write_options), spec_options
+    )
     from boontrack.backends import open_source
     from boontrack.pipeline import resolve_direction
 
@@ -184,7 +197,10 @@ def compare_sources(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
     gate = _gate(summaries, require, margin) if require is not None else None
-    return SourceComparison(labels=names, summaries=summaries, gate=gate)
+    result = SourceComparison(labels=names, summaries=summaries, gate=gate)
+    if write_to is None:
+        return result
+    return dataclasses.replace(result, written=write_comparison(result, write_to, **destination_options))
 
 
 def _analyzed(
@@ -226,7 +242,7 @@ def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
 
 
 #: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
-_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin")
+_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "write_to", "write_options")
 
 
 def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -234,9 +250,9 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
 
     The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
     file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
-    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``
-    and the options of :class:`~boontrack.spec.Spec` (``val``, ``test``, ``seed_column``, ``n_resamples``, ...).
-    For example::
+    ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
+    ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
+    ``test``, ``seed_column``, ``n_resamples``, ...). For example::
 
         sources = ["main.csv", "mlflow:"]
         labels = ["main", "branch"]
@@ -246,6 +262,8 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         seed_column = "seed"
         require = "not-worse"
         margin = 0.002
+        write_to = "mlflow:comparisons"
+        write_options = {tracking_uri = "sqlite:///mlflow.db"}
 
     Raises
     ------
@@ -280,9 +298,16 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _compare_sources_iv(
-    sources: Any, labels: Any, options: Any, require: Any, margin: Any, spec_options: dict[str, Any]
-) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]]]:
-    """The spec of each metric, the labels and each source's options; InputError naming the first bad argument."""
+    sources: Any,
+    labels: Any,
+    options: Any,
+    require: Any,
+    margin: Any,
+    destination: tuple[Any, Any],
+    spec_options: dict[str, Any],
+) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]], dict[str, Any]]:
+    """The spec of each metric, the labels, each source's options and the options of the destination (``write_to``
+    and ``write_options``); InputError naming the first bad argument."""
     if isinstance(sources, (str, Source)) or not isinstance(sources, Sequence) or len(sources) < 2:
         raise InputError(f"sources must be a sequence of two or more sources, got {sources!r}")
     for source in sources:
@@ -306,7 +331,7 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(require, margin)
-    return specs, names, [dict(each) for each in options]
+    return specs, names, [dict(each) for each in options], _destination_iv(*destination)
 
 
 def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -346,6 +371,40 @@ def _gate_iv(require: Any, margin: Any) -> None:
         )
     if require != "not-worse" and margin != 0:
         raise InputError(f"{vocabulary.name('margin')} is for {not_worse} only, got {margin!r}")
+
+
+def _destination_iv(write_to: Any, write_options: Any) -> dict[str, Any]:
+    """The options of ``write_to`` (dashes in names as underscores), checked with it before any run is read:
+    ``write_to`` names a backend that holds summaries of runs kept elsewhere, and every option given is one it
+    declares (:attr:`~boontrack.backends.Backend.sink_options`; a backend that declares none checks them when
+    it opens)."""
+    from boontrack.backends import Backend, available_backends, load_backend
+
+    if write_options is not None and (
+        not isinstance(write_options, Mapping) or not all(isinstance(key, str) for key in write_options)
+    ):
+        raise InputError(f"{vocabulary.name('write_options')} must map option names to values, got {write_options!r}")
+    options = {key.replace("-", "_"): value for key, value in (write_options or {}).items()}
+    if write_to is None:
+        if options:
+            raise InputError(f"{vocabulary.name('write_options')} need {vocabulary.name('write_to')}: where to write")
+        return options
+    scheme, sep, _ = write_to.partition(":") if isinstance(write_to, str) else ("", "", "")
+    backend = load_backend(scheme) if sep and scheme in available_backends() else None
+    if backend is None or type(backend).open_sink is Backend.open_sink:
+        raise InputError(
+            f"{vocabulary.name('write_to')}: expected SCHEME:LOCATION of a tracker that holds summaries of runs kept "
+            f"elsewhere (e.g. mlflow:EXPERIMENT, wandb:ENTITY/PROJECT), got {write_to!r}"
+        )
+    if backend.sink_options is not None:
+        known = sorted(name.replace("-", "_") for name in backend.sink_options)
+        unknown = sorted(set(options) - set(known))
+        if unknown:
+            raise InputError(
+                f"{vocabulary.name('write_options')}: {scheme} destinations take no option {unknown[0]!r} "
+                f"(known: {', '.join(known) or 'none'})"
+            )
+    return options
 
 
 def _labels(sources: Sequence[str | os.PathLike[str] | Source], labels: Any) -> tuple[str, ...]:
@@ -497,8 +556,11 @@ def _headline_difference(comparison: ComparisonSummary) -> tuple[str, IntervalEs
     return "Δmean", comparison.mean_difference
 
 
-def to_markdown(result: SourceComparison) -> str:
-    """A compact report for a pull request's comment: the verdict, Boo_n of each side and the comparisons."""
+def to_markdown(result: SourceComparison, *, svg: bool = False) -> str:
+    """A compact report for a pull request's comment: the verdict, Boo_n of each side, the comparisons and each
+    side's expected-best curve as text (:func:`_curve_text`: a pull request's comment or a job's summary page
+    shows no SVG); with ``svg``, also a link to each metric's plot of the curves with their bands, an SVG file
+    beside the report (:func:`curve_files`)."""
     from boontrack.reports import _comparison_lines, _interval, _md_table, _shown_budgets, markdown_literal
 
     metrics = len(result.summaries)
@@ -521,8 +583,80 @@ def to_markdown(result: SourceComparison) -> str:
             ]
             for g in summary.groups
         ]
-        lines += [*_md_table(header, rows), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
+        lines += [*_md_table(header, rows), ""]
+        if svg:
+            said = f"Expected best {summary.metric} against n, each side with its pointwise bootstrap band"
+            lines += [f"![{markdown_literal(said)}]({_svg_name(summary.metric)})", ""]
+        lines += [*_curve_text(summary), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+#: The heights of a curve drawn as text, lowest first.
+_BLOCKS = "▁▂▃▄▅▆▇█"
+#: The most budgets a curve drawn as text shows: log-spaced from 1 to the largest n.
+_TEXT_BUDGETS = 24
+
+
+def _curve_text(summary: Summary) -> list[str]:
+    """Each group's expected-best curve as a line of block characters, one per budget and all on one scale, in a
+    collapsed ``<details>`` block: Markdown that shows wherever Markdown does. A budget where a group's curve is
+    doubtful (n > m/2, as the plots dash it) or not defined is a ``·``."""
+    import html
+
+    import numpy as np
+
+    from boontrack._report_text import _num
+    from boontrack.reports import _md_table, markdown_literal
+
+    largest = max(int(g.curve.n.max()) for g in summary.groups)
+    budgets = np.unique(np.round(np.geomspace(1, largest, min(largest, _TEXT_BUDGETS))).astype(np.int64))
+    rows = {}
+    for g in summary.groups:
+        curve = g.curve
+        trusted = np.ones(curve.n.size, bool) if curve.trustworthy is None else np.asarray(curve.trustworthy, bool)
+        kept = dict(zip(curve.n[trusted].tolist(), curve.estimate[trusted].tolist()))
+        rows[g.label] = np.array([kept.get(n, np.nan) for n in budgets.tolist()])
+    shown = np.concatenate(list(rows.values()))
+    shown = shown[np.isfinite(shown)]
+    if shown.size == 0:
+        return []
+    low, high = float(shown.min()), float(shown.max())
+    spread = high - low if high > low else 1.0
+    drawn = {
+        label: "".join(
+            _BLOCKS[round((v - low) / spread * (len(_BLOCKS) - 1))] if np.isfinite(v) else "·" for v in values
+        )
+        for label, values in rows.items()
+    }
+    scale = f"{_BLOCKS[0]} {_num(low)} to {_BLOCKS[-1]} {_num(high)}" if high > low else f"every value {_num(low)}"
+    return [
+        "<details>",
+        f"<summary>Expected best {html.escape(summary.metric)} out of n runs, n = 1 to {largest}, as text</summary>",
+        "",
+        f"One character per budget n = {', '.join(map(str, budgets.tolist()))}, on one scale for every row: "
+        f"{scale}; · where n is more than half the runs of the row (the estimate is doubtful there).",
+        "",
+        *_md_table(
+            ["group", f"expected best, n = 1 … {largest}"], [[markdown_literal(k), f"`{v}`"] for k, v in drawn.items()]
+        ),
+        "",
+        "</details>",
+    ]
+
+
+def _svg_name(metric: str) -> str:
+    """The file name of a metric's plot of the curves, beside a comparison's report."""
+    from boontrack.backends import discovery_key
+
+    return f"curves_{discovery_key(metric)}.svg"
+
+
+def curve_files(result: SourceComparison) -> dict[str, bytes]:
+    """Each metric's plot of every side's expected-best curve with its pointwise band, as an SVG file (the plot
+    of ``report.html``): file name -> content, the names :func:`to_markdown` links with ``svg=True``."""
+    from boontrack.report_html import curve_svg
+
+    return {_svg_name(summary.metric): curve_svg(summary).encode() for summary in result.summaries}
 
 
 def write_comparison(
@@ -534,12 +668,14 @@ def write_comparison(
     **options: Any,
 ) -> Literal["updated", "unchanged"]:
     """Write a comparison to a tracker as a summary is written: its own run (``"mlflow:EXPERIMENT"``: a run in
-    that experiment, created when missing) with every number as a metric, the report as an artifact.
+    that experiment, created when missing; ``"wandb:ENTITY/PROJECT"``: a run in that project) with every number
+    as a metric, the report as an artifact.
 
     The metrics are those of a summary of the joined runs (``<prefix><metric>/<group>/boo_<n>``,
     ``.../<group>/vs_<base>/boo_<n>``, ..., see :mod:`boontrack.reports`), for each metric compared, and the
     gate's verdict when a claim was required: ``<prefix>gate/passed`` (1 or 0), ``<prefix>gate/bound`` and
-    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown`) and ``comparison.json``
+    ``<prefix>gate/threshold``. The artifacts are ``report.md`` (:func:`to_markdown` with ``svg=True``), each
+    metric's plot of the curves it links (``curves_<metric>.svg``, :func:`curve_files`) and ``comparison.json``
     (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
     it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
     prefix and boontrack's version) changed, or with ``force``.
@@ -549,12 +685,12 @@ def write_comparison(
     result
         A comparison of :func:`compare_sources`.
     destination
-        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (MLflow:
-        ``mlflow:EXPERIMENT``).
+        ``SCHEME:LOCATION`` of a backend that holds summaries of runs kept elsewhere (``mlflow:EXPERIMENT``,
+        ``wandb:ENTITY/PROJECT``).
     prefix, force
         As for a summary's write-back.
     **options
-        The destination backend's options (MLflow: ``tracking_uri``).
+        The destination backend's options (MLflow: ``tracking_uri``; W&B: ``timeout``).
 
     Returns
     -------
@@ -569,6 +705,7 @@ def write_comparison(
     """
     from boontrack.backends import sink_at
 
+    options = _destination_iv(destination, options)
     key, fp = _comparison_identity(result, prefix)
     sink = sink_at(destination, key, **options)
     if not force and sink.read_fingerprint() == fp:
@@ -622,6 +759,10 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
     return SummaryOutputs(
         metrics=metrics,
         curves=[],
-        artifacts={"report.md": to_markdown(result).encode(), "comparison.json": json.dumps(data, indent=2).encode()},
+        artifacts={
+            "report.md": to_markdown(result, svg=True).encode(),
+            **curve_files(result),
+            "comparison.json": json.dumps(data, indent=2).encode(),
+        },
         description=said if gate is None else gate.verdict,
     )

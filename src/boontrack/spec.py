@@ -27,6 +27,7 @@ from boontrack.choices import (
 from boontrack.exceptions import InputError
 
 __all__ = [
+    "BEST_SO_FAR",
     "CI_METHODS",
     "COMPARE_MODES",
     "CORRECTIONS",
@@ -37,8 +38,25 @@ __all__ = [
     "PICKS",
     "Direction",
     "Spec",
+    "curve_request",
     "loss_word",
 ]
+
+#: How an entry of ``Spec.curves`` asks for a best-so-far curve: ``best-so-far:<val>`` (each run's running best
+#: validation value) or ``best-so-far:<test>`` (its test value at that best step), in the summary's direction.
+BEST_SO_FAR = "best-so-far:"
+
+
+def curve_request(entry: str) -> tuple[Literal["value", "best-so-far"], str]:
+    """What an entry of ``Spec.curves`` asks for: ``("value", metric)`` for a metric as logged, or
+    ``("best-so-far", metric)`` for ``best-so-far:<metric>``.
+
+    >>> curve_request("val_loss"), curve_request("best-so-far:val_acc")
+    (('value', 'val_loss'), ('best-so-far', 'val_acc'))
+    """
+    if entry.startswith(BEST_SO_FAR):
+        return "best-so-far", entry.removeprefix(BEST_SO_FAR)
+    return "value", entry
 
 
 @dataclass(frozen=True)
@@ -89,7 +107,9 @@ class Spec:
     #: else none. ``(None, None)`` declares the scores unbounded.
     bounds: tuple[float | None, float | None] | None = None
     #: Metrics logged per step whose training curves (each group's mean over its runs at each step, with bands)
-    #: are summarized too (:mod:`boontrack.training`); empty: none (their histories cost a read per metric).
+    #: are summarized too (:mod:`boontrack.training`); empty: none (their histories cost a read per metric). An
+    #: entry ``best-so-far:<val>`` averages each run's running best of ``val`` (in the summary's direction), and
+    #: ``best-so-far:<test>`` its ``test`` value at that best step, as early stopping reports (:func:`curve_request`).
     curves: tuple[str, ...] = ()
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
@@ -107,6 +127,21 @@ class Spec:
                 raise InputError(f"{vocabulary.name(f.name)} {problem}, got {given!r}")
         if self.direction_from is not None and self.maximize is None:
             raise InputError("direction_from is set by resolve_direction, with maximize")
+        self._check_best_so_far()
+
+    def _check_best_so_far(self) -> None:
+        """A best-so-far curve follows the summary's validation metric in the summary's direction: its entry
+        names ``val`` or ``test``; any other metric has no direction the summary states."""
+        followed = {name.removeprefix("metrics.") for name in (self.val, self.test) if name is not None}
+        for entry in self.curves:
+            kind, metric = curve_request(entry)
+            if kind == "best-so-far" and metric.removeprefix("metrics.") not in followed:
+                test = f" or {vocabulary.name('test')} ({self.test!r})" if self.test is not None else ""
+                raise InputError(
+                    f"{vocabulary.name('curves')} {entry!r}: a best-so-far curve follows the validation metric, "
+                    f"in the summary's direction: name {vocabulary.name('val')} ({self.val!r}){test} after "
+                    f"{BEST_SO_FAR!r}"
+                )
 
     @classmethod
     def from_keywords(
@@ -276,6 +311,8 @@ def _bounds(value: Any) -> str | None:
 def _curves(value: Any) -> str | None:
     if not (isinstance(value, tuple) and all(isinstance(k, str) and k for k in value)):
         return "must be a list of metric names"
+    if any(entry in (BEST_SO_FAR, BEST_SO_FAR[:-1]) for entry in value):
+        return f"must name the metric of a best-so-far curve ({BEST_SO_FAR}METRIC)"
     return "repeats a metric" if len(set(value)) < len(value) else None
 
 

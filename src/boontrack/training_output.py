@@ -1,8 +1,9 @@
 """The files of training curves: ``training_curves.csv`` and ``training_curves.png``.
 
-One metric's curves (:func:`write_training_curves`), or a summary's, one per metric of ``Spec.curves``
-(:func:`summary_training_artifacts`: one CSV with a ``metric`` column, one PNG per metric). matplotlib is needed
-only for the PNG (the ``plots`` extra), imported when one is drawn.
+One metric's curves (:func:`write_training_curves`), or a summary's, one per entry of ``Spec.curves``
+(:func:`summary_training_artifacts`: one CSV with a ``metric`` column holding the entry, one PNG per entry), and
+their series for the trackers (:func:`training_path`). matplotlib is needed only for the PNG (the ``plots``
+extra), imported when one is drawn.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from boontrack._report_text import safe_name
 from boontrack._validation import as_flag
+from boontrack.spec import curve_request
 from boontrack.training import TrainingCurves
 from boontrack.vocabulary import name as _named
 
@@ -29,6 +32,7 @@ __all__ = [
     "summary_training_series",
     "summary_training_table",
     "training_curves_table",
+    "training_path",
     "training_rows",
     "write_training_curves",
 ]
@@ -86,12 +90,13 @@ def write_training_curves(curves: TrainingCurves, directory: str | Path, *, plot
 
 
 def summary_training_table(curves: Sequence[TrainingCurves]) -> pd.DataFrame:
-    """The curves of several metrics as one table: ``metric``, then the columns of :func:`training_curves_table`."""
+    """The curves of several entries of ``Spec.curves`` as one table: ``metric`` (the entry: ``val_loss``,
+    ``best-so-far:val_acc``), then the columns of :func:`training_curves_table`."""
     import pandas as pd
 
     tables = [training_curves_table(each) for each in curves]
     for each, table in zip(curves, tables):
-        table.insert(0, "metric", each.metric)
+        table.insert(0, "metric", each.entry)
     return pd.concat(tables, ignore_index=True)
 
 
@@ -112,27 +117,36 @@ def summary_training_artifacts(
     curves: Sequence[TrainingCurves], table: pd.DataFrame, *, plots: bool = True
 ) -> dict[str, bytes]:
     """A summary's training-curve files: ``training_curves.csv`` (``table``, :func:`summary_training_table`) and,
-    with ``plots``, one PNG per metric (:func:`png_name`)."""
+    with ``plots``, one PNG per entry (:func:`png_name`)."""
     artifacts = {CSV_NAME: table.to_csv(index=False).encode()}
     if plots:
         from boontrack.plots import figure_png, plot_training_curves
 
         for each in curves:
-            artifacts[png_name(each.metric, several=len(curves) > 1)] = figure_png(plot_training_curves(each))
+            artifacts[png_name(each.entry, several=len(curves) > 1)] = figure_png(plot_training_curves(each))
     return artifacts
+
+
+def training_path(entry: str) -> str:
+    """The name of an entry's series after the prefix and before the group and series segments:
+    ``train/<metric>``, or ``train/best-so-far/<metric>`` for ``best-so-far:<metric>`` (a tracker's metric name
+    cannot hold ``:`` everywhere)."""
+    kind, metric = curve_request(entry)
+    path = safe_name(metric, allow_slash=True)
+    return f"train/{path}" if kind == "value" else f"train/{kind}/{path}"
 
 
 def summary_training_series(
     curves: Sequence[TrainingCurves], segments: Mapping[str, str], *, prefix: str
 ) -> list[CurveSeries]:
-    """Every metric's curves as series with step = the training step: ``<prefix>train/<metric><segment>/<name>``
-    for each name of :data:`SERIES`, ``segments`` giving each group's part of the name (as the Boo_n curves')."""
-    from boontrack._report_text import safe_name
+    """Every entry's curves as series with step = the training step: ``<prefix><path><segment>/<name>`` for each
+    name of :data:`SERIES`, ``<path>`` the entry's :func:`training_path` and ``segments`` giving each group's
+    part of the name (as the Boo_n curves')."""
     from boontrack.backends import CurveSeries
 
     series: list[CurveSeries] = []
     for each in curves:
-        base = f"{prefix}train/{safe_name(each.metric, allow_slash=True)}"
+        base = f"{prefix}{training_path(each.entry)}"
         for label in each.groups:
             group = each.of(label)
             series.extend(

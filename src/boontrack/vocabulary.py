@@ -3,7 +3,8 @@
 Python (the :class:`~boontrack.spec.Spec`, the callbacks and the ``summarize_*`` functions), a ``[[jobs]]`` table
 of the config file and a Hydra callback's keys all use the same names (``n_resamples``, ``confidence_level``,
 ``maximize``, ``seed_column``, ``tracking_uri``, ...). The command line keeps short flags, mapped to those names
-by :data:`FLAGS`, the one table that the command line, the config loader and the README's option table read.
+by :data:`FLAGS`, the one table that the command line, the config loader and the README's option table read
+(:data:`COMPARE_FLAGS` adds the keywords of ``boontrack compare``).
 
 Messages name an option as the caller typed it, with no rewriting of the text afterwards: a front end says
 which vocabulary its caller speaks (:func:`speaking`) for the duration of a call, and every message that names
@@ -28,6 +29,7 @@ from boontrack.exceptions import InputError
 
 __all__ = [
     "CLI",
+    "COMPARE_FLAGS",
     "CONFIG",
     "DEPRECATED",
     "FLAGS",
@@ -74,6 +76,17 @@ FLAGS: Mapping[str, str] = {
     "group": "--group",
     "study": "--study",
     "options": "--option",
+}
+
+#: The flags of ``boontrack compare``'s own keywords (those of :func:`boontrack.sources.compare_sources` beside
+#: the spec's, which keep their :data:`FLAGS`); ``options`` there is one mapping per source.
+COMPARE_FLAGS: Mapping[str, str] = {
+    "labels": "--label",
+    "options": "--source-option",
+    "require": "--require",
+    "margin": "--margin",
+    "write_to": "--write-to",
+    "write_options": "--write-option",
 }
 
 

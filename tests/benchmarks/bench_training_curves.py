@@ -5,11 +5,13 @@ shapes cover an accuracy rising in [0, 1] (the bands on the logit scale), one ne
 a loss where some runs diverge, and runs that stop at different steps (ragged grids). The true mean at each step
 is the mean of 200,000 simulated runs (its standard error is below 1 % of the bands' half-widths). A sweep
 covers pointwise at a step when the step's interval holds the true mean, and simultaneously when every step
-with at least ``min_runs`` runs does.
+with at least ``min_runs`` runs does. With ``--curve best-so-far`` the curves are each run's running best (the
+highest accuracy, the lowest loss so far) and the truth the mean running best of the simulated runs.
 
 Run by hand (a few minutes on two cores)::
 
     nice -n 10 python tests/benchmarks/bench_training_curves.py --sweeps 300
+    nice -n 10 python tests/benchmarks/bench_training_curves.py --sweeps 300 --curve best-so-far
 """
 
 from __future__ import annotations
@@ -87,12 +89,24 @@ SHAPES: dict[str, Callable[[np.random.Generator, int], np.ndarray]] = {
     "diverged": diverged,
     "ragged": ragged,
 }
+#: Which way each shape is better, for its best-so-far curve.
+MAXIMIZE = {"rising": True, "ceiling": True, "loss": False, "diverged": False, "ragged": True}
+
+
+def running_best(values: np.ndarray, maximize: bool) -> np.ndarray:
+    """Each run's best value so far at each step it logged (NaN after it stopped)."""
+    signed = np.where(np.isnan(values), -np.inf, values if maximize else -values)
+    best = np.maximum.accumulate(signed, axis=1)
+    return np.where(np.isnan(values), np.nan, best if maximize else -best)
 
 
 @functools.cache
-def true_mean(shape: str, runs: int = TRUTH_RUNS) -> np.ndarray:
-    """The mean curve of ``shape``: the mean of ``runs`` simulated runs (ragged: of the runs still going)."""
+def true_mean(shape: str, runs: int = TRUTH_RUNS, curve: str = "value") -> np.ndarray:
+    """The mean curve of ``shape``: the mean of ``runs`` simulated runs (ragged: of the runs still going), or of
+    their running bests."""
     values = SHAPES[shape](np.random.default_rng([7, len(shape)]), runs)
+    if curve == "best-so-far":
+        values = running_best(values, MAXIMIZE[shape])
     return np.nanmean(values, axis=0)
 
 
@@ -121,10 +135,12 @@ def coverage(
     min_runs: int = DEFAULT_MIN_RUNS,
     seed: int = 0,
     truth_runs: int = TRUTH_RUNS,
+    curve: str = "value",
 ) -> Coverage:
     """Pointwise coverage (share of covered steps with enough runs), simultaneous coverage (share of sweeps
     covering every such step) and the simultaneous band's width over the pointwise one (median)."""
-    truth = true_mean(shape, truth_runs)
+    truth = true_mean(shape, truth_runs, curve)
+    direction = MAXIMIZE[shape] if curve == "best-so-far" else None
     rng = np.random.default_rng([seed, runs, len(shape)])
     covered_points = points = covered_sweeps = counted = 0
     ratios = []
@@ -132,7 +148,9 @@ def coverage(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FewRunsWarning)
             values = long_form(SHAPES[shape](rng, runs))
-            curves = training_curves(values, n_resamples=n_resamples, min_runs=min_runs, rng=rng)
+            curves = training_curves(
+                values, curve=curve, maximize=direction, n_resamples=n_resamples, min_runs=min_runs, rng=rng
+            )
         enough = curves.enough_runs
         if not enough.any():
             continue
@@ -156,14 +174,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES))
     parser.add_argument("--min-runs", type=int, default=DEFAULT_MIN_RUNS)
+    parser.add_argument("--curve", choices=("value", "best-so-far"), default="value")
     args = parser.parse_args()
-    print(f"{args.sweeps} sweeps per cell, {args.resamples} resamples, {STEPS} steps, min_runs {args.min_runs}, 95 %\n")
+    print(
+        f"{args.curve} curves, {args.sweeps} sweeps per cell, {args.resamples} resamples, {STEPS} steps, min_runs "
+        f"{args.min_runs}, 95 %\n"
+    )
     print("| shape | runs | pointwise | simultaneous | simultaneous / pointwise width |")
     print("|---|---|---|---|---|")
     for shape in args.shapes:
         for runs in args.runs:
             start = time.perf_counter()
-            cell = coverage(shape, runs, args.sweeps, n_resamples=args.resamples, min_runs=args.min_runs)
+            cell = coverage(
+                shape, runs, args.sweeps, n_resamples=args.resamples, min_runs=args.min_runs, curve=args.curve
+            )
             print(
                 f"| {shape} | {runs} | {100 * cell.pointwise:.1f} % | {100 * cell.simultaneous:.1f} % "
                 f"| {cell.width_ratio:.2f} |  <!-- {cell.sweeps} sweeps, {time.perf_counter() - start:.0f} s -->",

@@ -45,6 +45,7 @@ import numpy as np
 from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.integration import redact
 from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
+from boontrack.training_output import training_path
 from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
@@ -69,8 +70,9 @@ NOTE_TAG = "mlflow.note.content"
 PARENT_TAG = "mlflow.parentRunId"
 #: Metric keys of a group run: the same in every group run, so MLflow overlays them in one chart.
 GROUP_CURVE_KEY = "boon/curve"
-#: Prefix of the training-curve series of a group run: ``boon/train/<metric>/<series>``, step = the training step.
-TRAINING_KEY = "boon/train/"
+#: Prefix of the training-curve series of a group run: ``boon/train/<metric>/<series>`` (``boon/train/best-so-far/
+#: <metric>/<series>`` for a best-so-far curve; the part after it is :func:`training_path`), step = the training step.
+TRAINING_PREFIX = "boon/"
 #: The series of each metric (key suffix, column of ``training_curves.csv``).
 TRAINING_SERIES = (
     ("mean", "mean"),
@@ -470,15 +472,22 @@ def curve_run_description(label: str, n: np.ndarray) -> str:
 
 def training_description(training: Sequence[CurveSeries]) -> str:
     """What the curve run's training series are (nothing without them)."""
-    metrics = sorted({series.key.removeprefix(TRAINING_KEY).rpartition("/")[0] for series in training})
+    metrics = sorted({series.key.removeprefix(TRAINING_PREFIX).rpartition("/")[0] for series in training})
     if not metrics:
         return ""
-    keys = ", ".join(f"`{TRAINING_KEY}{metric}/mean`" for metric in metrics)
+    keys = ", ".join(f"`{TRAINING_PREFIX}{metric}/mean`" for metric in metrics)
+    best = any(metric.startswith("train/best-so-far/") for metric in metrics)
     return (
         f"\n{keys}: the mean over the group's runs at each training step (step = the step logged), with the "
         "pointwise band `.../ci_low` to `.../ci_high`, the simultaneous band over the steps with enough runs "
         "`.../band_low` to `.../band_high`, and the runs logged at each step `.../runs` (training_curves.csv of the "
         "summary run has every column)."
+        + (
+            " Under `boon/train/best-so-far/`: of each run's best validation value so far, or of its test value at "
+            "that step (as early stopping reports)."
+            if best
+            else ""
+        )
     )
 
 
@@ -535,7 +544,8 @@ def _group_curves(outputs: SummaryOutputs) -> dict[str, dict[str, np.ndarray]]:
 
 def _training_series(outputs: SummaryOutputs) -> dict[str, list[CurveSeries]]:
     """Each group's training-curve series from the outputs' training table (step = the training step): label ->
-    ``boon/train/<metric>/mean``, ``.../ci_low``, ``.../ci_high``, ``.../band_low``, ``.../band_high``, ``.../runs``."""
+    ``boon/train/<metric>/mean``, ``.../ci_low``, ``.../ci_high``, ``.../band_low``, ``.../band_high``, ``.../runs``
+    (``boon/train/best-so-far/<metric>/...`` for a best-so-far curve)."""
     if "training_curves" not in outputs.tables:
         return {}
     columns, rows = outputs.tables["training_curves"]
@@ -550,7 +560,7 @@ def _training_series(outputs: SummaryOutputs) -> dict[str, list[CurveSeries]]:
     for name, label in dict.fromkeys(zip(metric.tolist(), group.tolist())):
         here = (metric == name) & (group == label)
         series[str(label)] = series.get(str(label), []) + [
-            CurveSeries(f"{TRAINING_KEY}{name}/{suffix}", step[here], values[column][here])
+            CurveSeries(f"{TRAINING_PREFIX}{training_path(name)}/{suffix}", step[here], values[column][here])
             for suffix, column in TRAINING_SERIES
         ]
     return series

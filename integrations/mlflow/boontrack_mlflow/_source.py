@@ -44,12 +44,13 @@ class MlflowBackend(Backend):
         "read-path": "how a database URI is read: auto (by SQL, read-only, where the schema is known) or client",
     }
 
+    sink_options: ClassVar[dict[str, str]] = {"tracking-uri": "MLflow tracking URI (default: the process's)"}
     discover_options: ClassVar[dict[str, str]] = _discover.DISCOVER_OPTIONS
 
     def open_sink(self, location: str, key: str, **options: Any) -> MlflowSink:
         """A summary run directly in the experiment ``location`` (a name; created when missing), for runs kept
         elsewhere (Hydra jobs, Optuna trials, Tune trials). Option ``tracking_uri`` (default: the process's)."""
-        options = check_options(self.name, options, ("tracking-uri",))
+        options = check_options(self.name, options, self.sink_options)
         if not location:
             raise InputError("an MLflow destination names its experiment: mlflow:EXPERIMENT")
         return experiment_sink(location, key, tracking_uri=options.get("tracking_uri"))

@@ -12,7 +12,9 @@ first use. Two backends are registered under the entry-point group ``boontrack.b
   selection's change token, which the aggregate run keeps beside its fingerprint (a summary value changed
   through the API after a run ended is not a change it sees: ``--force`` reads everything);
 - ``wandb-offline:DIR``: the ``offline-run-*`` directories ``wandb`` writes with ``WANDB_MODE=offline``, read
-  from their files with no network (read only).
+  from their files with no network (read only);
+- ``wandb:ENTITY/PROJECT`` as a destination (:meth:`WandbBackend.open_sink`, ``boontrack compare --write-to``):
+  a summary of runs kept elsewhere, such as a comparison of sources, as an aggregate run of that project.
 
 Errors: a missing or rejected API key, a server that keeps failing (429, 5xx, retried by wandb with back-off;
 ``WANDB_X_GRAPHQL_RETRY_MAX`` caps the attempts) or does not answer within ``timeout`` seconds raise
@@ -46,6 +48,7 @@ class WandbBackend(Backend):
         "filters": 'Mongo-style W&B run filters as JSON, e.g. \'{"state": "finished"}\'',
         "timeout": "seconds to wait for each W&B API call, retries included (default 60)",
     }
+    sink_options: ClassVar[dict[str, str]] = {"timeout": options["timeout"]}
     discover_options: ClassVar[dict[str, str]] = {
         "by": "sweep (default): one job per W&B sweep of the project; group: one per run group"
     }
@@ -58,28 +61,49 @@ class WandbBackend(Backend):
         return _discover.discover(self.open_source(location, **options), select)
 
     def open_source(self, location: str, **options: Any):
-        from boontrack_wandb._client import DEFAULT_TIMEOUT_S
         from boontrack_wandb._online import WandbSource, parse_filters
 
         options = check_options(self.name, options, self.options)
-        entity, sep, project = location.strip("/").partition("/")
-        if not (entity and sep and project) or "/" in project:
-            raise InputError(f"wandb: expected wandb:ENTITY/PROJECT, got wandb:{location}")
-        timeout = options.get("timeout")
-        try:
-            timeout_s = DEFAULT_TIMEOUT_S if timeout is None else float(timeout)
-        except ValueError:
-            raise InputError(f"wandb: timeout must be a number of seconds, got {timeout!r}") from None
-        if not timeout_s > 0:
-            raise InputError(f"wandb: timeout must be positive, got {timeout!r}")
+        entity, project = _project(location)
         return WandbSource(
             entity,
             project,
             sweep=options.get("sweep"),
             group=options.get("group"),
             filters=parse_filters(options.get("filters")),
-            timeout_s=timeout_s,
+            timeout_s=_timeout_s(options.get("timeout")),
         )
+
+    def open_sink(self, location: str, key: str, **options: Any):
+        """An aggregate run in the project ``location`` (``ENTITY/PROJECT``) holding a summary of runs kept
+        elsewhere (a comparison of sources): written as a sweep's aggregate run is, its id derived from ``key``,
+        rewritten only when its fingerprint changed. Option ``timeout``."""
+        from boontrack_wandb._sink import ProjectDestination, WandbSink
+
+        options = check_options(self.name, options, self.sink_options)
+        entity, project = _project(location)
+        return WandbSink(ProjectDestination(entity, project, _timeout_s(options.get("timeout"))), key)
+
+
+def _project(location: str) -> tuple[str, str]:
+    """The entity and project of ``wandb:ENTITY/PROJECT``."""
+    entity, sep, project = location.strip("/").partition("/")
+    if not (entity and sep and project) or "/" in project:
+        raise InputError(f"wandb: expected wandb:ENTITY/PROJECT, got wandb:{location}")
+    return entity, project
+
+
+def _timeout_s(timeout: Any) -> float:
+    """The option ``timeout`` in seconds (default :data:`._client.DEFAULT_TIMEOUT_S`)."""
+    from boontrack_wandb._client import DEFAULT_TIMEOUT_S
+
+    try:
+        timeout_s = DEFAULT_TIMEOUT_S if timeout is None else float(timeout)
+    except ValueError:
+        raise InputError(f"wandb: timeout must be a number of seconds, got {timeout!r}") from None
+    if not timeout_s > 0:
+        raise InputError(f"wandb: timeout must be positive, got {timeout!r}")
+    return timeout_s
 
 
 class WandbOfflineBackend(Backend):

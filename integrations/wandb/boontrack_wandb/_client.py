@@ -16,8 +16,8 @@ DEFAULT_TIMEOUT_S = 60.0
 PAGE_SIZE = 500
 
 
-class Selection(Protocol):
-    """What the discovery, the change token and the sink need of a ``wandb:`` source (its selection of runs)."""
+class Place(Protocol):
+    """What the sink needs of where it writes: a project, and the sweep or group its summary is of."""
 
     entity: str
     project: str
@@ -28,9 +28,13 @@ class Selection(Protocol):
     @property
     def path(self) -> str: ...
 
-    def describe(self) -> str: ...
-
     def identity(self) -> str: ...
+
+
+class Selection(Place, Protocol):
+    """What the discovery and the change token need of a ``wandb:`` source (its selection of runs)."""
+
+    def describe(self) -> str: ...
 
     def server_filters(self) -> dict[str, Any]: ...
 

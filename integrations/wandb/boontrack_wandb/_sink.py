@@ -25,6 +25,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutpu
 from boontrack.exceptions import BackendError, WriteBackWarning
 from boontrack.integration import redact
 from boontrack.runframe import artifact_path, write_artifacts
-from boontrack_wandb._client import Selection, import_wandb, make_api, translate_errors
+from boontrack_wandb._client import Place, import_wandb, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
 
 #: Summary key of the input fingerprint in the aggregate run.
@@ -101,10 +102,30 @@ def curve_rows(curves: Sequence[CurveSeries], step_key: str = STEP_KEY) -> list[
     return [rows[n] for n in sorted(rows)]
 
 
-class WandbSink(Sink):
-    """Writes a :class:`SummaryOutputs` into the aggregate run next to ``source``'s runs."""
+@dataclass  # not frozen: a Place has settable attributes, as a source has
+class ProjectDestination:
+    """A project that holds a summary of runs kept elsewhere (a comparison of sources): the sink's place, with no
+    sweep or group of its own."""
 
-    def __init__(self, source: Selection, key: str) -> None:
+    entity: str
+    project: str
+    timeout_s: float
+    sweep: str | None = None
+    group: str | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.entity}/{self.project}"
+
+    def identity(self) -> str:
+        return "runs kept elsewhere"
+
+
+class WandbSink(Sink):
+    """Writes a :class:`SummaryOutputs` into the aggregate run next to ``source``'s runs (or, for a
+    :class:`ProjectDestination`, into that project)."""
+
+    def __init__(self, source: Place, key: str) -> None:
         self.source = source
         self.key = key
         self.run_id = aggregate_run_id(key)

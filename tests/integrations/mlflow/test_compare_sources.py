@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from mlflow import MlflowClient
 
 from boontrack import cli
-from boontrack.sources import compare_sources, to_markdown, write_comparison
+from boontrack.sources import compare_sources, load_comparison, to_markdown, write_comparison
 
 from .mlflow_helpers import boo_n_v, mixed_sweep
 
@@ -126,10 +126,62 @@ def test_a_comparison_written_to_mlflow_is_its_own_run_rewritten_only_when_the_r
     assert metrics["boon/gate/passed"] == 1.0
     assert metrics["boon/gate/bound"] == result.gate.bound and metrics["boon/gate/threshold"] == 0.0
     report = Path(client.download_artifacts(run.info.run_id, "report.md", str(tmp_path)))
-    assert report.read_text(encoding="utf-8") == to_markdown(result)
+    assert report.read_text(encoding="utf-8") == to_markdown(result, svg=True)
+    plot = Path(client.download_artifacts(run.info.run_id, "curves_test_acc.svg", str(tmp_path)))
+    assert "](curves_test_acc.svg)" in report.read_text(encoding="utf-8") and plot.read_bytes().startswith(b"<?xml")
     # the copy shifted by twice as much: the same comparison, whose run is replaced (one run for it still)
     copy = pd.read_csv(path)
     copy.assign(val_acc=copy["val_acc"] + SHIFT, test_acc=copy["test_acc"] + SHIFT).to_csv(path, index=False)
     assert write_comparison(_compared(sqlite_uri, sweep, path), destination, tracking_uri=sqlite_uri) == "updated"
     (again,) = client.search_runs([experiment.experiment_id])
     assert again.data.metrics["boon/test_acc/file/vs_tracked/boo_5"] == pytest.approx(2 * SHIFT, abs=1e-12)
+
+
+def test_write_to_in_a_config_file_writes_the_run_that_write_to_on_the_command_line_writes(
+    sqlite_uri, sweep_and_copy, tmp_path
+):
+    sweep, path = sweep_and_copy
+    experiment = f"from-a-file-{uuid.uuid4().hex[:8]}"
+    config = tmp_path / "compare.toml"
+    config.write_text(
+        f'sources = ["mlflow:", "{path.name}"]\n'
+        'labels = ["tracked", "file"]\n'
+        f'options = [{{parent = "{sweep.parent_id}", tracking_uri = "{sqlite_uri}"}}, {{}}]\n'
+        'val = "val_acc"\ntest = "test_acc"\nseed_column = "seed"\nn = [1, 5]\nn_resamples = 99\n'
+        f'write_to = "mlflow:{experiment}"\nwrite_options = {{tracking_uri = "{sqlite_uri}"}}\n',
+        encoding="utf-8",
+    )
+    from_file = CliRunner().invoke(cli.main, ["compare", "--config", str(config)])
+    assert from_file.exit_code == 0, from_file.output
+    assert f"Comparison written: mlflow:{experiment}" in from_file.stderr
+    typed = CliRunner().invoke(
+        cli.main,
+        [
+            *("compare", "mlflow:", str(path), "--label", "tracked", "--label", "file"),
+            *("--source-option", f"1:parent={sweep.parent_id}", "--source-option", f"1:tracking-uri={sqlite_uri}"),
+            *("--val", "val_acc", "--test", "test_acc", "--seed-column", "seed", "--n", "1,5", "--resamples", "99"),
+            *("--write-to", f"mlflow:{experiment}", "--write-option", f"tracking-uri={sqlite_uri}"),
+        ],
+    )
+    assert typed.exit_code == 0, typed.output
+    assert typed.stdout == from_file.stdout
+    # the same comparison's run: the command line finds it written, with the same fingerprint
+    assert f"Comparison up to date, nothing written: mlflow:{experiment}" in typed.stderr
+    client = MlflowClient(sqlite_uri)
+    (run,) = client.search_runs([client.get_experiment_by_name(experiment).experiment_id])
+    assert run.data.metrics["boon/test_acc/file/vs_tracked/boo_5"] == pytest.approx(SHIFT, abs=1e-12)
+    # and in Python, the file's keywords
+    assert compare_sources(**load_comparison(config)).written == "unchanged"
+
+
+def test_an_unknown_option_of_the_destination_is_one_line_and_exit_2_before_any_run_is_read(tmp_path):
+    config = tmp_path / "compare.toml"
+    config.write_text(  # the sources do not exist: any read would fail with another message
+        'sources = ["main.csv", "branch.csv"]\nval = "val_acc"\n'
+        'write_to = "mlflow:comparisons"\nwrite_options = {tracking_url = "sqlite:///m.db"}\n',
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(cli.main, ["compare", "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1
+    assert "`write_options`: mlflow destinations take no option 'tracking_url' (known: tracking_uri)" in result.stderr

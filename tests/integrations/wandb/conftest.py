@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("wandb", reason='needs the [wandb] extra: pip install ".[wandb]"')
-from offline_files import finish_offline_runs  # noqa: E402
-from wandb_double import FakeRun, WandbDouble  # noqa: E402
+from offline_files import add_offline_runs, finish_offline_runs  # noqa: E402
+from wandb_double import WandbDouble  # noqa: E402
 from wandb_sweep import BIG_TEXT, ENTITY, EPOCHS, MODELS, PROJECT, SEEDS, SWEEP  # noqa: E402
 
 
@@ -118,28 +118,8 @@ def offline_runs(wandb_env: Path) -> tuple[Path, dict[str, LoggedRun]]:
 @pytest.fixture(scope="session")
 def double(wandb_env: Path, offline_runs: tuple[Path, dict[str, LoggedRun]]):
     """The wire-protocol double, seeded from the offline run files, with WANDB_BASE_URL pointing at it."""
-    from boontrack_wandb._offline import find_run_files
-    from boontrack_wandb._records import read_offline_run
-
     server = WandbDouble(ENTITY).start()
-    for path in find_run_files(offline_runs[0]):
-        rec = read_offline_run(path, with_history=True)
-        server.add_run(
-            FakeRun(
-                name=rec.run_id,
-                entity=ENTITY,
-                project=PROJECT,
-                state=rec.state,
-                group=rec.group or None,
-                job_type=rec.job_type or None,
-                tags=list(rec.tags),
-                sweep=rec.sweep_id or None,
-                config={k: v for k, v in rec.config.items() if k != "_wandb"},
-                summary=rec.summary,
-                history=rec.history,
-                created_at=f"2026-01-01T00:00:{len(server.runs):02d}",
-            )
-        )
+    add_offline_runs(server, offline_runs[0])
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)
         yield server
