@@ -255,6 +255,30 @@ class OptunaSource(Source):
         histories = (lambda: _objective_history(trials, request.val)) if names == [request.val] else None
         return pick_values(frame, request, histories, source=f"{request.val!r}, not the study's one objective,")
 
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, Any]:
+        """The objective's intermediate values (``trial.report(value, step)``) of the trials ``run_ids`` (their
+        numbers), step = the step reported: the training curves of a single-objective study's objective, under
+        its name (``value``, or the study's metric name). Optuna records no per-step value of anything else (a
+        user attribute holds one value), and none at all in a study of several objectives (``trial.report`` is
+        for one objective only): a curve of either is an :class:`InputError`."""
+        names = objective_names(self._study)
+        study = f"Optuna study {self._study.study_name!r}"
+        if len(names) > 1:
+            raise InputError(
+                f"{study} has {len(names)} objectives and Optuna records intermediate values (trial.report) only "
+                f"for one: its trials have no per-step history for {option_name('curves')}"
+            )
+        for metric in metrics:
+            if metric != names[0]:
+                raise InputError(
+                    f"{study} has no per-step history of {metric!r}: Optuna records per step only the intermediate "
+                    f"values of the objective ({names[0]!r}, by trial.report)"
+                )
+        with storage_errors(self._storage_url or "memory"):
+            trials = self._study.get_trials(deepcopy=False)
+        wanted = set(run_ids)
+        return _objective_history([trial for trial in trials if str(trial.number) in wanted], names[0])
+
     def direction(self, metric: str) -> Direction | None:
         """The study's direction of ``metric`` when it is an objective the study maximizes or minimizes."""
         names = objective_names(self._study)
