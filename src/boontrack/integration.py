@@ -17,7 +17,9 @@ What a backend uses:
 - optional SDKs imported by :func:`import_optional` (its error names the extra to install), public names
   served lazily by :func:`lazy_exports`, credentials masked by :func:`redact` and :func:`describe_error`;
 - another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;
-- options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`.
+- options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`;
+- the metrics whose per-step histories a spec's training curves read (:meth:`Source.read_histories`):
+  :func:`history_metrics`, for a callback that keeps the histories it sees.
 
 The callback contract: every callback and ``summarize_*`` function takes the keywords of
 :data:`CALLBACK_KEYWORDS`, with the same meaning everywhere (the docs' page "On a table of runs"
@@ -83,6 +85,7 @@ from boontrack.runframe import (
     write_artifacts,
 )
 from boontrack.spec import Spec
+from boontrack.training_runs import history_metrics
 
 __all__ = [
     "CALLBACK_KEYWORDS",
@@ -115,6 +118,7 @@ __all__ = [
     "check_options",
     "describe_error",
     "discovery_key",
+    "history_metrics",
     "import_optional",
     "is_summary_run",
     "lazy_exports",

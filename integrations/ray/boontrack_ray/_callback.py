@@ -15,12 +15,13 @@ from boontrack.integration import (
     Spec,
     after_sweep,
     callback_options,
+    history_metrics,
     import_optional,
     mlflow_destination,
     summarize_source,
 )
 from boontrack_ray._source import experiment_direction
-from boontrack_ray._trials import build_frame, flatten, history_row
+from boontrack_ray._trials import build_frame, flatten, history_row, trial_histories
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,6 +113,9 @@ class BoonCallback(_TuneCallback):
         self._also = mlflow_destination(mlflow_experiment, self.options.tracking_uri)
         self.result: JobResult | None = None
         self._histories: dict[str, list[dict[str, Any]]] = {}
+        # What each result gives the history: val and test (for the pick) and the training curves' metrics.
+        spec = self.options.spec
+        self._kept_keys = tuple(dict.fromkeys([*filter(None, (spec.val, spec.test)), *history_metrics(spec)]))
 
     @property
     def spec(self) -> Spec:
@@ -119,8 +123,7 @@ class BoonCallback(_TuneCallback):
         return self.options.spec
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        keys = [key for key in (self.spec.val, self.spec.test) if key is not None]
-        self._histories.setdefault(trial.trial_id, []).append(history_row(result, keys))
+        self._histories.setdefault(trial.trial_id, []).append(history_row(result, self._kept_keys))
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         summarize = lambda: self._summarize(trials)  # noqa: E731 - one line, under the one failure rule
@@ -183,8 +186,15 @@ class _TrialsSource(Source):
         return experiment_direction(self.location, metric)
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
+        return build_frame(self.trials, request, self._tables)
+
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """The training curves' metrics in the results the callback saw, step = ``training_iteration``, as
+        ``ray-tune:PATH`` reads them from the experiment directory."""
+        return trial_histories(self._tables(), metrics, run_ids)
+
+    def _tables(self) -> dict[str, pd.DataFrame]:
+        """Each trial's per-iteration table of the results the callback saw."""
         import pandas as pd
 
-        return build_frame(
-            self.trials, request, lambda: {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}
-        )
+        return {trial: pd.DataFrame(rows) for trial, rows in self.histories.items()}

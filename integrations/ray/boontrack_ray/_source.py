@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from boontrack.integration import Direction, InputError, MetricRequest, Source, import_optional
-from boontrack_ray._trials import build_frame
+from boontrack_ray._trials import build_frame, trial_histories
 from boontrack_ray._tuner import tune_goal
 
 if TYPE_CHECKING:
@@ -19,11 +20,12 @@ class RayTuneSource(Source):
 
     Read with ``tune.ExperimentAnalysis``: the trials' status, config and last result, and each trial's
     per-iteration results (``result.json``) when the values asked for need them (see
-    :func:`boontrack_ray._trials.build_frame`).
+    :func:`boontrack_ray._trials.build_frame`), or for training curves (:meth:`read_histories`).
     """
 
     def __init__(self, location: str | Path) -> None:
         self.location = experiment_location(str(location))
+        self._snapshot: Any = None  # the ExperimentAnalysis of the last read
 
     def describe(self) -> str:
         return f"Ray Tune experiment {self.location}"
@@ -35,8 +37,21 @@ class RayTuneSource(Source):
         return experiment_direction(self.location, metric)
 
     def read(self, request: MetricRequest) -> pd.DataFrame:
-        analysis = self._analysis()
+        analysis = self._snapshot = self._analysis()
         return build_frame(analysis.trials, request, lambda: analysis.trial_dataframes)
+
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Each of ``metrics`` (nested keys as ``a/b``) in every per-iteration result of the trials ``run_ids``,
+        step = ``training_iteration``: Tune's count of the trial's reports (1, 2, ...), never a step or epoch key
+        the trainable reports itself, so every trial is on the same grid. A NaN reported, like a key not
+        reported, is no point (a result table cannot tell them apart).
+
+        The results are those the last :meth:`read` loaded with the experiment state, not read again: the
+        trials a summary keeps were finished in that state, and Tune writes and flushes each result before it
+        records a trial as finished, so no file still being written is read.
+        """
+        analysis = self._snapshot if self._snapshot is not None else self._analysis()
+        return trial_histories(analysis.trial_dataframes, metrics, run_ids)
 
     def _analysis(self) -> Any:
         tune = import_optional("ray.tune", extra="ray", needed_for="reading a Ray Tune experiment")

@@ -147,10 +147,22 @@ def build_frame(
     last = history.groupby("run_id")[keys].last().to_dict("index")  # last() skips NaN: the last reported value
     frame = build_run_frame([trial_record(t, last.get(str(t.trial_id))) for t in trials])
 
-    def points() -> dict[str, pd.DataFrame]:
-        return {
-            key: history.loc[history[key].notna(), ["run_id", "step", key]].rename(columns={key: "value"})
-            for key in keys
-        }
+    return pick_values(frame, request, lambda: metric_points(history, keys))
 
-    return pick_values(frame, request, points)
+
+def metric_points(history: pd.DataFrame, keys: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """Each key's points (:data:`~boontrack.integration.POINT_COLUMNS`) in a :func:`long_history`: the
+    iterations that reported it."""
+    return {
+        key: history.loc[history[key].notna(), ["run_id", "step", key]].rename(columns={key: "value"}) for key in keys
+    }
+
+
+def trial_histories(
+    histories: Mapping[str, pd.DataFrame], metrics: Sequence[str], run_ids: Sequence[str]
+) -> dict[str, pd.DataFrame]:
+    """What a Tune source's ``read_histories`` gives: each of ``metrics`` in the per-iteration tables
+    ``histories`` (by trial id) of the trials ``run_ids``, step = the iteration (:func:`long_history`)."""
+    wanted = set(run_ids)
+    kept = {trial: table for trial, table in histories.items() if str(trial) in wanted}
+    return metric_points(long_history(kept, list(metrics)), metrics)
