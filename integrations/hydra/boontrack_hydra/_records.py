@@ -42,6 +42,7 @@ from boontrack.integration import (
     build_run_frame,
     check_options,
     describe_error,
+    option_name,
     pick_values,
     sink_at,
 )
@@ -209,6 +210,10 @@ class HydraSweepSource(Source):
         frame = build_run_frame([run_record(record) for record in self.records])
         return pick_values(frame, request, None, source="a Hydra job, which returns its final scores,")
 
+    def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
+        """Refused: a job returns one value per metric (:func:`no_history` says where curves come from instead)."""
+        raise InputError(no_history())
+
     def direction(self, metric: str) -> Direction | None:
         """The direction of Hydra's Optuna sweeper, for the number each job returned (``val``)."""
         try:
@@ -221,6 +226,15 @@ class HydraSweepSource(Source):
         if self.tracking_uri is None:
             return super().sink(key)
         return sink_at(f"mlflow:{self.experiment}", key, tracking_uri=self.tracking_uri)
+
+
+def no_history() -> str:
+    """Why a Hydra sweep gives no training curves, and where they come from instead, in one line."""
+    return (
+        f"a Hydra job returns one value per metric, so a Hydra sweep has no per-step history for "
+        f"{option_name('curves')}: log each step from the job to MLflow, W&B or a file of one row per run and step, "
+        "and summarize that source"
+    )
 
 
 class HydraBackend(Backend):

@@ -34,6 +34,7 @@ from boontrack_hydra._records import (
     HydraSweepSource,
     clear_records,
     jobs_dir,
+    no_history,
     override_params,
     returned_metrics,
     sweeper_direction,
@@ -103,7 +104,8 @@ class BoonCallback(_HydraCallback):
         refused); else higher, except for a metric named like a loss or an error.
     n_resamples, confidence_level, seed, **spec_options
         As the fields of :class:`boontrack.spec.Spec` (``estimator``, ``baseline``, ``compare``,
-        ``correction``, ``ci_method``, ...), as ``boontrack summarize`` takes them.
+        ``correction``, ``ci_method``, ...), as ``boontrack summarize`` takes them; ``curves`` is refused when
+        the callback is made, as ``pick`` other than ``"last"``: a job returns one value per metric.
     tracking_uri, mlflow_experiment
         Also write the summary to MLflow (``pip install ".[mlflow]"``): a summary run, as
         ``boontrack summarize --write-back`` writes, in the experiment ``mlflow_experiment`` (default: Hydra's
@@ -149,6 +151,8 @@ class BoonCallback(_HydraCallback):
                     f"a Hydra job returns one value per metric: there is no per-step history to pick from "
                     f"({option_setting('pick', 'last')})"
                 )
+            if self.options.spec.curves:
+                raise InputError(no_history())
             for name, value in (
                 ("mlflow_experiment", mlflow_experiment),
                 ("seed_column", self.options.spec.seed_column),

@@ -111,6 +111,18 @@ def test_a_directory_without_records_is_one_line_on_the_command_line(tmp_path):
     ]
 
 
+def test_curves_of_a_hydra_sweep_say_where_to_log_them_instead(tmp_path):
+    jobs = tmp_path / ".boontrack" / "jobs"
+    for job, val in enumerate(VAL["a"]):
+        write_record(jobs, {"job": job, "status": "completed", "metrics": {"val_acc": val}})
+    done = CliRunner().invoke(cli.main, ["summarize", f"hydra:{tmp_path}", "--val", "val_acc", "--curves", "val_acc"])
+    assert done.exit_code == 2
+    assert done.output.strip().splitlines() == [
+        "Error: a Hydra job returns one value per metric, so a Hydra sweep has no per-step history for --curves: "
+        "log each step from the job to MLflow, W&B or a file of one row per run and step, and summarize that source"
+    ]
+
+
 @pytest.mark.slow
 def test_jobs_run_in_worker_processes_are_recorded_there_and_summarized(run_sweep):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher", reason="needs hydra-joblib-launcher (the test extra)")
@@ -251,6 +263,11 @@ def test_a_single_run_records_nothing(run_sweep, tmp_path):
         ({"tracking_uri": "not a uri"}, "`tracking_uri` 'not a uri' is neither a URI nor an existing directory"),
         ({"mlflow_experiment": ""}, "`mlflow_experiment` must be a non-empty name, got ''"),
         ({"pick": "best_val_step"}, "a Hydra job returns one value per metric: there is no per-step history"),
+        (
+            {"curves": ["val_loss"]},
+            "a Hydra job returns one value per metric, so a Hydra sweep has no per-step history for `curves`: log "
+            "each step from the job to MLflow, W&B or a file of one row per run and step, and summarize that source",
+        ),
         ({"estimatr": "U"}, "unknown option `estimatr` (known: `val`, `test`"),
     ],
 )
