@@ -8,8 +8,8 @@ Reading (``optuna:STORAGE_URL``, :class:`OptunaBackend`, :class:`OptunaSource`)
     ``metrics.value`` (``metrics.values_0``, ``values_1``, ... for several objectives, the study's metric
     names when it has them), numeric user attributes ``metrics.<name>``, other user attributes ``tags.<name>``;
     the trial state the status (pruned, failed and running trials are dropped with it as their reason). With
-    ``pick="best_val_step"`` the intermediate values (``trial.report(value, step)``) are the objective's
-    per-step history.
+    ``pick="best_val_step"``, and for training curves (``curves``) of the objective, the intermediate values
+    (``trial.report(value, step)``) are the objective's per-step history (step = the step reported).
 
 Callback (:class:`BoonCallback`, :func:`summarize_study`; also as ``boontrack.optuna``)
     Summaries every k finished trials and once after ``optimize`` returns, into a directory and, when the

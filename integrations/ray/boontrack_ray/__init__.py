@@ -9,8 +9,9 @@ Reading (``ray-tune:PATH``, :class:`RayTuneBackend`, :class:`RayTuneSource`)
     (``TERMINATED``, also when a scheduler stopped the trial early), ``failed`` (``ERROR``, the error's last line
     in ``tags.error``; the RunTable drops such trials) or the lower-cased Tune status; the config as
     ``params.*`` and the last result's numbers as ``metrics.*`` (nested keys joined with ``/``, as Ray does);
-    ``duration_s`` the trial's ``time_total_s``. With ``pick="best_val_step"`` the per-iteration results are the
-    history (step = ``training_iteration``).
+    ``duration_s`` the trial's ``time_total_s``. With ``pick="best_val_step"``, and for training curves
+    (``curves``) of any reported metric, the per-iteration results are the history (step =
+    ``training_iteration``).
 
 Callback (:class:`BoonCallback`, also as ``boontrack.ray.BoonCallback``)
     ``tune.RunConfig(callbacks=[BoonCallback(val=..., test=...)])`` summarizes the trials in
