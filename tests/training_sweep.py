@@ -2,13 +2,14 @@
 check of the training curves boontrack writes for it: each step's mean and run count against a numpy computation
 made here from the logged values, the bands' order, and the bands against those of the logged histories.
 
-The tests that log it for real (MLflow's embedded store and a server, W&B offline runs) share it, so that every
-destination is held to the same numbers.
+The tests that log it for real (MLflow's embedded store and a server, W&B offline runs, an Optuna study, a Ray
+Tune experiment) share it, so that every destination is held to the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -47,8 +48,8 @@ def _logged(metric: str, model: str) -> np.ndarray:
 def expected_means(entry: str, model: str) -> np.ndarray:
     """The mean over the model's runs at each epoch of what ``entry`` averages, walked epoch by epoch: the value
     logged, the best validation accuracy so far, or the test accuracy at the epoch of that best."""
-    if entry == "val_loss":
-        return _logged("val_loss", model).mean(axis=0)
+    if not entry.startswith("best-so-far:"):
+        return _logged(entry, model).mean(axis=0)
     val, test = _logged("val_acc", model), _logged("test_acc", model)
     best, at_best = val[:, 0].copy(), test[:, 0].copy()
     per_epoch = [at_best if entry.endswith("test_acc") else best]
@@ -78,16 +79,28 @@ def _bands_of_histories(entry: str, run_ids: Mapping[str, tuple[str, int]]):
 
     data = logged_histories(run_ids)
     options = dict(group_by="model", n_resamples=N_RESAMPLES, rng=0)
-    if entry == "val_loss":
-        return training_curves(data, value="val_loss", **options)
+    if not entry.startswith("best-so-far:"):
+        return training_curves(data, value=entry, **options)
     test = "test_acc" if entry.endswith("test_acc") else None
     return training_curves(data, value="val_acc", test=test, curve="best-so-far", maximize=True, **options)
 
 
-def check_written(written: Mapping[tuple[str, str], pd.DataFrame], run_ids: Mapping[str, tuple[str, int]]) -> None:
+def csv_curves(path: Path) -> dict[tuple[str, str], pd.DataFrame]:
+    """A ``training_curves.csv`` as :func:`check_written` takes it: (entry, group) -> its rows."""
+    written = pd.read_csv(path)
+    return {key: frame for key, frame in written.groupby(["metric", "group"])}
+
+
+def check_written(
+    written: Mapping[tuple[str, str], pd.DataFrame],
+    run_ids: Mapping[str, tuple[str, int]],
+    curves: Sequence[str] = CURVES,
+) -> None:
     """Check the curves a destination holds: (entry, model) -> a frame with a ``step`` column and the columns of
-    :data:`SERIES`, one row per step."""
-    assert sorted(written) == sorted((entry, model) for entry in CURVES for model in MODELS)
+    :data:`SERIES`, one row per step, for each entry of ``curves`` (a source that holds fewer histories than a
+    tracker asks for fewer; a value curve of any logged metric, a best-so-far curve of ``val_acc`` or
+    ``test_acc``)."""
+    assert sorted(written) == sorted((entry, model) for entry in curves for model in MODELS)
     for (entry, model), frame in written.items():
         frame = frame.sort_values("step")
         assert frame["step"].tolist() == EPOCHS.tolist(), (entry, model)

@@ -1,100 +1,84 @@
 """Training curves of an Optuna study (``curves``): the objective's intermediate values (``trial.report``) are its
-history, step = the step reported. A real study in a sqlite storage, summarized from Python and from the command
-line; the means checked against means computed here from the values the trials reported."""
+history, step = the step reported. The shared sweep of 3 models x 5 seeds x 20 epochs (:mod:`training_sweep`) run as
+a study in a journal file, its objective the validation accuracy, summarized from Python and from the command
+line: the curves hold the means computed with numpy from the reported values."""
 
 from __future__ import annotations
 
-import math
 import warnings
 
-import numpy as np
 import optuna
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.backends import open_source
-from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
+from boontrack.exceptions import InputError
 from boontrack_optuna import OptunaSource, summarize_study
+
+from training_sweep import MODELS, N_RESAMPLES, SEEDS, check_written, csv_curves, epoch_metrics
 
 pytestmark = pytest.mark.optuna
 
-STUDY, OBJECTIVE = "curves", "val_loss"
-MODELS, SEEDS, STEPS = ("a", "b", "c"), 5, 4
-#: Reports its steps and is then pruned: dropped from the summary, its points with it.
-PRUNED = ("a", SEEDS)
-#: Stops after 2 of the steps and completes: group c has 4 runs (fewer than 5) at steps 2-3.
-SHORT = ("c", SEEDS - 1)
-
-
-def _reported(model: str, seed: int) -> list[float]:
-    """What the trial of (model, seed) reports at steps 0, 1, ...: a loss falling with the step, by model and seed."""
-    steps = 2 if (model, seed) == SHORT else STEPS
-    return [
-        0.1 * MODELS.index(model) + 1 / (1 + step) + 0.013 * seed * step + math.sin(seed + step) / 97
-        for step in range(steps)
-    ]
-
-
-REPORTED = {(model, seed): _reported(model, seed) for model in MODELS for seed in range(SEEDS)}
+STUDY, OBJECTIVE = "epochs", "val_acc"
+#: What Optuna holds per step: the objective, as logged and as its running best.
+CURVES = (OBJECTIVE, f"best-so-far:{OBJECTIVE}")
+#: A trial that reports its epochs and is then pruned: dropped from the summary, its points with it.
+PRUNED = ("cnn", len(SEEDS))
 
 
 def _objective(trial: optuna.Trial) -> float:
-    key = (trial.suggest_categorical("model", MODELS), trial.suggest_int("seed", 0, SEEDS))
-    losses = REPORTED.get(key) or _reported(*key)
-    for step, loss in enumerate(losses):
-        trial.report(loss, step)
-    if key == PRUNED:
+    model, seed = trial.suggest_categorical("model", list(MODELS)), trial.suggest_int("seed", 0, len(SEEDS))
+    logged = epoch_metrics(model, seed)
+    for epoch, metrics in enumerate(logged, start=1):
+        trial.report(metrics[OBJECTIVE], epoch)
+    if (model, seed) == PRUNED:
         raise optuna.TrialPruned()
-    return losses[-1]
-
-
-def _expected() -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per group: the mean loss at each step over the completed trials that reported it, and how many did."""
-    expected = {}
-    for group in MODELS:
-        rows = [loss + [np.nan] * (STEPS - len(loss)) for (model, _), loss in REPORTED.items() if model == group]
-        table = np.array(rows)
-        expected[group] = (np.nanmean(table, axis=0), np.sum(~np.isnan(table), axis=0))
-    return expected
+    return logged[-1][OBJECTIVE]
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory) -> tuple[str, optuna.Study]:
-    """3 models x 5 seeds completed (objective ``val_loss``, minimized), one more trial pruned."""
-    storage = f"sqlite:///{tmp_path_factory.mktemp('curves') / 'optuna.db'}"
-    study = optuna.create_study(study_name=STUDY, storage=storage, direction="minimize")
+def study(tmp_path_factory) -> tuple[str, optuna.Study, dict[str, tuple[str, int]]]:
+    """The sweep as a study maximizing ``val_acc`` (each trial reports it per epoch), one more trial pruned, in a
+    journal file (a tenth of the time of a sqlite storage): the file, the study and the completed trials' run ids
+    -> (model, seed)."""
+    storage = str(tmp_path_factory.mktemp("epochs") / "journal.log")
+    journal = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(storage))
+    study = optuna.create_study(study_name=STUDY, storage=journal, direction="maximize")
     with warnings.catch_warnings():  # experimental since Optuna 3.2, and still so
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         study.set_metric_names([OBJECTIVE])
-    for model, seed in [*REPORTED, PRUNED]:
-        study.enqueue_trial({"model": model, "seed": seed})
-    study.optimize(_objective, n_trials=len(REPORTED) + 1)
-    return storage, study
+    for model in MODELS:
+        for seed in SEEDS:
+            study.enqueue_trial({"model": model, "seed": seed})
+    study.enqueue_trial(dict(zip(("model", "seed"), PRUNED)))
+    study.optimize(_objective, n_trials=len(MODELS) * len(SEEDS) + 1)
+    completed = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    return storage, study, {str(t.number): (t.params["model"], t.params["seed"]) for t in completed}
 
 
 def test_the_source_gives_the_reported_values_of_the_trials_asked_for(study):
-    storage, optimized = study
+    storage, _, run_ids = study
     source = open_source(f"optuna:{storage}", study=STUDY)
-    trials = {(t.params["model"], t.params["seed"]): str(t.number) for t in optimized.trials}
-    asked = [trials[("b", 1)], trials[SHORT]]
-    points = source.read_histories([OBJECTIVE], asked)[OBJECTIVE]
+    asked = {run_id: key for run_id, key in run_ids.items() if key in (("mlp", 1), ("cnn", 4))}
+    points = source.read_histories([OBJECTIVE], list(asked))[OBJECTIVE]
     assert list(points.columns) == ["run_id", "step", "value"]
-    assert points["run_id"].tolist() == [asked[0]] * STEPS + [asked[1]] * 2
-    assert points["step"].tolist() == [*range(STEPS), 0, 1]
-    assert points["value"].tolist() == REPORTED[("b", 1)] + REPORTED[SHORT]
+    for run_id, key in asked.items():
+        logged = points.loc[points["run_id"] == run_id]
+        assert logged["step"].tolist() == list(range(1, 21))
+        assert logged["value"].tolist() == [metrics[OBJECTIVE] for metrics in epoch_metrics(*key)]
+    assert set(points["run_id"]) == set(asked)
 
 
 @pytest.mark.parametrize(
     ("metrics", "message"),
     [
-        (["test_acc"], "Optuna study 'curves' has no per-step history of 'test_acc': Optuna records per step only "),
+        (["test_acc"], "Optuna study 'epochs' has no per-step history of 'test_acc': Optuna records per step only "),
         ([OBJECTIVE, "value"], "'value': Optuna records per step only the intermediate values of the objective "),
     ],
 )
 def test_any_other_metric_is_refused_in_one_line(study, metrics, message):
-    storage, _ = study
+    storage, _, _ = study
     source = open_source(f"optuna:{storage}", study=STUDY)
     with pytest.raises(InputError, match=message) as raised:
         source.read_histories(metrics, ["0"])
@@ -108,51 +92,42 @@ def test_a_study_of_several_objectives_is_refused_in_one_line():
         OptunaSource(study).read_histories(["values_0"], ["0", "1"])
 
 
-def test_summarize_study_averages_the_intermediate_values_of_each_group(study, tmp_path):
-    _, optimized = study
-    options = dict(group_by="model", seed_column="seed", curves=[OBJECTIVE], n_resamples=99, plots=False)
-    with pytest.warns(FewRunsWarning, match=f"training curves of '{OBJECTIVE}': .*'c': 2 of 4 steps"):
-        result = summarize_study(optimized, out=tmp_path / "out", raise_on_error=True, **options)
-    assert result.status == "updated"
-    (curves,) = result.summary.training
-    assert curves.metric == OBJECTIVE and curves.groups == MODELS
-    for group, (mean, runs) in _expected().items():
-        of = curves.of(group)
-        assert of.step.tolist() == list(range(STEPS))
-        np.testing.assert_allclose(of.mean, mean, rtol=1e-12)
-        assert of.runs.tolist() == runs.tolist()
-        assert (of.low <= of.mean).all() and (of.mean <= of.high).all()
+def test_summarize_study_gives_the_curves_of_the_objective(study, tmp_path):
+    _, optimized, run_ids = study
+    result = summarize_study(
+        optimized,
+        val=OBJECTIVE,  # without it, the best-so-far entry is checked against "value" before the study is seen
+        group_by="model",
+        seed_column="seed",
+        curves=CURVES,
+        n_resamples=N_RESAMPLES,
+        out=tmp_path / "out",
+        plots=False,
+        raise_on_error=True,
+    )
+    assert result.status == "updated", result.error
+    assert result.summary.spec.direction == f"higher is better, said by the Optuna study {STUDY!r}"
+    check_written(csv_curves(tmp_path / "out" / "training_curves.csv"), run_ids, CURVES)
 
 
 def test_summarize_with_curves_writes_training_curves_csv(study, tmp_path):
-    storage, _ = study
+    storage, _, run_ids = study
     out = tmp_path / "out"
-    with warnings.catch_warnings():  # shown by the command as a line on stderr
-        warnings.simplefilter("always", BoontrackWarning)
-        result = CliRunner().invoke(
-            cli.main,
-            [
-                "summarize", f"optuna:{storage}", "--study", STUDY, "--val", OBJECTIVE, "--group-by", "model",
-                "--seed-column", "seed", "--curves", OBJECTIVE, "--resamples", "99", "--no-plots", "--out", str(out),
-            ],
-        )  # fmt: skip
+    result = CliRunner().invoke(
+        cli.main,
+        [
+            "summarize", f"optuna:{storage}", "--study", STUDY, "--val", OBJECTIVE, "--group-by", "model",
+            "--seed-column", "seed", *(f"--curves={entry}" for entry in CURVES), "--resamples", str(N_RESAMPLES),
+            "--no-plots", "--out", str(out),
+        ],
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert f"Warning: training curves of '{OBJECTIVE}': steps with fewer than 5 runs" in result.output
-    written = pd.read_csv(out / "training_curves.csv")
-    assert written["metric"].eq(OBJECTIVE).all()
-    assert written["group"].tolist() == [group for group in MODELS for _ in range(STEPS)]
-    assert written["step"].tolist() == list(range(STEPS)) * len(MODELS)
-    expected = _expected()
-    np.testing.assert_allclose(written["mean"], np.concatenate([expected[g][0] for g in MODELS]), rtol=1e-12)
-    assert written["runs"].tolist() == np.concatenate([expected[g][1] for g in MODELS]).tolist()
-    assert written["enough_runs"].tolist() == (written["runs"] >= 5).tolist()
-    assert f"Training curve of '{OBJECTIVE}', group c: 4 steps (0-3), 4-5 runs; 2 steps with fewer than 5" in (
-        result.output
-    )
+    check_written(csv_curves(out / "training_curves.csv"), run_ids, CURVES)
+    assert f"Training curve of '{OBJECTIVE}', group cnn: 20 steps (1-20), 5 runs" in result.output
 
 
 def test_curves_of_a_user_attribute_is_refused_on_the_command_line(study):
-    storage, _ = study
+    storage, _, _ = study
     result = CliRunner().invoke(
         cli.main,
         ["summarize", f"optuna:{storage}", "--study", STUDY, "--val", OBJECTIVE, "--curves", "test_acc"],

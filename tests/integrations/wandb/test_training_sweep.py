@@ -15,7 +15,7 @@ from boontrack import cli
 from boontrack_wandb import summarize_sweep
 
 from offline_files import add_offline_runs, finish_offline_runs
-from training_sweep import CURVES, MODELS, N_RESAMPLES, SEEDS, SERIES, check_written, epoch_metrics
+from training_sweep import CURVES, MODELS, N_RESAMPLES, SEEDS, SERIES, check_written, csv_curves, epoch_metrics
 from wandb_sweep import ENTITY
 
 pytestmark = [pytest.mark.wandb, pytest.mark.slow]
@@ -64,11 +64,6 @@ def epoch_runs(wandb_env: Path, double) -> tuple[Path, dict[str, tuple[str, int]
     return directory, run_ids
 
 
-def _csv_curves(path: Path) -> dict[tuple[str, str], pd.DataFrame]:
-    written = pd.read_csv(path)
-    return {key: frame for key, frame in written.groupby(["metric", "group"])}
-
-
 def test_the_offline_runs_give_their_training_curves_in_a_file(epoch_runs, tmp_path):
     directory, run_ids = epoch_runs
     out = tmp_path / "out"
@@ -79,7 +74,7 @@ def test_the_offline_runs_give_their_training_curves_in_a_file(epoch_runs, tmp_p
     ]  # fmt: skip
     result = CliRunner().invoke(cli.main, arguments)
     assert result.exit_code == 0, result.output
-    check_written(_csv_curves(out / "training_curves.csv"), run_ids)
+    check_written(csv_curves(out / "training_curves.csv"), run_ids)
 
 
 def test_the_sweeps_aggregate_run_holds_its_training_curves_in_the_sweeps_direction(epoch_runs, fresh_log, tmp_path):
@@ -109,7 +104,7 @@ def test_the_sweeps_aggregate_run_holds_its_training_curves_in_the_sweeps_direct
         for model in MODELS
     }
     check_written(written, run_ids)
-    from_file = _csv_curves(tmp_path / "out" / "training_curves.csv")  # the same summary, in a file beside it
+    from_file = csv_curves(tmp_path / "out" / "training_curves.csv")  # the same summary, in a file beside it
     for key, frame in written.items():
         pd.testing.assert_frame_equal(
             frame.reset_index(drop=True), from_file[key][frame.columns].reset_index(drop=True), check_dtype=False
