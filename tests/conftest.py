@@ -40,6 +40,33 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
+# -- A parallel run (pytest-xdist, ``-n auto`` in the test command) ---------------------------------------------
+#: Tests that start Ray: the Ray directory's and the conformance suite's Ray Tune cases (the session's
+#: ``ray_local``, a ``ray start`` cluster, the Ray Tune example).
+_RAY_TESTS = re.compile(r"^tests/integrations/ray/|\[ray_tune[-\]]")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per core, at most four. Each worker starts its own MLflow server and wandb
+    service, so more workers than that cost more than they give."""
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Every test on its own, except that the tests starting Ray run in one worker, one after another: Ray then
+    starts once, and two Ray instances never compete for the cores of a small machine. (xdist's ``loadgroup``
+    would say this with marks, but its groups are lost under pytest 9, which ignores the node id it rewrites.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RayTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if _RAY_TESTS.search(nodeid) else nodeid
+
+    return RayTestsTogether(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _cli_logging_restored():
     """The command line quiets third-party loggers for its process (``MLFLOW_LOGGING_LEVEL`` and the loggers'
