@@ -674,8 +674,7 @@ def _compare_pair(
     label_a, label_b = table.groups[a], table.groups[b]
     runs = {label: len(table.group_runs(label)) for label in (label_a, label_b)}
     reported = {label: spec.budgets_for(count)[0] for label, count in runs.items()}
-    # (position in spec.budgets, budget): the position names the random stream of a paired difference
-    budgets = [(j, k) for j, k in enumerate(spec.budgets) if k in reported[label_a] and k in reported[label_b]]
+    budgets = [k for k in spec.budgets if k in reported[label_a] and k in reported[label_b]]
     aligned = _paired_arrays(table, label_a, label_b)
     with _collected_warnings() as messages:
         if aligned is None:
@@ -701,7 +700,7 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     (:func:`boontrack.compare.independent_difference`), studentized with the standard errors the bands keep."""
     from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
 
-    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for _, k in budgets}
+    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for k in budgets}
     (_, a_scores), (_, b_scores) = table.arrays(table.groups[a]), table.arrays(table.groups[b])
     comparison = Comparison(
         boo_n_difference=differences[max(differences)],
@@ -715,13 +714,18 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
 
 def _paired_comparison(spec, arrays, has_test, a, b, budgets):
     """Runs paired by seed: the comparison draws its own resamples, of pairs, so that a resample keeps them
-    together."""
-    from boontrack.compare import boo_n_difference_ci, compare_approaches
+    together; one draw serves every budget (then the mean difference draws its own, from the same generator)."""
+    from boontrack.compare import _compare_at_budgets
 
     a_val, a_test, b_val, b_test = arrays
     if not has_test:
         a_test = b_test = None
-    options = dict(
+    return _compare_at_budgets(
+        a_val,
+        b_val,
+        a_test,
+        b_test,
+        n=budgets,
         estimator=spec.estimator,
         maximize=spec.higher_is_better,
         paired=True,
@@ -731,18 +735,8 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         bounds=spec.bounds,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
+        rng=_rng(spec, _COMPARE, a, b),
     )
-    largest = max(k for _, k in budgets)
-    comparison = compare_approaches(a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options)
-    differences = {
-        int(k): comparison.boo_n_difference
-        if k == largest
-        else boo_n_difference_ci(
-            a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
-        )
-        for j, k in budgets
-    }
-    return comparison, differences
 
 
 #: catch_warnings swaps the process's warning filters: analyses in several threads take turns collecting, or one

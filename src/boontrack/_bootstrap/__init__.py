@@ -13,7 +13,13 @@ The formulas and the choice of the default method are described in :mod:`boontra
 face of this package. Nothing here validates its input: the public functions do.
 """
 
-from boontrack._bootstrap.differences import BudgetGroup, difference_interval, difference_range, studentized_difference
+from boontrack._bootstrap.differences import (
+    BudgetGroup,
+    difference_interval,
+    difference_intervals,
+    difference_range,
+    studentized_difference,
+)
 from boontrack._bootstrap.doubts import few_runs_message, few_runs_messages
 from boontrack._bootstrap.intervals import (
     Resampled,
@@ -35,6 +41,7 @@ __all__ = [
     "bootstrap_standard_error",
     "curve_distribution",
     "difference_interval",
+    "difference_intervals",
     "difference_range",
     "evaluate_batches",
     "few_runs_message",
