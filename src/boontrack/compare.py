@@ -44,6 +44,7 @@ from boontrack._bootstrap import (
 )
 from boontrack._bootstrap.intervals import CALIBRATED_METHOD, STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import difference_scale
+from boontrack._collector import warn
 from boontrack._validation import (
     as_bounds,
     as_budget,
@@ -310,11 +311,9 @@ def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budgets: Sequence[i
     """The single-group reasons to doubt an interval (:func:`boontrack._bootstrap.few_runs_messages`) at the
     ``budgets``, for the smaller group, and a warning when both groups are constant."""
     for message in few_runs_messages(min(a_test.size, b_test.size), np.array(budgets)):
-        warnings.warn(
-            f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1
-        )
+        warn(f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(a_test) == 0 and np.ptp(b_test) == 0:
-        warnings.warn(
+        warn(
             "the test scores of A and of B are each constant: the interval of the difference is a point",
             ConstantScoresWarning,
             stacklevel=stacklevel + 1,
@@ -588,7 +587,7 @@ def _compare_approaches_iv(
     paired, _, _, _, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     _, a_t, _, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
     if paired and np.all(a_t == b_t):
-        warnings.warn(
+        warn(
             "every pair of A and B has the same test score: the paired t-test has no statistic (NaN)",
             ConstantScoresWarning,
             stacklevel=3,

@@ -2,7 +2,8 @@
 
 One job per module:
 
-- :mod:`~boontrack._bootstrap.threads`: the batches of resamples evaluated on threads, BLAS on one thread;
+- :mod:`~boontrack._bootstrap.threads`: the batches of resamples, and groups, evaluated on threads, BLAS on one
+  thread;
 - :mod:`~boontrack._bootstrap.kernels`: runs ranked into tie blocks, resamples drawn in batches and counted,
   Boo_n (and its standard error) evaluated on them;
 - :mod:`~boontrack._bootstrap.intervals`: the interval methods of one group, and the sup-t bands;
@@ -31,7 +32,13 @@ from boontrack._bootstrap.intervals import (
     trusted_budgets,
 )
 from boontrack._bootstrap.kernels import RankedRuns, scott_bandwidth
-from boontrack._bootstrap.threads import available_cpus, evaluate_batches, thread_count, using_threads
+from boontrack._bootstrap.threads import (
+    available_cpus,
+    evaluate_batches,
+    evaluate_groups,
+    thread_count,
+    using_threads,
+)
 
 __all__ = [
     "BudgetGroup",
@@ -44,6 +51,7 @@ __all__ = [
     "difference_intervals",
     "difference_range",
     "evaluate_batches",
+    "evaluate_groups",
     "few_runs_message",
     "few_runs_messages",
     "interval_ends",
