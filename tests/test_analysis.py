@@ -269,8 +269,8 @@ def test_few_runs_warn_in_the_summary_and_progress_is_silent_off_a_terminal(capf
 
 
 def test_analyses_in_several_threads_each_keep_their_own_warnings():
-    # Each analysis collects its warnings by swapping the process's warning filters; analyses running at once in
-    # several threads must each keep theirs, none escaping (as an error under this suite's filter) or lost.
+    # Each analysis collects its warnings in its own context; analyses running at once in several threads must
+    # each keep theirs, none escaping (as an error under this suite's filter) or lost.
     frame = pd.DataFrame({"acc": [0.1, 0.5, 0.3, 0.4, 0.2, 0.35]})
     spec = Spec(val="acc", n=(1, 4), n_resamples=2000)
     table = RunTable.from_frame(frame, spec)
@@ -409,6 +409,51 @@ def test_the_thread_count_changes_no_number(monkeypatch):
     table = RunTable.from_frame(frame, spec)
     one, three = (analyze(table, spec, threads=threads).to_dict() for threads in (1, 3))
     assert json.dumps(one, sort_keys=True) == json.dumps(three, sort_keys=True)
+
+
+def warned_frame() -> pd.DataFrame:
+    """Groups whose summaries warn differently: few runs, constant test scores, a paired baseline, plain."""
+    frame = seeded_frame({"a": (0.80, None), "b": (0.81, None), "c": (0.82, np.arange(6)), "d": (0.79, None)})
+    frame.loc[frame["params.model"] == "d", "metrics.test_acc"] = 0.75
+    return frame
+
+
+def test_groups_side_by_side_give_one_threads_summary_and_warnings(monkeypatch):
+    """Groups summarized on 2 or 4 threads at once: the same numbers and, per group, the same warnings in the same
+    order as on one thread (each group draws from its own generator and collects its own warnings)."""
+    from boontrack._bootstrap import kernels
+
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 12 * 50)  # several batches per group
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 3), n_resamples=RESAMPLES)
+    table = RunTable.from_frame(warned_frame(), spec)
+    one, two, four = (analyze(table, spec, threads=threads) for threads in (1, 2, 4))
+    assert all(one.group(label).warnings for label in ("c", "d"))  # something to keep apart
+    assert one.group("c").warnings != one.group("d").warnings
+    for other in (two, four):
+        assert json.dumps(other.to_dict(), sort_keys=True) == json.dumps(one.to_dict(), sort_keys=True)
+        assert [g.warnings for g in other.groups] == [g.warnings for g in one.groups]
+
+
+def test_other_libraries_warnings_from_groups_on_threads_reach_the_caller(monkeypatch):
+    """A warning that is not boontrack's, raised while groups are summarized on threads, reaches the caller once
+    per group and stays out of the groups' warnings."""
+    from boontrack import diagnostics
+
+    diagnose = diagnostics.diagnose
+
+    def warning_diagnose(val, *args, **kwargs):
+        warnings.warn(f"elsewhere: {val.size} runs", RuntimeWarning, stacklevel=1)
+        return diagnose(val, *args, **kwargs)
+
+    monkeypatch.setattr(diagnostics, "diagnose", warning_diagnose)
+    spec = Spec(val="val_acc", test="test_acc", seed_column="seed", n=(1, 3), n_resamples=RESAMPLES)
+    table = RunTable.from_frame(warned_frame(), spec)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = analyze(table, spec, threads=2)
+    elsewhere = sorted(str(w.message) for w in caught if w.category is RuntimeWarning)
+    assert elsewhere == ["elsewhere: 12 runs"] * 3 + ["elsewhere: 6 runs"]
+    assert not any("elsewhere" in message for g in summary.groups for message in g.warnings)
 
 
 @pytest.mark.parametrize("threads", [0, -2, 1.5, True, "2"])

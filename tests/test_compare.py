@@ -477,3 +477,41 @@ def test_paired_standard_errors_in_chunks_are_the_same(monkeypatch):
     chunked = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=3, paired=True, n_resamples=300, rng=9)
     assert chunked.confidence_interval == whole.confidence_interval
     np.testing.assert_array_equal(chunked.bootstrap_distribution, whole.bootstrap_distribution)
+
+
+@pytest.mark.parametrize("method", ["studentized-u", "studentized", "percentile"])
+@pytest.mark.parametrize("paired", [True, False])
+@pytest.mark.parametrize("estimator", ["V", "U"])
+def test_differences_at_several_budgets_are_each_budgets_own_on_the_same_draws(monkeypatch, method, paired, estimator):
+    """One draw serves every budget: each budget's difference is the one boo_n_difference_ci gives that budget
+    alone from a generator in the same state (the same index draws), also when the paired standard errors and the
+    budgets come in chunks; the comparison is compare_approaches' at the largest budget."""
+    from boontrack._bootstrap import differences
+    from boontrack.compare import _compare_at_budgets
+
+    monkeypatch.setattr(differences, "CACHE_ELEMENTS", 7 * 24)  # the paired standard errors 7 resamples at a time
+    a_val, b_val, a_test, b_test = approaches(m_a=24, m_b=24 if paired else 19, seed=4)
+    budgets = (7, 1, 3)
+    options = dict(paired=paired, method=method, estimator=estimator, n_resamples=240, bounds=(0.0, 1.0))
+    together_rng = np.random.default_rng(5)
+    comparison, together = _compare_at_budgets(a_val, b_val, a_test, b_test, n=budgets, rng=together_rng, **options)
+    assert list(together) == list(budgets)
+    for k in budgets:
+        alone_rng = np.random.default_rng(5)
+        alone = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=k, rng=alone_rng, **options)
+        assert together[k].method == alone.method == method
+        assert together[k].estimate == pytest.approx(alone.estimate, abs=1e-12)
+        np.testing.assert_allclose(together[k].bootstrap_distribution, alone.bootstrap_distribution, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            dataclasses.astuple(together[k].confidence_interval),
+            dataclasses.astuple(alone.confidence_interval),
+            atol=1e-12,
+        )
+        assert together[k].standard_error == pytest.approx(alone.standard_error, abs=1e-12)
+    single_rng = np.random.default_rng(5)
+    single = compare_approaches(a_val, b_val, a_test, b_test, n=max(budgets), rng=single_rng, **options)
+    assert together_rng.bit_generator.state == single_rng.bit_generator.state  # both drew exactly as many
+    for field in ("boo_n_difference", "mean_difference"):
+        ends = (dataclasses.astuple(getattr(c, field).confidence_interval) for c in (comparison, single))
+        np.testing.assert_allclose(*ends, rtol=0, atol=1e-12)
+    assert comparison.headline == single.headline

@@ -7,19 +7,17 @@ the same runs and spec give the same :class:`Summary` (which makes writes back t
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from boontrack import vocabulary
+from boontrack._collector import collected, warn
 from boontrack._progress import progress_bar
-from boontrack.exceptions import BoontrackWarning, FewRunsWarning, InputError
+from boontrack.exceptions import FewRunsWarning, InputError
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
@@ -307,8 +305,9 @@ def analyze(
     source
         Description of where the runs came from, stored in :attr:`Summary.source`.
     threads
-        Threads that evaluate the bootstrap's batches of resamples (None: every CPU this process may use). The
-        results do not depend on it: the resamples are drawn in order in one thread.
+        Threads that summarize the groups side by side and evaluate the bootstrap's batches of resamples (None:
+        every CPU this process may use). The results do not depend on it: each group draws from its own generator,
+        its resamples in order in one thread, and collects its own warnings.
     pairs
         The (group, baseline) labels to compare, in this order, instead of those ``spec.compare`` names; the
         p-values are adjusted over these comparisons. For comparing matched groups only (e.g. the same group in
@@ -320,12 +319,14 @@ def analyze(
         A group with fewer runs than the largest ``spec.n`` given (or than the smallest default budget), an
         unknown baseline, or invalid spec options.
     """
-    from boontrack._bootstrap import using_threads
+    from boontrack._bootstrap import evaluate_groups, using_threads
 
     _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
-    with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as groups:
-        results = [_summarize_group(table, spec, index, label) for index, label in enumerate(groups)]
+    with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as shown:
+        # Groups side by side on the threads: each draws from its own generator and collects its own warnings.
+        summarized = evaluate_groups(lambda group: _summarize_group(table, spec, *group), list(enumerate(table.groups)))
+        results = [result for result, _ in zip(summarized, shown)]  # the bar advances as each group is done
         summaries = tuple(summary for summary, _ in results)
         comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results}, pairs)
     return Summary(
@@ -461,7 +462,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         method=spec.ci_method,
         bounds=spec.bounds,
     )
-    with _collected_warnings() as caught:
+    with collected() as caught:
         # One resampling of the group gives every interval: the band over the curve's budgets, Boo_n at each
         # reported budget (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
         # resampled once instead of once per number.
@@ -472,7 +473,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.higher_is_better))
         diagnostics = diagnose(val, test, n=max(budgets))
         for message in few_runs_messages(val.size, np.asarray(budgets)):  # the reported budgets' n / m
-            warnings.warn(message, FewRunsWarning, stacklevel=1)
+            warn(message, FewRunsWarning)
     mean_duration, duration_warning = _mean_duration(table, label)
     curve = Curve(
         n=np.asarray(band.n, dtype=np.int64),
@@ -674,10 +675,9 @@ def _compare_pair(
     label_a, label_b = table.groups[a], table.groups[b]
     runs = {label: len(table.group_runs(label)) for label in (label_a, label_b)}
     reported = {label: spec.budgets_for(count)[0] for label, count in runs.items()}
-    # (position in spec.budgets, budget): the position names the random stream of a paired difference
-    budgets = [(j, k) for j, k in enumerate(spec.budgets) if k in reported[label_a] and k in reported[label_b]]
+    budgets = [k for k in spec.budgets if k in reported[label_a] and k in reported[label_b]]
     aligned = _paired_arrays(table, label_a, label_b)
-    with _collected_warnings() as messages:
+    with collected() as messages:
         if aligned is None:
             comparison, differences = _independent_comparison(
                 table, spec, bands[label_a], bands[label_b], a, b, budgets
@@ -701,7 +701,7 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     (:func:`boontrack.compare.independent_difference`), studentized with the standard errors the bands keep."""
     from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
 
-    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for _, k in budgets}
+    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for k in budgets}
     (_, a_scores), (_, b_scores) = table.arrays(table.groups[a]), table.arrays(table.groups[b])
     comparison = Comparison(
         boo_n_difference=differences[max(differences)],
@@ -715,13 +715,18 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
 
 def _paired_comparison(spec, arrays, has_test, a, b, budgets):
     """Runs paired by seed: the comparison draws its own resamples, of pairs, so that a resample keeps them
-    together."""
-    from boontrack.compare import boo_n_difference_ci, compare_approaches
+    together; one draw serves every budget (then the mean difference draws its own, from the same generator)."""
+    from boontrack.compare import _compare_at_budgets
 
     a_val, a_test, b_val, b_test = arrays
     if not has_test:
         a_test = b_test = None
-    options = dict(
+    return _compare_at_budgets(
+        a_val,
+        b_val,
+        a_test,
+        b_test,
+        n=budgets,
         estimator=spec.estimator,
         maximize=spec.higher_is_better,
         paired=True,
@@ -731,44 +736,16 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         bounds=spec.bounds,
         confidence_level=spec.confidence_level,
         n_resamples=spec.n_resamples,
+        rng=_rng(spec, _COMPARE, a, b),
     )
-    largest = max(k for _, k in budgets)
-    comparison = compare_approaches(a_val, b_val, a_test, b_test, n=largest, rng=_rng(spec, _COMPARE, a, b), **options)
-    differences = {
-        int(k): comparison.boo_n_difference
-        if k == largest
-        else boo_n_difference_ci(
-            a_val, b_val, a_test, b_test, n=int(k), rng=_rng(spec, _COMPARE, a, b, j + 1), **options
-        )
-        for j, k in budgets
-    }
-    return comparison, differences
 
 
-#: catch_warnings swaps the process's warning filters: analyses in several threads take turns collecting, or one
-#: that ends would restore the filters under another, whose warnings would then escape its summary (or raise).
-_ONE_COLLECTOR = threading.RLock()
 #: The interval method of a difference for each method of the groups' intervals (others: percentile).
 _DIFFERENCE_METHODS = {
     "studentized-u": "studentized-u",
     "studentized-u-calibrated": "studentized-u",
     "studentized": "studentized",
 }
-
-
-@contextlib.contextmanager
-def _collected_warnings() -> Iterator[list[str]]:
-    """Collect boontrack's warnings (deduplicated, in order) into the yielded list; re-emit any other warning."""
-    messages: list[str] = []
-    with _ONE_COLLECTOR, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield messages
-    for w in caught:
-        if issubclass(w.category, BoontrackWarning):
-            if str(w.message) not in messages:
-                messages.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
 def _versions() -> dict[str, str]:

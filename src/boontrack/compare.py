@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -35,6 +36,7 @@ from boontrack._bootstrap import (
     BudgetGroup,
     bootstrap_standard_error,
     difference_interval,
+    difference_intervals,
     difference_range,
     few_runs_messages,
     percentile_interval,
@@ -42,6 +44,7 @@ from boontrack._bootstrap import (
 )
 from boontrack._bootstrap.intervals import CALIBRATED_METHOD, STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import difference_scale
+from boontrack._collector import warn
 from boontrack._validation import (
     as_bounds,
     as_budget,
@@ -304,15 +307,13 @@ DifferenceMethod = Literal["studentized-u", "studentized", "percentile"]
 DIFFERENCE_METHODS = ("studentized-u", "studentized", "percentile")
 
 
-def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budget: int, stacklevel: int) -> None:
-    """The single-group reasons to doubt an interval (:func:`boontrack._bootstrap.few_runs_messages`), for the
-    smaller group, and a warning when both groups are constant."""
-    for message in few_runs_messages(min(a_test.size, b_test.size), np.array([budget])):
-        warnings.warn(
-            f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1
-        )
+def _warn_difference(a_test: np.ndarray, b_test: np.ndarray, budgets: Sequence[int], stacklevel: int) -> None:
+    """The single-group reasons to doubt an interval (:func:`boontrack._bootstrap.few_runs_messages`) at the
+    ``budgets``, for the smaller group, and a warning when both groups are constant."""
+    for message in few_runs_messages(min(a_test.size, b_test.size), np.array(budgets)):
+        warn(f"{a_test.size} runs of A and {b_test.size} of B: {message}", FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(a_test) == 0 and np.ptp(b_test) == 0:
-        warnings.warn(
+        warn(
             "the test scores of A and of B are each constant: the interval of the difference is a point",
             ConstantScoresWarning,
             stacklevel=stacklevel + 1,
@@ -438,14 +439,32 @@ def _approaches_iv(a_val, b_val, a_test, b_test, paired):
 def _boo_n_difference_ci_iv(
     a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng, bounds
 ):
+    """Validated arguments; ``n`` is a sequence of budgets (one for the public function)."""
     paired, method, level, n_resamples, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     a_v, a_t, b_v, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
-    budget = as_budget(n)
+    budgets = tuple(as_budget(k) for k in n)
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     maximize = as_flag(maximize, "maximize")
-    warn_or_raise_budget(np.array([budget]), min(a_v.size, b_v.size), estimator)
+    warn_or_raise_budget(np.array(budgets), min(a_v.size, b_v.size), estimator)
     bounds = as_bounds(bounds, a_t), as_bounds(bounds, b_t)
-    return a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, bounds
+    return a_v, a_t, b_v, b_t, budgets, estimator, maximize, paired, method, level, n_resamples, rng, bounds
+
+
+def _boo_n_differences(
+    a_v, a_t, b_v, b_t, budgets, estimator, maximize, paired, method, level, n_resamples, rng, bounds
+) -> list[BootstrapResult]:
+    """The intervals of Boo_n(A) - Boo_n(B) at each of the ``budgets``, from validated arguments, every budget
+    on the same resamples (one draw; each budget's interval is the one that budget alone gets from the same
+    generator)."""
+    groups = (
+        BudgetGroup(a_v, a_t, maximize, np.array(budgets), estimator, method, bounds[0]),
+        BudgetGroup(b_v, b_t, maximize, np.array(budgets), estimator, method, bounds[1]),
+    )
+    estimates, dist, intervals = difference_intervals(*groups, paired, method, level, n_resamples, rng)
+    return [
+        _difference_result(float(estimate), np.ascontiguousarray(dist[:, k]), interval, method, level, n_resamples)
+        for k, (estimate, interval) in enumerate(zip(estimates, intervals))
+    ]
 
 
 def boo_n_difference_ci(
@@ -493,30 +512,24 @@ def boo_n_difference_ci(
     -------
     BootstrapResult
     """
-    a_v, a_t, b_v, b_t, budget, estimator, maximize, paired, method, level, n_resamples, rng, group_bounds = (
-        _boo_n_difference_ci_iv(
-            a_val,
-            b_val,
-            a_test,
-            b_test,
-            n,
-            estimator,
-            maximize,
-            paired,
-            method,
-            confidence_level,
-            n_resamples,
-            rng,
-            bounds,
-        )
+    validated = _boo_n_difference_ci_iv(
+        a_val,
+        b_val,
+        a_test,
+        b_test,
+        (n,),
+        estimator,
+        maximize,
+        paired,
+        method,
+        confidence_level,
+        n_resamples,
+        rng,
+        bounds,
     )
-    _warn_difference(a_t, b_t, budget, stacklevel=2)
-    groups = (
-        BudgetGroup(a_v, a_t, maximize, budget, estimator, method, group_bounds[0]),
-        BudgetGroup(b_v, b_t, maximize, budget, estimator, method, group_bounds[1]),
-    )
-    estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
-    return _difference_result(estimate, dist, interval, method, level, n_resamples)
+    a_v, a_t, b_v, b_t, budgets = validated[:5]
+    _warn_difference(a_t, b_t, budgets, stacklevel=2)
+    return _boo_n_differences(*validated)[0]
 
 
 def _mean_difference_ci_iv(a, b, paired, method, confidence_level, n_resamples, rng, bounds):
@@ -557,7 +570,7 @@ def mean_difference_ci(
     a, b, paired, method, level, n_resamples, rng, (bounds_a, bounds_b) = _mean_difference_ci_iv(
         a, b, paired, method, confidence_level, n_resamples, rng, bounds
     )
-    _warn_difference(a, b, 1, stacklevel=2)
+    _warn_difference(a, b, (1,), stacklevel=2)
     groups = BudgetGroup(a, a, True, 1, "V", method, bounds_a), BudgetGroup(b, b, True, 1, "V", method, bounds_b)
     estimate, dist, interval = difference_interval(*groups, paired, method, level, n_resamples, rng)
     return _difference_result(estimate, dist, interval, method, level, n_resamples)
@@ -574,7 +587,7 @@ def _compare_approaches_iv(
     paired, _, _, _, rng = _resampling_iv(paired, method, confidence_level, n_resamples, rng)
     _, a_t, _, b_t = _approaches_iv(a_val, b_val, a_test, b_test, paired)
     if paired and np.all(a_t == b_t):
-        warnings.warn(
+        warn(
             "every pair of A and B has the same test score: the paired t-test has no statistic (NaN)",
             ConstantScoresWarning,
             stacklevel=3,
@@ -626,6 +639,47 @@ def compare_approaches(
         paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds
     )
     boo = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=n, estimator=estimator, maximize=maximize, **options)
+    return _comparison(a_t, b_t, boo, paired, options)
+
+
+def _compare_at_budgets(
+    a_val: Any,
+    b_val: Any,
+    a_test: Any = None,
+    b_test: Any = None,
+    *,
+    n: Sequence[int],
+    estimator: Estimator = "V",
+    maximize: bool = True,
+    paired: bool = False,
+    method: DifferenceMethod = "studentized-u",
+    confidence_level: float = 0.95,
+    n_resamples: int = 9999,
+    rng: Any = None,
+    bounds: tuple[float | None, float | None] | None = None,
+) -> tuple[Comparison, dict[int, BootstrapResult]]:
+    """:func:`compare_approaches` at several budgets ``n``: the comparison at the largest, and the difference in
+    Boo_n at each budget, every budget on one draw of resamples. With one budget, the same as
+    :func:`compare_approaches` and its ``boo_n_difference``; with several, each budget's difference is the one
+    :func:`boo_n_difference_ci` gives that budget with the same generator.
+    """
+    arguments = (a_val, b_val, a_test, b_test, tuple(n), estimator, maximize, paired, method, confidence_level)
+    a_t, b_t, rng = _compare_approaches_iv(*arguments, n_resamples, rng)
+    validated = _boo_n_difference_ci_iv(*arguments, n_resamples, rng, bounds)
+    _, a_boo_test, _, b_boo_test, budgets = validated[:5]
+    _warn_difference(a_boo_test, b_boo_test, budgets, stacklevel=2)
+    differences = dict(zip(budgets, _boo_n_differences(*validated)))
+    options = dict(
+        paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds
+    )
+    return _comparison(a_t, b_t, differences[max(differences)], paired, options), differences
+
+
+def _comparison(
+    a_t: np.ndarray, b_t: np.ndarray, boo: BootstrapResult, paired: bool, options: dict[str, Any]
+) -> Comparison:
+    """The comparison with ``boo``, the difference in Boo_n: the mean difference (drawn after it, with the same
+    generator in ``options``) and the tests."""
     mean = mean_difference_ci(a_t, b_t, **options)
     return Comparison(
         boo_n_difference=boo,

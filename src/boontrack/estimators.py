@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from boontrack._collector import warn
 from boontrack._validation import as_budgets, as_choice, as_flag, as_scores, as_val_test
 from boontrack.choices import ESTIMATORS
 from boontrack.exceptions import AccuracyWarning, ConstantScoresWarning, ExtrapolationWarning
@@ -183,7 +184,7 @@ def warn_or_raise_budget(budgets: np.ndarray, m: int, estimator: str) -> None:
             f"`n` = {int(too_big.max())} exceeds the number of runs m = {m}: the U estimator draws without "
             "replacement and is undefined for n > m (use V or W to extrapolate)"
         )
-    warnings.warn(
+    warn(
         f"n = {int(too_big.max())} > m = {m} runs: estimator {estimator} extrapolates beyond the data",
         ExtrapolationWarning,
         stacklevel=4,
@@ -356,7 +357,7 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     """
     v, t, budgets, scalar, maximize = _boo_n_gaussian_iv(val, test, n, maximize)
     if np.ptp(v) == 0:
-        warnings.warn(
+        warn(
             "all validation scores are equal: the best-validation run is a random one, Boo_n = mean test",
             ConstantScoresWarning,
             stacklevel=2,
@@ -372,7 +373,7 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     constants = [_expected_max_std_normal(int(k)) for k in budgets]
     for _, unreached in constants:
         if unreached is not None:  # never silent, however unlikely
-            warnings.warn(f"E[max of n N(0, 1)]: {unreached}", AccuracyWarning, stacklevel=2)
+            warn(f"E[max of n N(0, 1)]: {unreached}", AccuracyWarning, stacklevel=2)
     c = np.array([value for value, _ in constants])
     result = t.mean() + sign * rho * t.std(ddof=1) * c
     return float(result[0]) if scalar else result
@@ -707,7 +708,7 @@ def expected_max_of(dist: Any, n: Any) -> float | np.ndarray:
     unique, inverse = np.unique(budgets, return_inverse=True)
     values, unreached = method(dist, unique)
     if unreached is not None:
-        warnings.warn(f"expected_max_of({_describe(dist)}): {unreached}", AccuracyWarning, stacklevel=2)
+        warn(f"expected_max_of({_describe(dist)}): {unreached}", AccuracyWarning, stacklevel=2)
     low, high = dist.support()
     result = np.clip(values, float(low), float(high))[inverse]
     return float(result[0]) if scalar else result

@@ -38,7 +38,6 @@ state.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
@@ -55,6 +54,7 @@ from boontrack._bootstrap import (
 )
 from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE
+from boontrack._collector import warn
 from boontrack._validation import (
     as_bounds,
     as_budget,
@@ -289,9 +289,9 @@ def _warn_data(
     val: np.ndarray, test: np.ndarray, stacklevel: int, budgets: np.ndarray | None = None, maximize: bool = True
 ) -> None:
     for message in few_runs_messages(val.size, budgets, test, maximize):
-        warnings.warn(message, FewRunsWarning, stacklevel=stacklevel + 1)
+        warn(message, FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(test) == 0:
-        warnings.warn(
+        warn(
             "all test scores are equal: every resample gives the same value and the interval is a point",
             ConstantScoresWarning,
             stacklevel=stacklevel + 1,

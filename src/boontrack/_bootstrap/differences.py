@@ -21,8 +21,9 @@ from boontrack.estimators import Estimator
 
 
 class BudgetGroup:
-    """One approach's runs, ready for resampling at one budget: ranked runs, the estimator's P, the centre's P
-    and slope and the reference's P of a studentized ``method`` (:func:`pivot_tables`), the plausible range.
+    """One approach's runs, ready for resampling at one budget or several: ranked runs, the estimator's P, the
+    centre's P and slope and the reference's P of a studentized ``method`` (:func:`pivot_tables`), one row per
+    budget, and the plausible range.
 
     ``bounds`` are the scores' bounds (infinite: none).
     """
@@ -32,19 +33,19 @@ class BudgetGroup:
         val: np.ndarray,
         test: np.ndarray,
         maximize: bool,
-        budget: int,
+        budgets: int | np.ndarray,
         estimator: Estimator,
         method: str = "studentized",
         bounds: tuple[float, float] = UNBOUNDED_RANGE,
     ):
         self.runs = RankedRuns(val, test, maximize)
-        budgets = np.array([budget])
+        budgets = np.atleast_1d(np.asarray(budgets, dtype=np.int64))
         self.cdf = cdf_table(val.size, budgets, estimator)
         pivot = method if method in STUDENTIZED_METHODS else "studentized"
         self.centre_cdf, self.centre_slope, self.reference_cdf = pivot_tables(self.cdf, budgets, estimator, pivot)
         self.bounds = bounds
         self.plausible = plausible_range(test, maximize, bounds)
-        self.scores, self._setting = (val, test), (maximize, budget, estimator, method, bounds)
+        self.scores, self._setting = (val, test), (maximize, budgets, estimator, method, bounds)
         # The runs' tie blocks and shifted test scores in the order given: influence values are per run.
         self._block_of = self.runs._block_of.take(self.runs._position_of)
         self._test = test - self.runs._offset
@@ -58,16 +59,16 @@ class BudgetGroup:
         """Whether the centre is another estimator than the one asked for (U for ``"studentized-u"``)."""
         return self.centre_cdf is not self.cdf
 
-    def on_data(self) -> tuple[float, float, float]:
-        """The estimate, the centre and the reference on the runs themselves."""
-        estimate = float(self.runs.estimate(self.cdf)[0])
-        centre = float(self.runs.estimate(self.centre_cdf)[0]) if self.centred_elsewhere else estimate
-        reference = estimate if self.reference_cdf is self.cdf else float(self.runs.estimate(self.reference_cdf)[0])
-        return estimate, centre, reference
+    def on_data(self) -> np.ndarray:
+        """The estimate, the centre and the reference on the runs themselves: (3, budgets)."""
+        estimate = self.runs.estimate(self.cdf)
+        centre = self.runs.estimate(self.centre_cdf) if self.centred_elsewhere else estimate
+        reference = estimate if self.reference_cdf is self.cdf else self.runs.estimate(self.reference_cdf)
+        return np.stack([estimate, centre, reference])
 
-    def influence(self, counts: np.ndarray) -> np.ndarray:
+    def influences(self, counts: np.ndarray) -> Iterator[np.ndarray]:
         """Empirical influence of each run on the centre of each resample, (resamples, m), from per-run draw
-        counts.
+        counts: one array per budget, in turn (the counting is shared, one budget's arrays are held at a time).
 
         The run-level form of :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`: run i in tie block b
         has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
@@ -80,22 +81,23 @@ class BudgetGroup:
         cum = np.cumsum(block_counts, axis=1)
         prev = cum - block_counts
         means = sums / np.maximum(block_counts, 1)
-        p, g = self.centre_cdf[0], self.centre_slope[0]
-        weight = p.take(cum) - p.take(prev)
-        g_high = g.take(cum)
-        step = means * (g_high - g.take(prev))
-        level = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
-        ratio = weight / np.maximum(block_counts / m, 1.0 / m)
-        # L_i = (R_b - ratio_b mean_b) + ratio_b t_i: two gathers per run, not three
-        influence = ratio.take(self._block_of, axis=1)
-        influence *= self._test
-        influence += (level - ratio * means).take(self._block_of, axis=1)
-        return influence
+        share = np.maximum(block_counts / m, 1.0 / m)
+        for p, g in zip(self.centre_cdf, self.centre_slope):
+            weight = p.take(cum) - p.take(prev)
+            g_high = g.take(cum)
+            step = means * (g_high - g.take(prev))
+            level = means * g_high + (np.cumsum(step[:, ::-1], axis=1)[:, ::-1] - step)
+            ratio = weight / share
+            # L_i = (R_b - ratio_b mean_b) + ratio_b t_i: two gathers per run, not three
+            influence = ratio.take(self._block_of, axis=1)
+            influence *= self._test
+            influence += (level - ratio * means).take(self._block_of, axis=1)
+            yield influence
 
 
 def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray) -> np.ndarray:
     """Delta-method standard error of the difference of the centres on each resample of pairs (rows of
-    ``indices``).
+    ``indices``) at each budget: (resamples, budgets).
 
     A pair's influence on the difference is its influence on A minus its influence on B; the standard error is
     ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws.
@@ -107,20 +109,22 @@ def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: 
         return np.concatenate([_paired_standard_error(group_a, group_b, chunk) for chunk in chunks])
     counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
     share = counts / m
-    difference = group_a.influence(counts)
-    difference -= group_b.influence(counts)
-    difference -= np.einsum("ij,ij->i", share, difference)[:, None]
-    return np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
+    errors = np.empty((size, group_a.cdf.shape[0]))
+    for k, (difference, influence_b) in enumerate(zip(group_a.influences(counts), group_b.influences(counts))):
+        difference -= influence_b
+        difference -= np.einsum("ij,ij->i", share, difference)[:, None]
+        errors[:, k] = np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
+    return errors
 
 
 def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
     """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
-    resampled on its own, its centre and the centre's standard error."""
+    resampled on its own, its centre and the centre's standard error: (resamples, budgets) each."""
     if not studentized:
-        return (group.runs.boo_n(positions, group.cdf)[:, 0],)
-    value = group.runs.boo_n(positions, group.cdf)[:, 0] if group.centred_elsewhere else None
+        return (group.runs.boo_n(positions, group.cdf),)
+    value = group.runs.boo_n(positions, group.cdf) if group.centred_elsewhere else None
     centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope)
-    return (centre[:, 0] if value is None else value), centre[:, 0], error[:, 0]
+    return (centre if value is None else value), centre, error
 
 
 def difference_interval(
@@ -132,7 +136,25 @@ def difference_interval(
     n_resamples: int,
     rng: np.random.Generator,
 ) -> tuple[float, np.ndarray, tuple[float, float]]:
-    """Boo_n(A) - Boo_n(B) on the data, on each resample, and its interval.
+    """Boo_n(A) - Boo_n(B) on the data, on each resample, and its interval, for groups of one budget (see
+    :func:`difference_intervals`)."""
+    estimates, dist, intervals = difference_intervals(
+        group_a, group_b, paired, method, confidence_level, n_resamples, rng
+    )
+    return float(estimates[0]), dist[:, 0], intervals[0]
+
+
+def difference_intervals(
+    group_a: BudgetGroup,
+    group_b: BudgetGroup,
+    paired: bool,
+    method: str,
+    confidence_level: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float]]]:
+    """Boo_n(A) - Boo_n(B) on the data (budgets,), on each resample (resamples, budgets), and its interval at
+    each of the groups' budgets (the same in both), every budget evaluated on the same resamples.
 
     Unpaired: A and B are resampled independently; per batch the positions of A are drawn, then those of B
     (positions in each group's ranking, as for one group). Paired: one draw serves both, so a resample keeps
@@ -141,13 +163,15 @@ def difference_interval(
     studentized interval is ``centre +- q se``, q the ``confidence_level`` quantile of
     ``|centre* - reference| / se*`` (symmetric, as for one group; centre and reference those of the groups'
     :class:`~boontrack._bootstrap.intervals.Pivot`, differenced), on the scale of the difference's bounds,
-    widened to hold the estimate and cut to the difference of the two groups' plausible ranges.
+    widened to hold the estimate and cut to the difference of the two groups' plausible ranges. The draws do not
+    depend on the budgets: with the same generator, each budget's interval is the one groups of that budget alone
+    would get.
     """
     if paired:  # the pairs in a canonical order, by A's scores then B's: nothing depends on the given one
         pairs = np.lexsort((*group_b.scores[::-1], *group_a.scores[::-1]))
         group_a, group_b = group_a.taken(pairs), group_b.taken(pairs)
     runs_a, runs_b = group_a.runs, group_b.runs
-    on_data = np.subtract(group_a.on_data(), group_b.on_data())
+    estimates, centres, references = np.subtract(group_a.on_data(), group_b.on_data())
     studentized = method in STUDENTIZED_METHODS
 
     def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -165,41 +189,39 @@ def difference_interval(
         # the draws are pairs, whose positions differ in the two rankings
         positions = runs_a.positions(indices_a), runs_b.positions(indices_b)
         groups = group_a, group_b
-        difference = np.subtract(*(g.runs.boo_n(p, g.cdf)[:, 0] for g, p in zip(groups, positions)))
+        difference = np.subtract(*(g.runs.boo_n(p, g.cdf) for g, p in zip(groups, positions)))
         if not studentized:
             return (difference,)
         centre = difference
         if group_a.centred_elsewhere:
-            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf)[:, 0] for g, p in zip(groups, positions))
+            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf) for g, p in zip(groups, positions))
             centre = centre_a - centre_b
         return difference, centre, _paired_standard_error(group_a, group_b, indices_a)
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
     dist, *pivot = (np.concatenate(arrays) for arrays in zip(*parts))
-    estimate, centre, reference = (float(x) for x in on_data)
     if not studentized:
-        return estimate, dist, percentile_interval(dist, confidence_level)
+        return estimates, dist, [percentile_interval(dist[:, k], confidence_level) for k in range(dist.shape[1])]
     identity = np.arange(runs_a.m)[None, :]
     if paired:
-        error = float(_paired_standard_error(group_a, group_b, identity)[0])
+        errors = _paired_standard_error(group_a, group_b, identity)[0]
     else:
-        error = float(np.hypot(_data_error(group_a), _data_error(group_b)))
+        errors = np.hypot(_data_error(group_a), _data_error(group_b))
     resample_centres, resample_errors = pivot
-    interval = studentized_difference(
-        (estimate, centre, reference, error),
-        resample_centres,
-        resample_errors,
-        difference_range(group_a.plausible, group_b.plausible),
-        difference_scale(group_a.bounds, group_b.bounds),
-        confidence_level,
-    )
-    return estimate, dist, interval
+    plausible = difference_range(group_a.plausible, group_b.plausible)
+    scale = difference_scale(group_a.bounds, group_b.bounds)
+    on_data = zip(estimates.tolist(), centres.tolist(), references.tolist(), errors.tolist())
+    intervals = [
+        studentized_difference(data, resample_centres[:, k], resample_errors[:, k], plausible, scale, confidence_level)
+        for k, data in enumerate(on_data)
+    ]
+    return estimates, dist, intervals
 
 
-def _data_error(group: BudgetGroup) -> float:
-    """The delta-method standard error of a group's centre on its runs."""
+def _data_error(group: BudgetGroup) -> np.ndarray:
+    """The delta-method standard error of a group's centre on its runs, at each budget."""
     identity = np.arange(group.runs.m)[None, :]
-    return float(group.runs.boo_n_studentized(identity, group.centre_cdf, group.centre_slope)[1][0, 0])
+    return group.runs.boo_n_studentized(identity, group.centre_cdf, group.centre_slope)[1][0]
 
 
 def difference_range(plausible_a: tuple[float, float], plausible_b: tuple[float, float]) -> tuple[float, float]:

@@ -1,19 +1,21 @@
-"""Threads for the bootstrap's batches, and BLAS held to one thread while a kernel runs.
+"""Threads for the bootstrap's batches and groups, and BLAS held to one thread while a kernel runs.
 
 The batches of resamples are drawn in the calling thread, in order, and evaluated on up to
 :func:`thread_count` threads (:func:`evaluate_batches`): the kernels are numpy operations that release the
-GIL, so the results are those of one thread whatever the count.
+GIL, so the results are those of one thread whatever the count. Groups that each draw from their own generator
+are summarized side by side on those threads (:func:`evaluate_groups`), which runs the draws in parallel too.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
 import functools
 import itertools
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
 from typing import Any
@@ -123,3 +125,32 @@ def evaluate_batches(kernel: Callable[[Any], Any], batches: Iterable[Any]) -> li
                 results.append(pending.popleft().result())
         results.extend(future.result() for future in pending)
     return results
+
+
+def evaluate_groups(kernel: Callable[[Any], Any], groups: Sequence[Any]) -> Iterator[Any]:
+    """``kernel(group)`` for each group, yielded in order, on up to :func:`thread_count` threads.
+
+    For kernels whose random numbers are the group's own (a generator per group): each group's results are then
+    those of one thread whatever the count. Each call runs in a copy of the caller's context (its thread count
+    and, see :mod:`boontrack._collector`, its own collection of warnings), with the threads shared out among the
+    groups running at once for its batches (:func:`evaluate_batches`). With one thread or one group, the calls run
+    in the calling thread. Groups not started when the caller stops (an exception) are cancelled.
+    """
+    threads = thread_count()
+    workers = min(threads, len(groups))
+    if workers <= 1:
+        yield from map(kernel, groups)
+        return
+
+    def run(group: Any) -> Any:
+        with using_threads(max(1, threads // workers)):
+            return kernel(group)
+
+    with _ONE_BLAS_THREAD, ThreadPoolExecutor(workers, thread_name_prefix="boontrack-group") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, run, group) for group in groups]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()

@@ -127,7 +127,7 @@ class _RankedSweeps:
 
     def influence(self, counts: np.ndarray, cdf: np.ndarray, slope: np.ndarray) -> np.ndarray:
         """Influence of each run on the centre of each resample, (rows, resamples, m), from per-run draw counts:
-        :meth:`boontrack._bootstrap.BudgetGroup.influence`."""
+        :meth:`boontrack._bootstrap.BudgetGroup.influences` at one budget."""
         rows, size, m = counts.shape
         resamples = np.arange(0, counts.size, m).reshape(rows, size, 1)  # where each resample's m values start
         block_counts = counts.take(resamples + self.order[:, None, :])
