@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import subprocess
+import sys
+import textwrap
 import threading
 import warnings
 from dataclasses import fields, is_dataclass
@@ -623,3 +626,36 @@ def test_a_summary_stored_before_doubts_bounds_and_paired_t_reads_with_their_def
     back = Summary.from_dict(_summary_data_with(earlier))
     assert all(g.doubts == {} and g.unseen is None and g.bounds == (None, None) for g in back.groups)
     assert back.comparisons[0].paired and [c.paired_t for c in back.comparisons] == [None, None]
+
+
+def test_groups_and_batches_are_summarized_in_an_exit_handler(tmp_path):
+    """Once the interpreter shuts down, a thread pool takes no new work: a summary written by an exit handler (as
+    Hydra's callback writes one when a multirun stops early) runs its groups and batches in the calling thread."""
+    script = tmp_path / "at_exit.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import atexit
+            import numpy as np
+            import pandas as pd
+            from boontrack._bootstrap import kernels
+            from boontrack.analysis import analyze
+            from boontrack.runtable import RunTable
+            from boontrack.spec import Spec
+
+            kernels.BATCH_ELEMENTS = 12 * 50  # several batches per group
+            rng = np.random.default_rng(0)
+            frame = pd.DataFrame({"params.model": np.repeat(["a", "b", "c"], 12), "metrics.val_acc": rng.random(36)})
+            spec = Spec(val="val_acc", group_by=("model",), n=(1, 3), n_resamples=199)
+
+            def summarize():
+                summary = analyze(RunTable.from_frame(frame, spec), spec, threads=2)
+                print("groups:", len(summary.groups))
+
+            atexit.register(summarize)
+            """
+        )
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == "groups: 3\n"

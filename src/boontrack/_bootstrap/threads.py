@@ -88,7 +88,11 @@ def available_cpus() -> int:
 
 
 def thread_count() -> int:
-    """The threads :func:`evaluate_batches` uses here (see :func:`using_threads`)."""
+    """The threads :func:`evaluate_batches` uses here (see :func:`using_threads`); one once the interpreter is
+    shutting down (a summary written by an exit handler, as Hydra's callback does when a multirun stops early),
+    where a thread pool takes no new work."""
+    if not threading.main_thread().is_alive():
+        return 1
     return _THREADS.get() or available_cpus()
 
 
