@@ -48,9 +48,10 @@ _RAY_TESTS = re.compile(r"^tests/integrations/ray/|\[ray_tune[-\]]")
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker per core, at most four. Each worker starts its own MLflow server and wandb
-    service, so more workers than that cost more than they give."""
-    return max(1, min(4, len(os.sched_getaffinity(0))))
+    """``-n auto``: one worker per core this process may use, at most four (each worker starts its own MLflow
+    server and wandb service; measured on 2 cores only)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(4, cores))
 
 
 @pytest.hookimpl(optionalhook=True)
