@@ -632,14 +632,22 @@ def compare_approaches(
         Bad scores; test scores for only one approach; ``paired=True`` with different numbers of runs;
         Welch's test with fewer than 2 runs on a side; anything :func:`boo_n_difference_ci` refuses.
     """
-    a_t, b_t, rng = _compare_approaches_iv(
-        a_val, b_val, a_test, b_test, n, estimator, maximize, paired, method, confidence_level, n_resamples, rng
+    comparison, _ = _compare_at_budgets(
+        a_val,
+        b_val,
+        a_test,
+        b_test,
+        n=(n,),
+        estimator=estimator,
+        maximize=maximize,
+        paired=paired,
+        method=method,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        rng=rng,
+        bounds=bounds,
     )
-    options = dict(
-        paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds
-    )
-    boo = boo_n_difference_ci(a_val, b_val, a_test, b_test, n=n, estimator=estimator, maximize=maximize, **options)
-    return _comparison(a_t, b_t, boo, paired, options)
+    return comparison
 
 
 def _compare_at_budgets(
@@ -658,10 +666,9 @@ def _compare_at_budgets(
     rng: Any = None,
     bounds: tuple[float | None, float | None] | None = None,
 ) -> tuple[Comparison, dict[int, BootstrapResult]]:
-    """:func:`compare_approaches` at several budgets ``n``: the comparison at the largest, and the difference in
-    Boo_n at each budget, every budget on one draw of resamples. With one budget, the same as
-    :func:`compare_approaches` and its ``boo_n_difference``; with several, each budget's difference is the one
-    :func:`boo_n_difference_ci` gives that budget with the same generator.
+    """:func:`compare_approaches` at several budgets ``n`` (with one, what it computes): the comparison at the
+    largest, and the difference in Boo_n at each budget, every budget on one draw of resamples; each budget's
+    difference is the one :func:`boo_n_difference_ci` gives that budget with the same generator.
     """
     arguments = (a_val, b_val, a_test, b_test, tuple(n), estimator, maximize, paired, method, confidence_level)
     a_t, b_t, rng = _compare_approaches_iv(*arguments, n_resamples, rng)
@@ -669,26 +676,26 @@ def _compare_at_budgets(
     _, a_boo_test, _, b_boo_test, budgets = validated[:5]
     _warn_difference(a_boo_test, b_boo_test, budgets, stacklevel=2)
     differences = dict(zip(budgets, _boo_n_differences(*validated)))
-    options = dict(
-        paired=paired, method=method, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng, bounds=bounds
+    # the mean difference draws after the differences in Boo_n, from the same generator
+    mean = mean_difference_ci(
+        a_t,
+        b_t,
+        paired=paired,
+        method=method,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        rng=rng,
+        bounds=bounds,
     )
-    return _comparison(a_t, b_t, differences[max(differences)], paired, options), differences
-
-
-def _comparison(
-    a_t: np.ndarray, b_t: np.ndarray, boo: BootstrapResult, paired: bool, options: dict[str, Any]
-) -> Comparison:
-    """The comparison with ``boo``, the difference in Boo_n: the mean difference (drawn after it, with the same
-    generator in ``options``) and the tests."""
-    mean = mean_difference_ci(a_t, b_t, **options)
-    return Comparison(
-        boo_n_difference=boo,
+    comparison = Comparison(
+        boo_n_difference=differences[max(differences)],
         mean_difference=mean,
         welch=welch_test(a_t, b_t),
         mann_whitney=mann_whitney(a_t, b_t),
         wilcoxon=wilcoxon_signed_rank(a_t, b_t) if paired else None,
         paired_t=paired_t_test(a_t, b_t) if paired else None,
     )
+    return comparison, differences
 
 
 # ----------------------------------------------------------------------------------------------------------
