@@ -1,4 +1,4 @@
-"""The compiled studentized pass (numba, the ``fast`` extra) against the numpy pass it replaces, on the same draws."""
+"""The compiled passes (numba, the ``fast`` extra) against the numpy passes they replace, on the same draws."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from boontrack._bootstrap import compiled, intervals
 from boontrack._bootstrap.kernels import RankedRuns, cdf_table
-from boontrack.resampling import boo_n_curve_ci
+from boontrack.resampling import boo_n_ci, boo_n_curve_ci
 
 pytest.importorskip("numba")
 
@@ -48,7 +48,80 @@ def test_a_band_is_the_same_with_the_compiled_pass(monkeypatch):
     ours = boo_n_curve_ci(val, test, n_resamples=999, rng=3)
     for name in ("estimate", "low", "high", "simultaneous_low", "simultaneous_high"):
         _close(getattr(ours, name), getattr(reference, name))
-    np.testing.assert_array_equal(ours.bootstrap_distribution, reference.bootstrap_distribution)
+    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+
+
+@pytest.mark.parametrize(
+    ("m", "decimals"), [(50, 8), (3000, 1), (300, 3)]
+)  # per position: no ties, big blocks; per block
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("squares", [False, True])
+def test_the_compiled_count_is_the_numpy_count(m, decimals, dtype, squares):
+    val, test = _runs(m, decimals, seed=m)
+    runs = RankedRuns(val, test, True)
+    positions = np.random.default_rng(5).integers(0, m, size=(70, m)).astype(dtype)
+    kernel = compiled.counting_kernel()
+    assert kernel is not None
+    ours = runs.block_totals(positions, squares=squares, counting=kernel)
+    reference = runs.block_totals(positions, squares=squares)
+    assert len(ours) == len(reference) == 2 + squares
+    np.testing.assert_array_equal(ours[0], reference[0])
+    for mine, theirs in zip(ours[1:], reference[1:]):
+        if not runs._per_position:  # numpy's weighted bincount adds the draws in the same order: the same bits
+            np.testing.assert_array_equal(mine, theirs)
+        _close(mine, theirs)
+
+
+def test_the_count_in_python_is_the_compiled_count():
+    val, test = _runs(30, 2, seed=4)
+    runs = RankedRuns(val, test, True)
+    positions = np.random.default_rng(6).integers(0, 30, size=(4, 30)).astype(np.uint32)
+    totals = [np.empty((4, runs.blocks), dtype=np.intp), np.empty((4, runs.blocks)), np.empty((4, runs.blocks))]
+    compiled._count_loops(positions, runs._block_of.view(np.uintp), runs._test, *totals, True)
+    reference = runs.block_totals(positions.astype(np.int64), squares=True)
+    for mine, theirs in zip(totals, reference):
+        _close(mine, theirs)
+
+
+@pytest.mark.parametrize(("m", "decimals"), [(50, 8), (3000, 1), (300, 3)])
+@pytest.mark.parametrize("estimator", ["V", "U"])
+def test_the_compiled_boo_n_is_the_numpy_boo_n(m, decimals, estimator):
+    val, test = _runs(m, decimals, seed=m + 1)
+    runs = RankedRuns(val, test, True)
+    cdf = cdf_table(m, np.array([1, 2, 5, m // 4, m // 2, m]), estimator)
+    positions = np.random.default_rng(9).integers(0, m, size=(60, m), dtype=np.int32)
+    counting = compiled.counting_kernel()
+    assert counting is not None
+    _close(runs.boo_n(positions, cdf, counting), runs.boo_n(positions, cdf))
+    _close(runs.estimate(cdf), runs.boo_n(np.arange(m)[None, :], cdf, counting)[0])
+
+
+def test_the_evaluation_in_python_is_the_numpy_evaluation():
+    val, test = _runs(30, 2, seed=5)
+    runs = RankedRuns(val, test, True)
+    cdf = cdf_table(30, np.array([1, 3, 10]), "V")
+    positions = np.random.default_rng(6).integers(0, 30, size=(4, 30))
+    counts, sums = runs.block_totals(positions)
+    means = sums / np.maximum(counts, 1)
+    falls = means.copy()
+    falls[:, :-1] -= means[:, 1:]
+    values = np.empty((4, 3))
+    compiled._boo_n_loops(np.cumsum(counts, axis=1), falls, means[:, 0].copy(), cdf.T.copy(), values)
+    _close(values + runs._offset, runs.boo_n(positions, cdf))
+
+
+@pytest.mark.parametrize("method", ["percentile", "studentized-u"])
+def test_an_interval_is_the_same_with_the_compiled_count(monkeypatch, method):
+    val, test = _runs(200, 4, seed=2)
+    reference = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=8)  # 200 x 999 draws: numpy's count
+    monkeypatch.setattr(compiled, "MIN_DRAWS", 0)
+    ours = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=8)
+    _close(
+        np.array([ours.estimate, ours.confidence_interval.low, ours.confidence_interval.high]),
+        np.array([reference.estimate, reference.confidence_interval.low, reference.confidence_interval.high]),
+    )
+    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+    assert not np.array_equal(ours.bootstrap_distribution, ours.bootstrap_distribution[0])
 
 
 def test_the_switch_forces_numpy_and_the_cache_stays_out_of_the_package(monkeypatch):
@@ -56,9 +129,14 @@ def test_the_switch_forces_numpy_and_the_cache_stays_out_of_the_package(monkeypa
     package = Path(compiled.__file__).parent
     assert not [*package.rglob("*.nbi"), *package.rglob("*.nbc")]
     monkeypatch.setenv(compiled.KERNEL_VARIABLE, "numpy")
-    compiled.studentized_kernel.cache_clear()
+    loaders = compiled._numba, compiled.studentized_kernel, compiled.counting_kernel
+    for loader in loaders:
+        loader.cache_clear()
     try:
         assert compiled.studentized_kernel() is None and compiled.compiled_pass(10**12) is None
+        assert compiled.counting_kernel() is None and compiled.compiled_counting(10**12, loaded=True) is None
     finally:
-        compiled.studentized_kernel.cache_clear()
+        for loader in loaders:
+            loader.cache_clear()
     assert compiled.compiled_pass(compiled.MIN_WORK - 1) is None
+    assert compiled.compiled_counting(compiled.MIN_DRAWS - 1) is None

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
-from boontrack._bootstrap.compiled import compiled_pass
+from boontrack._bootstrap.compiled import compiled_counting, compiled_pass
 from boontrack._bootstrap.kernels import (
     BATCH_ELEMENTS,
     RankedRuns,
@@ -317,7 +317,9 @@ def curve_distribution(
             prepivots = calibration_prepivots(runs, tables, reference, scale, rng, n_resamples)
         pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale, prepivots)
     else:
-        dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows), bootstrap_indices(rng, m, n_resamples)))
+        counting = compiled_counting(m * n_resamples)
+        draws = bootstrap_indices(rng, m, n_resamples)
+        dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows, counting), draws))
     if method == "bca":
         rows_loo = cdf_table(m - 1, budgets, estimator)
         jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
@@ -385,6 +387,7 @@ def studentized_distribution(
     rows = cdf if other is None else other
     wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples)
     compiled = compiled_pass(runs.blocks * rows.shape[0] * wanted)
+    counting = compiled_counting(runs.m * n_resamples, loaded=compiled is not None)
 
     def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
@@ -392,13 +395,13 @@ def studentized_distribution(
         The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
         a small part of the studentized pass's cost."""
         if studentized == 0:
-            return runs.boo_n(indices, rows), *(np.empty((0, rows.shape[0])),) * 2
-        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope, compiled)
+            return runs.boo_n(indices, rows, counting), *(np.empty((0, rows.shape[0])),) * 2
+        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope, compiled, counting)
         if other is not None:
-            return runs.boo_n(indices, other), centre, error
+            return runs.boo_n(indices, other, counting), centre, error
         value = centre
         if studentized < indices.shape[0]:
-            value = np.concatenate([value, runs.boo_n(indices[studentized:], rows)])
+            value = np.concatenate([value, runs.boo_n(indices[studentized:], rows, counting)])
         return value, centre, error
 
     def batches() -> Iterator[tuple[np.ndarray, int]]:
@@ -438,9 +441,10 @@ def calibration_prepivots(
     count = calibrating_resamples(m, budgets, n_resamples)
     outer = draw_indices(rng, m, count)
     compiled = compiled_pass(runs.blocks * budgets * count * (INNER_RESAMPLES + 1))
-    centre, error = runs.boo_n_studentized(outer, cdf, slope, compiled)
+    counting = compiled_counting(m * count * (INNER_RESAMPLES + 1), loaded=compiled is not None)
+    centre, error = runs.boo_n_studentized(outer, cdf, slope, compiled, counting)
     pivot = np.abs(transformed_ratio(centre, reference, error, scale))
-    truth = runs.boo_n(outer, reference_cdf)  # each calibrating resample's V: the truth of its resamples
+    truth = runs.boo_n(outer, reference_cdf, counting)  # each calibrating resample's V: the truth of its resamples
     # batches of about BATCH_ELEMENTS of work, as the interval's studentized pass (:func:`studentized_distribution`)
     rows_per_batch = max(1, BATCH_ELEMENTS // (max(m, runs.blocks * budgets) * INNER_RESAMPLES))
 
@@ -453,7 +457,7 @@ def calibration_prepivots(
         """The share of each calibrating resample's own resamples whose |pivot| lies below its |pivot|."""
         rows, draws = batch
         inner = np.take_along_axis(outer[rows, None, :], draws, axis=2).reshape(-1, m)  # positions in the ranking
-        inner_centre, inner_error = runs.boo_n_studentized(inner, cdf, slope, compiled)
+        inner_centre, inner_error = runs.boo_n_studentized(inner, cdf, slope, compiled, counting)
         inner_truth = np.repeat(truth[rows], INNER_RESAMPLES, axis=0)
         inner_pivot = np.abs(transformed_ratio(inner_centre, inner_truth, inner_error, scale))
         return (inner_pivot.reshape(draws.shape[0], INNER_RESAMPLES, budgets) < pivot[rows, None, :]).mean(axis=1)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from boontrack._bootstrap.compiled import Counting
 from boontrack._bootstrap.threads import one_blas_thread
 from boontrack.estimators import Estimator, best_of_n_cdf
 
@@ -32,6 +33,8 @@ REDUCE_SHARE = 8
 #: Boo_n gathers P at the block ends from its table when the tie blocks are fewer than m / GATHER_SHARE (one
 #: gather per block and budget); with more blocks one matrix product per batch is cheaper (measured).
 GATHER_SHARE = 8
+#: Stands for the sums of squares that a compiled count without squares does not fill.
+_NONE = np.empty((0, 0))
 
 
 class RankedRuns:
@@ -79,17 +82,26 @@ class RankedRuns:
         """The positions in the ranking of the runs ``indices`` (indices into the runs as given)."""
         return self._position_of.take(indices)
 
-    def block_totals(self, positions: np.ndarray, *, squares: bool = False) -> tuple[np.ndarray, ...]:
+    def block_totals(
+        self, positions: np.ndarray, *, squares: bool = False, counting: Counting | None = None
+    ) -> tuple[np.ndarray, ...]:
         """Per resample (rows of ``positions`` in the ranking) and block: number of draws and sum of test scores.
 
         Returns two arrays of shape (resamples, blocks), and a third, the sum of squared test scores, with
-        ``squares=True``.
+        ``squares=True``. ``counting``: the same pass compiled
+        (:func:`boontrack._bootstrap.compiled.compiled_counting`), None for numpy's.
         """
         size, width = positions.shape
         totals = [
             np.empty((size, self.blocks), dtype=np.intp),
             *(np.empty((size, self.blocks)) for _ in range(1 + squares)),
         ]
+        if counting is not None:
+            unsigned = positions.view(f"u{positions.dtype.itemsize}")  # the same positions, never negative
+            counting.block_totals(
+                unsigned, self._block_of.view(np.uintp), self._test, *totals, *([] if squares else [_NONE]), squares
+            )
+            return tuple(totals)
         rows = max(1, CACHE_ELEMENTS // max(width, self.m if self._per_position else 1))
         count = self._count_per_position if self._per_position else self._count_per_block
         for start in range(0, size, rows):  # chunks of resamples whose arrays stay in cache: 2-5x faster
@@ -123,7 +135,7 @@ class RankedRuns:
             out[2][...] = np.bincount(keys, weights=scores, minlength=length).reshape(done, self.blocks)
 
     @one_blas_thread
-    def boo_n(self, positions: np.ndarray, cdf: np.ndarray) -> np.ndarray:
+    def boo_n(self, positions: np.ndarray, cdf: np.ndarray, counting: Counting | None = None) -> np.ndarray:
         """Boo_n of each resample (rows of ``positions`` in the ranking) for each budget: shape (resamples, budgets).
 
         ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``positions.shape[1]``, one row per budget.
@@ -132,13 +144,18 @@ class RankedRuns:
         ``mean_{B+1} = 0``). With few tie blocks (fewer than ``m / GATHER_SHARE``) these values are gathered
         from the table for every budget at once. Else each resample becomes a row holding
         ``mean_b - mean_{b+1}`` at position ``C_b`` (one bincount), and one matrix product with the table gives
-        every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`).
+        every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`). ``counting``: the counting
+        and this evaluation compiled (:func:`boontrack._bootstrap.compiled.compiled_counting`), None for numpy's.
         """
-        counts, sums = self.block_totals(positions)
+        counts, sums = self.block_totals(positions, counting=counting)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
         size, width = cum.shape[0], cdf.shape[1]
+        if counting is not None:
+            values = np.empty((size, cdf.shape[0]))
+            counting.boo_n(cum, falls, np.ascontiguousarray(means[:, 0]), np.ascontiguousarray(cdf.T), values)
+            return values + self._offset
         if cdf.shape[0] == 1 or self.blocks * GATHER_SHARE <= self.m:
             values = np.empty((size, cdf.shape[0]))
             for part in _budget_slices(cdf.shape[0], cum.size):
@@ -156,6 +173,7 @@ class RankedRuns:
         cdf: np.ndarray,
         slope: np.ndarray,
         compiled: Callable[..., None] | None = None,
+        counting: Counting | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Boo_n of each resample and its standard error from the empirical influence function.
 
@@ -169,18 +187,19 @@ class RankedRuns:
         is ``sqrt(sum_i p_i (L_i - Lbar)^2 / m)`` (the nonparametric delta method, Efron & Tibshirani 1993,
         §21.3). Returns two arrays of shape (resamples, budgets), with no per-resample loop: budgets are
         processed together, as (budgets, resamples, blocks) arrays of at most ``CACHE_ELEMENTS`` values.
-        ``compiled``: the same pass compiled (:func:`boontrack._bootstrap.compiled.compiled_pass`), None for numpy's.
+        ``compiled``: the same pass compiled (:func:`boontrack._bootstrap.compiled.compiled_pass`), None for numpy's;
+        ``counting``: the compiled counting (:meth:`block_totals`).
         """
         rows = max(1, CACHE_ELEMENTS // self.blocks)
         if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
             parts = [
-                self.boo_n_studentized(positions[k : k + rows], cdf, slope, compiled)
+                self.boo_n_studentized(positions[k : k + rows], cdf, slope, compiled, counting)
                 for k in range(0, len(positions), rows)
             ]
             return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
         m = positions.shape[1]
         ties = self.blocks < self.m
-        counts, sums, *squares = self.block_totals(positions, squares=ties)
+        counts, sums, *squares = self.block_totals(positions, squares=ties, counting=counting)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
