@@ -94,6 +94,9 @@ def test_the_compiled_boo_n_is_the_numpy_boo_n(m, decimals, estimator):
     assert counting is not None
     _close(runs.boo_n(positions, cdf, counting), runs.boo_n(positions, cdf))
     _close(runs.estimate(cdf), runs.boo_n(np.arange(m)[None, :], cdf, counting)[0])
+    other = cdf_table(m, np.array([3, m // 3]), estimator)  # another table after the first: not its transpose
+    _close(runs.boo_n(positions, other, counting), runs.boo_n(positions, other))
+    _close(runs.boo_n(positions, cdf, counting), runs.boo_n(positions, cdf))
 
 
 def test_the_evaluation_in_python_is_the_numpy_evaluation():
