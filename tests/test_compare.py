@@ -58,15 +58,67 @@ def test_welch_is_scipy():
     _, _, a, b = approaches()
     ref = stats.ttest_ind(a, b, equal_var=False)
     res = welch_test(a, b)
-    assert (res.statistic, res.pvalue, res.df) == (ref.statistic, ref.pvalue, ref.df)
+    np.testing.assert_allclose([res.statistic, res.pvalue, res.df], [ref.statistic, ref.pvalue, ref.df], rtol=1e-12)
     assert res.df < a.size + b.size - 2  # Welch-Satterthwaite, not the pooled df
+
+
+scores = st.lists(st.integers(0, 30), min_size=1, max_size=40).map(lambda x: np.asarray(x, dtype=np.float64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(scores, scores, st.booleans())
+def test_the_tests_computed_without_scipy_stats_are_scipys(a, b, distinct):
+    """Welch and Mann–Whitney are computed without importing scipy.stats: scipy's results on tied and untied
+    scores (``distinct``: every score its own, so the exact Mann–Whitney p-value where a sample has at most 8),
+    constant samples included."""
+    if distinct:
+        a, b = a + 0.25 + np.arange(a.size) / 100, b + 0.5 + np.arange(b.size) / 100  # no score in both or twice
+    res = mann_whitney(a, b)
+    ref = stats.mannwhitneyu(a, b, alternative="two-sided")
+    assert res.statistic == ref.statistic
+    np.testing.assert_allclose(res.pvalue, ref.pvalue, rtol=1e-12)
+    if a.size >= 2 and b.size >= 2:
+        res = welch_test(a, b)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on (nearly) constant samples
+            ref = stats.ttest_ind(a, b, equal_var=False)
+        got, expected = [res.statistic, res.pvalue, res.df], [ref.statistic, ref.pvalue, ref.df]
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_the_exact_mann_whitney_p_value_holds_for_a_large_second_sample():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=8), rng.normal(0.3, size=400)  # exact: 8 runs, no ties; 3,200 + 1 values of U
+    np.testing.assert_allclose(mann_whitney(a, b).pvalue, stats.mannwhitneyu(a, b).pvalue, rtol=1e-12)
+
+
+def test_a_summary_with_comparisons_loads_no_scipy_stats(tmp_path):
+    """Its import costs about a second of CPU, more than the rest of a small summary's tests."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, pandas as pd\n"
+        "from boontrack.analysis import analyze\n"
+        "from boontrack.runtable import RunTable\n"
+        "from boontrack.spec import Spec\n"
+        "scores = np.random.default_rng(0).normal(size=(40, 2))\n"
+        "frame = pd.DataFrame(dict(g=['a'] * 20 + ['b'] * 20, v=scores[:, 0], t=scores.sum(axis=1)))\n"
+        "spec = Spec(val='v', test='t', group_by='g', maximize=True, n_resamples=99)\n"
+        "summary = analyze(RunTable.from_frame(frame, spec), spec)\n"
+        "assert summary.comparisons, 'no comparison'\n"
+        "print(sorted(name for name in sys.modules if name.startswith('scipy.stats')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_mann_whitney_is_scipy_and_counts_pairs():
     a_val, b_val, _, _ = approaches()  # rounded: many ties between A and B
     ref = stats.mannwhitneyu(a_val, b_val, alternative="two-sided")
     res = mann_whitney(a_val, b_val)
-    assert (res.statistic, res.pvalue) == (ref.statistic, ref.pvalue)
+    assert res.statistic == ref.statistic
+    np.testing.assert_allclose(res.pvalue, ref.pvalue, rtol=1e-12)
     wins = sum(x > y for x in a_val for y in b_val)
     ties = sum(x == y for x in a_val for y in b_val)
     assert ties > 0
@@ -291,7 +343,7 @@ def test_compare_approaches_unpaired_uses_test_scores():
     res = compare_approaches(a_val, b_val, a_test, b_test, n=3, n_resamples=300, rng=5)
     assert res.wilcoxon is None and res.paired_t is None
     assert res.headline == {"welch": res.welch, "mann_whitney": res.mann_whitney}
-    assert res.welch.pvalue == stats.ttest_ind(a_test, b_test, equal_var=False).pvalue
+    assert res.welch.pvalue == pytest.approx(stats.ttest_ind(a_test, b_test, equal_var=False).pvalue, rel=1e-12)
     assert res.mann_whitney.statistic == stats.mannwhitneyu(a_test, b_test).statistic
     assert res.mean_difference.estimate == pytest.approx(a_test.mean() - b_test.mean(), abs=1e-15)
     assert res.boo_n_difference.estimate == pytest.approx(

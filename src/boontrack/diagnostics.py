@@ -83,7 +83,7 @@ def _anderson_darling(scores: np.ndarray) -> tuple[float, float]:
     return float(-m - np.sum(weights * (special.log_ndtr(w) + special.log_ndtr(-w)[::-1]))), critical
 
 
-def _average_ranks(x: np.ndarray) -> np.ndarray:
+def average_ranks(x: np.ndarray) -> np.ndarray:
     """Ranks 1..m, ties given their average rank (``scipy.stats.rankdata``'s default)."""
     order = np.argsort(x, kind="stable")
     ordered = x[order]
@@ -97,7 +97,7 @@ def _average_ranks(x: np.ndarray) -> np.ndarray:
 
 def _spearman(v: np.ndarray, t: np.ndarray) -> float:
     """Spearman's rank correlation (``scipy.stats.spearmanr``): Pearson's correlation of the average ranks."""
-    return float(np.corrcoef(_average_ranks(v), _average_ranks(t))[0, 1])
+    return float(np.corrcoef(average_ranks(v), average_ranks(t))[0, 1])
 
 
 def _sample_sd(t: np.ndarray) -> float:
