@@ -11,7 +11,7 @@ Two passes of :class:`boontrack._bootstrap.kernels.RankedRuns` are compiled:
   ``bincount`` per total and offsets to keep the resamples apart (3-5x faster; measured per draw at 100 to
   10,000 runs), and with it the evaluation of Boo_n alone (:meth:`~boontrack._bootstrap.kernels.RankedRuns.boo_n`):
   one pass over the blocks per resample that adds each block's term to every budget at once, reading P with the
-  budgets along its rows (1.5-2x faster than numpy's gather and ``einsum`` at 100 to 10,000 runs).
+  budgets along its rows (1.4-2x faster than numpy's gather and ``einsum`` at 100 to 100,000 runs).
 
 The draws stay numpy's, so the resamples are the same; the numpy passes stay the reference (they agree to
 rounding: tested to 1e-12 relative). A compiled pass runs only when numba can be imported, the work is large
