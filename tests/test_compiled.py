@@ -9,6 +9,7 @@ import pytest
 
 from boontrack._bootstrap import compiled, intervals
 from boontrack._bootstrap.kernels import RankedRuns, cdf_table
+from boontrack.compare import boo_n_difference_ci
 from boontrack.resampling import boo_n_ci, boo_n_curve_ci
 
 pytest.importorskip("numba")
@@ -125,6 +126,41 @@ def test_an_interval_is_the_same_with_the_compiled_count(monkeypatch, method):
     )
     _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
     assert not np.array_equal(ours.bootstrap_distribution, ours.bootstrap_distribution[0])
+
+
+@pytest.mark.parametrize("paired", [False, True])
+@pytest.mark.parametrize("method", ["percentile", "studentized-u"])
+def test_a_difference_is_the_same_with_the_compiled_count(monkeypatch, paired, method):
+    a_val, a_test = _runs(120, 3, seed=3)
+    b_val, b_test = _runs(120, 3, seed=4)
+    options = dict(n=5, paired=paired, method=method, n_resamples=499, rng=2)
+    reference = boo_n_difference_ci(a_val, b_val, a_test, b_test, **options)  # 240 x 499 draws: numpy's count
+    monkeypatch.setattr(compiled, "MIN_DRAWS", 0)
+    ours = boo_n_difference_ci(a_val, b_val, a_test, b_test, **options)
+    ends = [ours.estimate, ours.confidence_interval.low, ours.confidence_interval.high]
+    reference_ends = [reference.estimate, reference.confidence_interval.low, reference.confidence_interval.high]
+    _close(np.array(ends), np.array(reference_ends))
+    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+
+
+@pytest.mark.parametrize(("decimals", "method"), [(2, "studentized-u"), (8, "studentized")])  # ties, none
+@pytest.mark.parametrize("in_python", [False, True])
+def test_the_compiled_influences_are_numpys(decimals, method, in_python):
+    from boontrack._bootstrap.differences import BudgetGroup
+
+    val, test = _runs(50, decimals, seed=decimals)
+    group = BudgetGroup(val, test, True, np.array([1, 5, 10]), "V", method)
+    counts = np.bincount(
+        (np.random.default_rng(1).integers(0, 50, size=(6, 50)) + 50 * np.arange(6)[:, None]).ravel(), minlength=300
+    ).reshape(6, 50)
+    counting = compiled.counting_kernel()
+    assert counting is not None
+    if in_python:
+        counting = counting._replace(influences=compiled._influence_loops)
+    ours = np.stack(list(group.influences(counts, counting)))
+    reference = np.stack(list(group.influences(counts)))
+    assert ours.shape == reference.shape == (3, 6, 50)
+    _close(ours, reference)
 
 
 def test_the_switch_forces_numpy_and_the_cache_stays_out_of_the_package(monkeypatch):

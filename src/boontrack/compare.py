@@ -58,8 +58,7 @@ from boontrack._validation import (
     as_val_test,
 )
 from boontrack.choices import CORRECTIONS, ESTIMATORS
-from boontrack.diagnostics import average_ranks
-from boontrack.estimators import Estimator, scaled_to_unit, warn_or_raise_budget
+from boontrack.estimators import Estimator, average_ranks, scaled_to_unit, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
 

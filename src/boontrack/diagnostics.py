@@ -16,6 +16,7 @@ from scipy import special
 
 from boontrack._bootstrap import few_runs_message
 from boontrack._validation import as_budget, as_val_test
+from boontrack.estimators import average_ranks
 
 __all__ = ["Diagnostics", "diagnose"]
 
@@ -81,18 +82,6 @@ def _anderson_darling(scores: np.ndarray) -> tuple[float, float]:
     w = (np.sort(scores) - scores.mean()) / scores.std(ddof=1)
     weights = (2.0 * np.arange(1, m + 1) - 1.0) / m
     return float(-m - np.sum(weights * (special.log_ndtr(w) + special.log_ndtr(-w)[::-1]))), critical
-
-
-def average_ranks(x: np.ndarray) -> np.ndarray:
-    """Ranks 1..m, ties given their average rank (``scipy.stats.rankdata``'s default)."""
-    order = np.argsort(x, kind="stable")
-    ordered = x[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    bounds = np.r_[starts, x.size]
-    average = (bounds[:-1] + bounds[1:] + 1) / 2.0  # a tie on 0-based places s..e-1 holds ranks s+1..e
-    ranks = np.empty(x.size)
-    ranks[order] = np.repeat(average, np.diff(bounds))
-    return ranks
 
 
 def _spearman(v: np.ndarray, t: np.ndarray) -> float:

@@ -379,6 +379,18 @@ def boo_n_gaussian(val: Any, test: Any = None, *, n: Any = 5, maximize: bool = T
     return float(result[0]) if scalar else result
 
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..m, ties given their average rank (``scipy.stats.rankdata``'s default)."""
+    order = np.argsort(x, kind="stable")
+    ordered = x[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    bounds = np.r_[starts, x.size]
+    average = (bounds[:-1] + bounds[1:] + 1) / 2.0  # a tie on 0-based places s..e-1 holds ranks s+1..e
+    ranks = np.empty(x.size)
+    ranks[order] = np.repeat(average, np.diff(bounds))
+    return ranks
+
+
 def scaled_to_unit(x: np.ndarray) -> np.ndarray:
     """``x`` times the power of two that brings its largest magnitude into [0.5, 1) (exact; zeros as they are), so
     that a scale-free statistic of tiny values (a correlation, a t statistic) does not underflow."""

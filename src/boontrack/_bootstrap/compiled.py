@@ -11,7 +11,9 @@ Two passes of :class:`boontrack._bootstrap.kernels.RankedRuns` are compiled:
   ``bincount`` per total and offsets to keep the resamples apart (3-5x faster; measured per draw at 100 to
   10,000 runs), and with it the evaluation of Boo_n alone (:meth:`~boontrack._bootstrap.kernels.RankedRuns.boo_n`):
   one pass over the blocks per resample that adds each block's term to every budget at once, reading P with the
-  budgets along its rows (1.4-2x faster than numpy's gather and ``einsum`` at 100 to 100,000 runs).
+  budgets along its rows (1.4-2x faster than numpy's gather and ``einsum`` at 100 to 100,000 runs), and each
+  run's influence for the standard error of a paired difference
+  (:meth:`~boontrack._bootstrap.differences.BudgetGroup.influences`).
 
 The draws stay numpy's, so the resamples are the same; the numpy passes stay the reference (they agree to
 rounding: tested to 1e-12 relative). A compiled pass runs only when numba can be imported, the work is large
@@ -140,6 +142,58 @@ def _boo_n_loops(
                 row[k] += cdf_by_draws[below, k] * fall
 
 
+def _influence_loops(
+    counts: np.ndarray,
+    order: np.ndarray,
+    starts: np.ndarray,
+    ranked_test: np.ndarray,
+    block_of: np.ndarray,
+    test: np.ndarray,
+    cdf: np.ndarray,
+    slope: np.ndarray,
+    influences: np.ndarray,
+) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
+    """Each run's empirical influence on one group's centre, per budget and resample: ``influences`` (budgets,
+    resamples, runs), filled in place from the per-run draw ``counts`` (resamples, runs; runs in the order
+    given), as :meth:`boontrack._bootstrap.differences.BudgetGroup.influences` computes it: run i in tie block b
+    has ``L_i = ratio_b t_i + level_b - ratio_b mean_b``. ``order``, ``starts`` and ``ranked_test`` are the
+    group's ranking, the positions where its tie blocks start and its shifted test scores in that ranking;
+    ``block_of`` and ``test`` are each run's block and shifted test score in the order given."""
+    resamples, m = counts.shape
+    blocks = starts.size
+    drawn = np.empty(blocks, dtype=np.int64)
+    below = np.empty(blocks, dtype=np.int64)
+    means = np.empty(blocks)
+    shares = np.empty(blocks)
+    ratios = np.empty(blocks)
+    levels = np.empty(blocks)
+    for i in range(resamples):
+        total = 0
+        for b in range(blocks):
+            end = starts[b + 1] if b + 1 < blocks else m
+            count = 0
+            score = 0.0
+            for position in range(starts[b], end):
+                times = counts[i, order[position]]
+                count += times
+                score += times * ranked_test[position]
+            below[b] = total
+            total += count
+            drawn[b] = count
+            means[b] = score / max(count, 1)
+            shares[b] = max(count / m, 1.0 / m)
+        for k in range(cdf.shape[0]):
+            above = 0.0  # the steps of the blocks above b: sum over b' > b of mean_b' (g(C_b') - g(C_b'-1))
+            for b in range(blocks - 1, -1, -1):
+                high = below[b] + drawn[b]
+                ratios[b] = (cdf[k, high] - cdf[k, below[b]]) / shares[b]
+                levels[b] = means[b] * slope[k, high] + above - ratios[b] * means[b]
+                above += means[b] * (slope[k, high] - slope[k, below[b]])
+            for j in range(m):
+                b = block_of[j]
+                influences[k, i, j] = ratios[b] * test[j] + levels[b]
+
+
 def _writable_cache_directory() -> str | None:
     """``NUMBA_CACHE_DIR``, else boontrack's directory under the user's cache; None when it cannot be written
     (numba would then fall back to a directory beside this file)."""
@@ -183,17 +237,20 @@ def studentized_kernel() -> Callable[..., None] | None:
 
 
 class Counting(NamedTuple):
-    """The compiled counting (:func:`_count_loops`) and evaluation of Boo_n alone (:func:`_boo_n_loops`)."""
+    """The compiled counting (:func:`_count_loops`), evaluation of Boo_n alone (:func:`_boo_n_loops`) and
+    influence of each run of a resample of pairs (:func:`_influence_loops`)."""
 
     block_totals: Callable[..., None]
     boo_n: Callable[..., None]
+    influences: Callable[..., None]
 
 
 @functools.cache
 def counting_kernel() -> Counting | None:
     """The compiled :class:`Counting`, or None (numba absent, or ``BOONTRACK_KERNEL=numpy``)."""
-    block_totals, boo_n = _compiled(_count_loops), _compiled(_boo_n_loops)
-    return None if block_totals is None or boo_n is None else Counting(block_totals, boo_n)
+    kernels = [_compiled(loops) for loops in (_count_loops, _boo_n_loops, _influence_loops)]
+    compiled = [kernel for kernel in kernels if kernel is not None]
+    return Counting(*compiled) if len(compiled) == len(kernels) else None
 
 
 def compiled_pass(work: int) -> Callable[..., None] | None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from boontrack._bootstrap.compiled import Counting, compiled_counting
 from boontrack._bootstrap.intervals import (
     STUDENTIZED_METHODS,
     percentile_interval,
@@ -66,15 +67,23 @@ class BudgetGroup:
         reference = estimate if self.reference_cdf is self.cdf else self.runs.estimate(self.reference_cdf)
         return np.stack([estimate, centre, reference])
 
-    def influences(self, counts: np.ndarray) -> Iterator[np.ndarray]:
+    def influences(self, counts: np.ndarray, counting: Counting | None = None) -> Iterator[np.ndarray]:
         """Empirical influence of each run on the centre of each resample, (resamples, m), from per-run draw
         counts: one array per budget, in turn (the counting is shared, one budget's arrays are held at a time).
 
         The run-level form of :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`: run i in tie block b
         has ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``. Paired standard errors need it per run, because A and B
-        rank the same pairs differently.
+        rank the same pairs differently. ``counting``: the same compiled, every budget at once, or None for numpy.
         """
         m, runs = counts.shape[1], self.runs
+        if counting is not None:
+            influences = np.empty((self.centre_cdf.shape[0], *counts.shape))
+            tables = self.centre_cdf, self.centre_slope
+            counting.influences(
+                counts, runs.order, runs._starts, runs._test, self._block_of, self._test, *tables, influences
+            )
+            yield from influences
+            return
         ranked = counts.take(runs.order, axis=1)
         block_counts = np.add.reduceat(ranked, runs._starts, axis=1)
         sums = np.add.reduceat(ranked * runs._test, runs._starts, axis=1)
@@ -95,35 +104,42 @@ class BudgetGroup:
             yield influence
 
 
-def _paired_standard_error(group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray) -> np.ndarray:
+def _paired_standard_error(
+    group_a: BudgetGroup, group_b: BudgetGroup, indices: np.ndarray, counting: Counting | None = None
+) -> np.ndarray:
     """Delta-method standard error of the difference of the centres on each resample of pairs (rows of
     ``indices``) at each budget: (resamples, budgets).
 
     A pair's influence on the difference is its influence on A minus its influence on B; the standard error is
-    ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws.
+    ``sqrt(sum_i p_i (d_i - dbar)^2 / m)`` with ``p_i`` the pair's share of the draws. ``counting``: the
+    influences compiled (:meth:`BudgetGroup.influences`), or None for numpy's.
     """
     size, m = indices.shape
     rows = max(1, CACHE_ELEMENTS // m)
     if size > rows:  # in chunks whose (resamples, pairs) arrays stay in cache, and in the heap: 1.3x faster
         chunks = (indices[k : k + rows] for k in range(0, size, rows))
-        return np.concatenate([_paired_standard_error(group_a, group_b, chunk) for chunk in chunks])
+        return np.concatenate([_paired_standard_error(group_a, group_b, chunk, counting) for chunk in chunks])
     counts = np.bincount((indices + (np.arange(size) * m)[:, None]).ravel(), minlength=size * m).reshape(size, m)
     share = counts / m
     errors = np.empty((size, group_a.cdf.shape[0]))
-    for k, (difference, influence_b) in enumerate(zip(group_a.influences(counts), group_b.influences(counts))):
+    influences = zip(group_a.influences(counts, counting), group_b.influences(counts, counting))
+    for k, (difference, influence_b) in enumerate(influences):
         difference -= influence_b
         difference -= np.einsum("ij,ij->i", share, difference)[:, None]
         errors[:, k] = np.sqrt(np.einsum("ij,ij,ij->i", share, difference, difference) / m)
     return errors
 
 
-def _group_values(group: BudgetGroup, positions: np.ndarray, studentized: bool) -> tuple[np.ndarray, ...]:
+def _group_values(
+    group: BudgetGroup, positions: np.ndarray, studentized: bool, counting: Counting | None
+) -> tuple[np.ndarray, ...]:
     """One group's statistic on each resample (rows of ``positions`` in its ranking) and, studentized and
-    resampled on its own, its centre and the centre's standard error: (resamples, budgets) each."""
+    resampled on its own, its centre and the centre's standard error: (resamples, budgets) each. ``counting``:
+    the compiled counting, or None for numpy's."""
     if not studentized:
-        return (group.runs.boo_n(positions, group.cdf),)
-    value = group.runs.boo_n(positions, group.cdf) if group.centred_elsewhere else None
-    centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope)
+        return (group.runs.boo_n(positions, group.cdf, counting),)
+    value = group.runs.boo_n(positions, group.cdf, counting) if group.centred_elsewhere else None
+    centre, error = group.runs.boo_n_studentized(positions, group.centre_cdf, group.centre_slope, counting=counting)
     return (centre if value is None else value), centre, error
 
 
@@ -173,6 +189,7 @@ def difference_intervals(
     runs_a, runs_b = group_a.runs, group_b.runs
     estimates, centres, references = np.subtract(group_a.on_data(), group_b.on_data())
     studentized = method in STUDENTIZED_METHODS
+    counting = compiled_counting((runs_a.m + runs_b.m) * n_resamples)
 
     def batches() -> Iterator[tuple[np.ndarray, np.ndarray]]:
         for size in batch_sizes(n_resamples, runs_a.m + runs_b.m):
@@ -182,21 +199,22 @@ def difference_intervals(
     def evaluate(indices_a: np.ndarray, indices_b: np.ndarray) -> tuple[np.ndarray, ...]:
         """The batch's differences, and for a studentized method those of the centres and their errors."""
         if not paired:
-            a, b = _group_values(group_a, indices_a, studentized), _group_values(group_b, indices_b, studentized)
+            a = _group_values(group_a, indices_a, studentized, counting)
+            b = _group_values(group_b, indices_b, studentized, counting)
             if not studentized:
                 return (a[0] - b[0],)
             return a[0] - b[0], a[1] - b[1], np.hypot(a[2], b[2])
         # the draws are pairs, whose positions differ in the two rankings
         positions = runs_a.positions(indices_a), runs_b.positions(indices_b)
         groups = group_a, group_b
-        difference = np.subtract(*(g.runs.boo_n(p, g.cdf) for g, p in zip(groups, positions)))
+        difference = np.subtract(*(g.runs.boo_n(p, g.cdf, counting) for g, p in zip(groups, positions)))
         if not studentized:
             return (difference,)
         centre = difference
         if group_a.centred_elsewhere:
-            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf) for g, p in zip(groups, positions))
+            centre_a, centre_b = (g.runs.boo_n(p, g.centre_cdf, counting) for g, p in zip(groups, positions))
             centre = centre_a - centre_b
-        return difference, centre, _paired_standard_error(group_a, group_b, indices_a)
+        return difference, centre, _paired_standard_error(group_a, group_b, indices_a, counting)
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
     dist, *pivot = (np.concatenate(arrays) for arrays in zip(*parts))
