@@ -4,6 +4,7 @@ resamples, and the multiple-comparison adjustments against hand-worked and publi
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 
 import numpy as np
@@ -90,6 +91,10 @@ def test_the_exact_mann_whitney_p_value_holds_for_a_large_second_sample():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=8), rng.normal(0.3, size=400)  # exact: 8 runs, no ties; 3,200 + 1 values of U
     np.testing.assert_allclose(mann_whitney(a, b).pvalue, stats.mannwhitneyu(a, b).pvalue, rtol=1e-12)
+    # its far tail: every run of A above every run of B is one ordering of C(3008, 8), on either side
+    b = rng.normal(size=3000)
+    a = b.max() + 1.0 + np.arange(8)
+    assert mann_whitney(a, b).pvalue == pytest.approx(2 / math.comb(3008, 8), rel=1e-12)  # 1.2e-23
 
 
 def test_a_summary_with_comparisons_loads_no_scipy_stats(tmp_path):

@@ -228,20 +228,20 @@ def _exact_u_tail(u: int, m_a: int, m_b: int) -> float:
 
     The number of orderings with U = k is the coefficient of q^k in the Gaussian binomial coefficient
     ``[N, s]_q = prod_{i=1..s} (1 - q^(N-s+i)) / (1 - q^i)`` (N = m_a + m_b, s the smaller size): s products
-    and s divisions of polynomials of degree s (N - s), each one pass, in floats as scipy's counts once they
-    outgrow integers.
+    and s divisions of polynomials of degree s (N - s), each one pass. The counts are Python integers: in
+    floating point the products' cancellations lost the far tail (8 runs above 3,000: 6e-20 for 1.2e-23).
     """
     small, n = min(m_a, m_b), m_a + m_b
     size = small * (n - small) + 1
-    counts = np.zeros(size)
-    counts[0] = 1.0
+    counts = np.zeros(size, dtype=object)
+    counts[0] = 1
     for i in range(1, small + 1):
         shift = n - small + i
         counts[shift:] -= counts[: max(0, size - shift)].copy()  # times (1 - q^shift), cut at the degree
         # divided by (1 - q^i): a running sum over every i-th coefficient, the i residues side by side
-        by_residue = np.concatenate([counts, np.zeros(-size % i)]).reshape(-1, i)
+        by_residue = np.concatenate([counts, np.zeros(-size % i, dtype=object)]).reshape(-1, i)
         counts = np.cumsum(by_residue, axis=0).ravel()[:size]
-    return float(counts[u:].sum() / counts.sum())
+    return int(counts[u:].sum()) / int(counts.sum())  # exact integers, one rounding
 
 
 def _paired_t_test_iv(a, b):
