@@ -143,7 +143,8 @@ def test_a_best_so_far_curve_follows_the_summarys_validation_metric_in_every_voc
         Spec(val="val_acc", test="test_acc", curves=["best-so-far:val_loss"])
     assert str(refused.value) == (
         "--curves 'best-so-far:val_loss': a best-so-far curve follows the validation metric, in the summary's "
-        "direction: name --val ('val_acc') or --test ('test_acc') after 'best-so-far:'"
+        "direction: name --val ('val_acc') or --test ('test_acc') after 'best-so-far:', or make 'val_loss' the "
+        "validation metric (--val)"
     )
     with vocabulary.speaking(vocabulary.CONFIG), pytest.raises(InputError, match="^`curves` 'best-so-far:test_acc'.*"):
         Spec(val="val_acc", curves=["best-so-far:test_acc"])  # no test metric to follow

@@ -140,7 +140,7 @@ class Spec:
                 raise InputError(
                     f"{vocabulary.name('curves')} {entry!r}: a best-so-far curve follows the validation metric, "
                     f"in the summary's direction: name {vocabulary.name('val')} ({self.val!r}){test} after "
-                    f"{BEST_SO_FAR!r}"
+                    f"{BEST_SO_FAR!r}, or make {metric!r} the validation metric ({vocabulary.name('val')})"
                 )
 
     @classmethod
