@@ -1,6 +1,6 @@
 """The bootstrap's passes compiled with numba (the ``fast`` extra), when numba is installed.
 
-Two passes of :class:`boontrack._bootstrap.kernels.RankedRuns` are compiled:
+These passes of :class:`boontrack._bootstrap.kernels.RankedRuns` and of the paired differences are compiled:
 
 - the studentized evaluation (:meth:`~boontrack._bootstrap.kernels.RankedRuns.boo_n_studentized`): Boo_n and its
   standard error for every resample and budget from the resample's counts per tie block. In numpy that is
