@@ -25,6 +25,13 @@ def _close(compiled_values: np.ndarray, numpy_values: np.ndarray) -> None:
     np.testing.assert_allclose(compiled_values, numpy_values, rtol=1e-12, atol=1e-15)
 
 
+def _same_result(ours, reference) -> None:
+    """Two bootstrap results alike to rounding: estimate, interval ends and every resample's value."""
+    ends = [(r.estimate, r.confidence_interval.low, r.confidence_interval.high) for r in (ours, reference)]
+    _close(np.array(ends[0]), np.array(ends[1]))
+    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+
+
 @pytest.mark.parametrize(("m", "decimals"), [(40, 2), (40, 8), (300, 3)])  # heavy ties, none, some
 @pytest.mark.parametrize(("estimator", "method"), [("V", "studentized-u"), ("U", "studentized"), ("V", "studentized")])
 def test_the_compiled_pass_is_the_numpy_pass(m, decimals, estimator, method):
@@ -120,11 +127,7 @@ def test_an_interval_is_the_same_with_the_compiled_count(monkeypatch, method):
     reference = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=8)  # 200 x 999 draws: numpy's count
     monkeypatch.setattr(compiled, "MIN_DRAWS", 0)
     ours = boo_n_ci(val, test, n=5, method=method, n_resamples=999, rng=8)
-    _close(
-        np.array([ours.estimate, ours.confidence_interval.low, ours.confidence_interval.high]),
-        np.array([reference.estimate, reference.confidence_interval.low, reference.confidence_interval.high]),
-    )
-    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+    _same_result(ours, reference)
     assert not np.array_equal(ours.bootstrap_distribution, ours.bootstrap_distribution[0])
 
 
@@ -137,10 +140,7 @@ def test_a_difference_is_the_same_with_the_compiled_count(monkeypatch, paired, m
     reference = boo_n_difference_ci(a_val, b_val, a_test, b_test, **options)  # 240 x 499 draws: numpy's count
     monkeypatch.setattr(compiled, "MIN_DRAWS", 0)
     ours = boo_n_difference_ci(a_val, b_val, a_test, b_test, **options)
-    ends = [ours.estimate, ours.confidence_interval.low, ours.confidence_interval.high]
-    reference_ends = [reference.estimate, reference.confidence_interval.low, reference.confidence_interval.high]
-    _close(np.array(ends), np.array(reference_ends))
-    _close(ours.bootstrap_distribution, reference.bootstrap_distribution)
+    _same_result(ours, reference)
 
 
 @pytest.mark.parametrize(("decimals", "method"), [(2, "studentized-u"), (8, "studentized")])  # ties, none
