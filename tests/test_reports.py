@@ -469,6 +469,19 @@ def test_what_the_runs_cannot_show_is_said_in_numbers(small_and_large):
     assert stored["rate"] == small.unseen.rate and stored["top_runs"]["10"][0] == 1
 
 
+def test_a_rate_below_one_percent_is_not_printed_as_zero():
+    # 1,000 runs rule out kinds of run at 0.3 % per run: "(0 %)" said they rule out everything
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"val": rng.normal(size=1000), "test": rng.normal(size=1000)})
+    spec = Spec(val="val", test="test", n=(1, 5), n_resamples=99, maximize=True)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    rate = 1 - 0.05 ** (1 / 1000)
+    assert summary.groups[0].unseen.rate == pytest.approx(rate)
+    sentence = f"a kind of run rarer than 1 in 334 ({100 * rate:.2g} %) may be absent from these 1000 runs"
+    assert sentence == "a kind of run rarer than 1 in 334 (0.3 %) may be absent from these 1000 runs"
+    assert sentence in format_table(summary) and sentence in to_markdown(summary)
+
+
 @pytest.mark.parametrize("name", ["sweep", "single", "small_and_large", "hostile labels"])
 def test_a_stored_summary_renders_as_its_analysis_did(name, request):
     summary = _summary_of_groups([HOSTILE, "plain"]) if name == "hostile labels" else request.getfixturevalue(name)

@@ -55,11 +55,17 @@ def _one_in(rate: float) -> str:
     return f"1 in {max(1, round(1 / rate))}"
 
 
+def _percent(share: float) -> str:
+    """A share in percent for people: whole percents from 1 %, two significant digits below (0.032 %, not 0 %)."""
+    percent = 100 * share
+    return f"{percent:.0f} %" if percent >= 1 else f"{percent:.2g} %"
+
+
 def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
     rate = unseen.rate
     sentences = [
-        f"a kind of run rarer than {_one_in(rate)} ({100 * rate:.0f} %) may be absent from these {runs} runs, as a "
+        f"a kind of run rarer than {_one_in(rate)} ({_percent(rate)}) may be absent from these {runs} runs, as a "
         "failure mode or as a better top, and no interval can show it"
     ]
     if unseen.mean_shift is not None:
@@ -69,9 +75,7 @@ def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
             f"mean by up to {_num(unseen.mean_shift)}"
         )
     for n, (k, share) in sorted(unseen.top_runs.items()):
-        sentences.append(
-            f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({100 * share:.0f} % of its weight)"
-        )
+        sentences.append(f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({_percent(share)} of its weight)")
     return sentences
 
 
