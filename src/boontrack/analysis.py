@@ -749,15 +749,16 @@ _DIFFERENCE_METHODS = {
 
 
 def _versions() -> dict[str, str]:
+    from importlib.metadata import version
+
     import pandas
-    import scipy
 
     import boontrack
 
     return {
         "boontrack": boontrack.__version__,
         "numpy": np.__version__,
-        "scipy": scipy.__version__,
+        "scipy": version("scipy"),  # installed, not imported: a summary no longer needs it
         "pandas": pandas.__version__,
     }
 

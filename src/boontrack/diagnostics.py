@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from boontrack._bootstrap import few_runs_message
+from boontrack._special import log_ndtr
 from boontrack._validation import as_budget, as_val_test
 from boontrack.estimators import average_ranks
 
@@ -81,7 +81,7 @@ def _anderson_darling(scores: np.ndarray) -> tuple[float, float]:
     # every summary about a second.
     w = (np.sort(scores) - scores.mean()) / scores.std(ddof=1)
     weights = (2.0 * np.arange(1, m + 1) - 1.0) / m
-    return float(-m - np.sum(weights * (special.log_ndtr(w) + special.log_ndtr(-w)[::-1]))), critical
+    return float(-m - np.sum(weights * (log_ndtr(w) + log_ndtr(-w)[::-1]))), critical
 
 
 def _spearman(v: np.ndarray, t: np.ndarray) -> float:

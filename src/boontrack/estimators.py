@@ -304,9 +304,9 @@ def _expected_max_std_normal(n: int) -> tuple[float, str | None]:
 
     With the quadrature's note when it missed its accuracy (not seen for any n up to 2^63).
     """
-    from scipy import special  # deferred: boo_n alone never needs scipy
+    from boontrack._special import ndtri  # deferred: boo_n alone never needs it
 
-    values, unreached = _expected_max_by_quantiles(special.ndtri, lambda p: -special.ndtri(p), np.array([n]))
+    values, unreached = _expected_max_by_quantiles(ndtri, lambda p: -ndtri(p), np.array([n]))
     return float(values[0]), unreached
 
 

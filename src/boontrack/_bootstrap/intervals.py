@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
 
 from boontrack._bootstrap.compiled import compiled_counting, compiled_pass
 from boontrack._bootstrap.kernels import (
@@ -27,6 +26,7 @@ from boontrack._bootstrap.kernels import (
 )
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE, Scale
 from boontrack._bootstrap.threads import evaluate_batches
+from boontrack._special import ndtr, ndtri
 from boontrack.estimators import Estimator
 
 #: Stands for an infinite studentized value (a resample with se* = 0), kept finite so that quantiles are.
@@ -164,13 +164,13 @@ def bca_interval(
     """
     b = dist.size
     below = (np.count_nonzero(dist < estimate) + np.count_nonzero(dist <= estimate)) / (2.0 * b)
-    z0 = special.ndtri(np.clip(below, 0.5 / b, 1 - 0.5 / b))
+    z0 = ndtri(np.clip(below, 0.5 / b, 1 - 0.5 / b))
     spread = jackknife.mean() - jackknife
     denominator = 6.0 * np.sum(spread**2) ** 1.5
     accel = np.sum(spread**3) / denominator if denominator > 0 else 0.0
     alpha = 1.0 - confidence_level
-    z = special.ndtri(np.array([alpha / 2, 1 - alpha / 2]))
-    probs = special.ndtr(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))
+    z = ndtri(np.array([alpha / 2, 1 - alpha / 2]))
+    probs = ndtr(z0 + (z0 + z) / (1.0 - accel * (z0 + z)))
     low, high = np.quantile(dist, probs)
     return float(low), float(high)
 

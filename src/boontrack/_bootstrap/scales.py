@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+
+from boontrack._special import expit
 
 #: No bounds: the identity scale.
 UNBOUNDED_RANGE = (-math.inf, math.inf)
@@ -48,7 +49,7 @@ class Scale:
         y = np.asarray(y, dtype=np.float64)
         with np.errstate(over="ignore"):
             if math.isfinite(self.low) and math.isfinite(self.high):
-                return self.low + (self.high - self.low) * special.expit(y)
+                return self.low + (self.high - self.low) * expit(y)
             if math.isfinite(self.low):
                 return self.low + np.exp(y)
             if math.isfinite(self.high):
