@@ -107,4 +107,5 @@ def test_student_t_limits():
     assert student_t_sf(math.inf, 3.0) == 0.0 and student_t_sf(-math.inf, 3.0) == 1.0
     assert math.isnan(student_t_sf(math.nan, 3.0)) and math.isnan(student_t_sf(1.0, math.nan))
     assert student_t_sf(1.5, math.inf) == pytest.approx(float(special.ndtr(-1.5)), rel=1e-15)
-    assert student_t_sf(0.0, 7.5) == 0.5
+    assert student_t_sf(0.0, 7.5) == 0.5 and student_t_sf(-0.0, 7.5) == 0.5
+    assert student_t_sf(1e200, 2.5) == 0.0 and student_t_sf(-1e200, 2.5) == 1.0  # t^2 overflows
