@@ -3,7 +3,7 @@
 Run by hand (not collected by pytest; about an hour on two busy cores, run it under ``nice``)::
 
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
-        [--no-bands | --bands-only | --doubts-only] [--populations START:STOP] [--runs 10,20,50,100]
+        [--no-bands | --bands-only | --doubts-only | --flags-only] [--populations START:STOP] [--runs 10,20,50,100]
         [--candidate METHOD] [--held-out]
 
 Prints the Markdown tables of the "Honest intervals" page of the docs (docs/statistics/intervals.md):
@@ -24,6 +24,11 @@ Prints the Markdown tables of the "Honest intervals" page of the docs (docs/stat
    n = 1..m/2 (and the percentile method's, for the validation curve).
 5. The doubts a summary marks: fewer than 8 runs (m = 4, 6, 8) and budgets above m/2 (the validation curve at
    n = m/2 + 1 .. m), where the warnings quote these figures.
+
+``--flags-only`` measures instead whether the one per-sweep doubt the suite's sweeps can raise, a long tail on
+the better side (skewness of the test scores above 1), predicts misses: per population and pooled over the
+suite, the share of sweeps it flags and the default's coverage among the flagged and the other sweeps (every
+budget of every cell counted once).
 
 ``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells); ``--populations
 START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed);
@@ -51,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the publ
 
 from published_runs import SHARED_DATA, load_all  # noqa: E402
 
+from boontrack._bootstrap.doubts import doubts as doubts_of  # noqa: E402
 from boontrack.simulate import band_coverage, finite_population, population, sweep_intervals  # noqa: E402
 from boontrack.spec import DEFAULT_CI_METHOD  # noqa: E402
 
@@ -119,6 +125,7 @@ def main() -> None:
     parser.add_argument("--no-bands", action="store_true", help="leave out the bands (table 4)")
     parser.add_argument("--bands-only", action="store_true", help="measure the bands (table 4) alone")
     parser.add_argument("--doubts-only", action="store_true", help="measure the doubts (table 5) alone")
+    parser.add_argument("--flags-only", action="store_true", help="whether the long-tail doubt predicts misses")
     parser.add_argument("--runs", default=",".join(map(str, RUNS)), help="numbers of runs m, comma-separated")
     parser.add_argument("--candidate", default="", help="compare this interval method with the default, cell by cell")
     parser.add_argument(
@@ -140,6 +147,9 @@ def main() -> None:
         return
     if options.doubts_only:
         doubts(options)
+        return
+    if options.flags_only:
+        flags(populations, options)
         return
     start = time.perf_counter()
 
@@ -287,6 +297,61 @@ def doubts(options: argparse.Namespace) -> None:
         f"\n({(time.perf_counter() - start) / 60:.0f} min; the rows above m/2 summarise n = m/2 + 1 .. m: "
         f"the range of the coverages and of the width ratios, {options.replications // 3} sweeps.)"
     )
+
+
+#: The doubt of :mod:`boontrack._bootstrap.doubts` that depends on a sweep's scores rather than on m and n alone.
+TAIL_DOUBT = "long tail on the better side"
+
+
+def flags(populations: list, options: argparse.Namespace) -> None:
+    """Whether sweeps flagged with a long tail on the better side miss more often than the others (see the module's
+    docstring): per population, pooled over its cells, then over the suite."""
+    start = time.perf_counter()
+    print("| population | sweeps flagged | default coverage, flagged | the others | misses, flagged ÷ others |")
+    print("|---|---|---|---|---|")
+    total = np.zeros(4)
+    for label, counts in flag_counts(populations, options):
+        print(flag_row(label, counts), flush=True)
+        total += counts
+    print(flag_row("**the suite, pooled**", total))
+    print(
+        f"\n{options.replications} sweeps per cell, m = {', '.join(map(str, options.runs))}, n = 1, 5, 10 with "
+        f"n <= m/2; coverage over (sweep, budget) pairs ({(time.perf_counter() - start) / 60:.0f} min)."
+    )
+
+
+def flag_counts(populations: list, options: argparse.Namespace):
+    """(label, [flagged pairs, their misses, other pairs, their misses]) per population."""
+    current, counts = None, np.zeros(4)
+    for label, _, m, budgets, sweeps in suite_sweeps(populations, options, (DEFAULT_CI_METHOD,)):
+        if label != current and current is not None:
+            yield current, counts
+            counts = np.zeros(4)
+        current = label
+        flagged = np.array([TAIL_DOUBT in doubts_of(m, budgets[0], test) for test in sweeps.test])
+        missed = ~sweeps.covered(DEFAULT_CI_METHOD)
+        counts += [
+            flagged.sum() * len(budgets),
+            missed[flagged].sum(),
+            (~flagged).sum() * len(budgets),
+            missed[~flagged].sum(),
+        ]
+    if current is not None:
+        yield current, counts
+
+
+def flag_row(label: str, counts: np.ndarray) -> str:
+    flagged, flagged_misses, others, other_misses = counts
+    share = flagged / (flagged + others)
+    cover = [
+        f"{percent(1 - misses / pairs)} %" if pairs else "—"
+        for pairs, misses in ((flagged, flagged_misses), (others, other_misses))
+    ]
+    if flagged and others and other_misses:
+        ratio = f"{(flagged_misses / flagged) / (other_misses / others):.1f}"
+    else:
+        ratio = "—"
+    return f"| {label} | {percent(share)} % | {cover[0]} | {cover[1]} | {ratio} |"
 
 
 def rows(label: str, m: int, budgets: list[int], pop, options, seed, replications: int) -> None:
