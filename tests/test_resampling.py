@@ -451,19 +451,18 @@ def test_few_runs_warn():
         boo_n_ci(np.arange(8.0), n=2, n_resamples=10, rng=0)
 
 
-def test_few_runs_warning_is_keyed_to_n_over_m_and_to_the_tail():
+def test_few_runs_warning_is_keyed_to_n_over_m_not_to_the_tail():
     with pytest.warns(FewRunsWarning, match=r"^n = 6 is above m / 2 = 5: intervals there are wide"):
         boo_n_ci(np.arange(10.0), n=6, n_resamples=10, rng=0)
     with warnings.catch_warnings():  # a band flags those budgets instead (CurveBand.trustworthy)
         warnings.simplefilter("error")
         assert boo_n_curve_ci(np.arange(20.0), n=[1, 12], n_resamples=10, rng=0).trustworthy.tolist() == [1, 0]
-    # 19 equal scores and one far above: skewness (19 - 1) / sqrt(19) = 4.1 towards better scores
+    # 19 equal scores and one far above: skewness 4.1 towards better scores. Sweeps so skewed covered as often as
+    # the others (bench_coverage.py --flags-only), so nothing is said of them
     tail = np.r_[np.zeros(19), 1.0]
-    with pytest.warns(FewRunsWarning, match=r"^test scores skewed towards better scores \(skewness 4.1\)"):
-        boo_n_ci(np.arange(20.0), tail, n=3, n_resamples=10, rng=0)
-    with warnings.catch_warnings():  # the same tail on the worse side, when lower is better
+    with warnings.catch_warnings():
         warnings.simplefilter("error")
-        boo_n_ci(np.arange(20.0), tail, n=3, maximize=False, n_resamples=10, rng=0)
+        boo_n_ci(np.arange(20.0), tail, n=3, n_resamples=10, rng=0)
 
 
 def test_extrapolation_warns_for_v_and_w():
@@ -690,8 +689,7 @@ def test_runaway_studentized_interval_is_cut_to_the_plausible_range():
     rng = np.random.default_rng(1)
     test = np.r_[rng.normal(0.0, 0.01, 19), 1.0]
     val = test + rng.normal(0.0, 0.01, 20)
-    with pytest.warns(FewRunsWarning, match="skewed"):
-        res = boo_n_ci(val, test, n=5, n_resamples=500, rng=0)
+    res = boo_n_ci(val, test, n=5, n_resamples=500, rng=0)
     assert res.confidence_interval.low == test.min()
     assert res.confidence_interval.high <= 2 * test.max() - test.min()
 

@@ -510,7 +510,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         mean_duration_s=mean_duration,
         warnings=tuple(dict.fromkeys(messages)),
         left_out_budgets=left_out,
-        doubts={int(k): doubts(int(val.size), int(k), scores, spec.higher_is_better) for k in sorted({1, *budgets})},
+        doubts={int(k): doubts(int(val.size), int(k)) for k in sorted({1, *budgets})},
         unseen=_unseen(scores, budgets, spec, bounds),
         bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
     )

@@ -34,7 +34,7 @@ class ExtrapolationWarning(BoontrackWarning):
 
 
 class FewRunsWarning(BoontrackWarning):
-    """Intervals under-cover or are very wide here: few runs, a budget above m / 2, or a long tail."""
+    """Intervals under-cover or are very wide here: few runs, or a budget above m / 2."""
 
 
 class ConstantScoresWarning(BoontrackWarning):

@@ -23,7 +23,7 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/groups` | number of groups |
 | `boon/<metric>[/<group>]/boo_<n>` | Boo_n: expected test score of the best-validation run out of n (estimator `Spec.estimator`) |
 | `boon/<metric>[/<group>]/boo_<n>/ci_low`, `.../ci_high` | its bootstrap confidence interval (`Spec.ci_method`) |
-| `boon/<metric>[/<group>]/boo_<n>/trustworthy` | 1, or 0 when the number is doubtful: n > m/2, fewer than 8 runs, or a long tail on the better side (`GroupSummary.doubts`) |
+| `boon/<metric>[/<group>]/boo_<n>/trustworthy` | 1, or 0 when the number is doubtful: n > m/2, or fewer than 8 runs (`GroupSummary.doubts`) |
 | `boon/<metric>[/<group>]/mean` | mean test score (= Boo_1) |
 | `boon/<metric>[/<group>]/mean/ci_low`, `.../ci_high`, `.../trustworthy` | its bootstrap confidence interval, and 0 when it is doubtful |
 | `boon/<metric>[/<group>]/gaussian/boo_<n>` | parametric Boo_n (Bajgar et al. 2018, eq. 6), when not flagged unreliable |
@@ -114,8 +114,8 @@ _HOW_TO_READ = (
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
     "five models and keeps the best should expect. Compare approaches at the same n; the brackets are "
     "{level:g} % bootstrap confidence intervals over the runs. ⚠ marks a doubtful number: n above half the runs "
-    "(intervals wide or too narrow), fewer than 8 runs (too narrow), or a long tail on the better side (too "
-    "narrow); the group's warnings give what was measured. No interval sees a kind of run the runs do not hold: "
+    "(intervals wide or too narrow), or fewer than 8 runs (too narrow); the group's warnings give what was "
+    "measured. No interval sees a kind of run the runs do not hold: "
     "each group says below how rare such a run may be."
 )
 #: How a doubtful number is marked in the terminal table (the report marks it with ⚠).

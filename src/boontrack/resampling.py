@@ -285,10 +285,8 @@ def _studentized_errors(resampled: Resampled) -> StudentizedErrors | None:
 # Public functions
 
 
-def _warn_data(
-    val: np.ndarray, test: np.ndarray, stacklevel: int, budgets: np.ndarray | None = None, maximize: bool = True
-) -> None:
-    for message in few_runs_messages(val.size, budgets, test, maximize):
+def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int, budgets: np.ndarray | None = None) -> None:
+    for message in few_runs_messages(val.size, budgets):
         warn(message, FewRunsWarning, stacklevel=stacklevel + 1)
     if np.ptp(test) == 0:
         warn(
@@ -345,7 +343,7 @@ def _boo_n_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resample
     level, n_resamples, method, rng = _options_iv(confidence_level, n_resamples, method, rng)
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
-    _warn_data(v, t, stacklevel=3, budgets=budgets, maximize=maximize)
+    _warn_data(v, t, stacklevel=3, budgets=budgets)
     return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
@@ -419,8 +417,8 @@ def boo_n_ci(
     Warns
     -----
     FewRunsWarning
-        Fewer than 8 runs, ``n > m / 2``, or test scores with a long tail on the better side (skewness above 1,
-        up to 100 runs): intervals under-cover or are very wide there (measured numbers in the message).
+        Fewer than 8 runs, or ``n > m / 2``: intervals under-cover or are very wide there (measured numbers in the
+        message).
     ConstantScoresWarning
         Constant test scores: the interval collapses to the estimate.
     ExtrapolationWarning
@@ -484,7 +482,7 @@ def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_re
         budgets = np.unique(as_budgets(n)[0])
     warn_or_raise_budget(budgets, v.size, estimator)
     _bca_budget_iv(method, v.size, budgets, estimator)
-    _warn_data(v, t, stacklevel=3, maximize=maximize)  # budgets above m / 2: the band flags them
+    _warn_data(v, t, stacklevel=3)  # budgets above m / 2: the band flags them
     return v, t, budgets, estimator, maximize, level, n_resamples, method, rng, as_bounds(bounds, t)
 
 
