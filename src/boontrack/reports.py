@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from boontrack._bootstrap.doubts import DOUBT_MEASURED
 from boontrack._report_text import (  # safe_name: one of this module's public names
     _GAUSSIAN_NOTE,
     _REPORT_DROPPED,
@@ -114,8 +115,8 @@ _HOW_TO_READ = (
     "score — out of n runs drawn at random from these: Boo_1 is the average run, Boo_5 what someone who trains "
     "five models and keeps the best should expect. Compare approaches at the same n; the brackets are "
     "{level:g} % bootstrap confidence intervals over the runs. ⚠ marks a doubtful number: n above half the runs "
-    "(intervals wide or too narrow), or fewer than 8 runs (too narrow); the group's warnings give what was "
-    "measured. No interval sees a kind of run the runs do not hold: "
+    "(the default's intervals are wide there), or fewer than 8 runs (intervals may be too narrow); the group's "
+    "warnings give what was measured. No interval sees a kind of run the runs do not hold: "
     "each group says below how rare such a run may be."
 )
 #: How a doubtful number is marked in the terminal table (the report marks it with ⚠).
@@ -517,9 +518,8 @@ def _terminal_footnotes(groups: Sequence[GroupSummary], maximize: bool) -> list[
     reasons = sorted({why for g in groups for whys in g.doubts.values() for why in whys})
     lines = []
     if reasons:
-        lines.append(
-            f"{_DOUBT_MARK} doubtful: {'; '.join(reasons)} (intervals too narrow or too wide; see the report)."
-        )
+        said = (f"{why}: {DOUBT_MEASURED[why]}" if why in DOUBT_MEASURED else why for why in reasons)
+        lines.append(f"{_DOUBT_MARK} doubtful: {'; '.join(said)}.")
     shown = sorted(((g, g.unseen) for g in groups if g.unseen is not None), key=lambda s: (s[0].runs, s[0].label))
     if len(shown) > _TERMINAL_UNSEEN_GROUPS:
         shown = shown[:1]

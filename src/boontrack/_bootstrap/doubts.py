@@ -28,6 +28,15 @@ TOP_SHARE = 0.5
 #: Runs below which the intervals of one group (and of a difference, for the smaller group) under-cover
 #: whatever the budget (measured: see :func:`few_runs_message`).
 FEW_RUNS_INTERVAL = 8
+#: The doubts of :func:`doubts`, in a few words each.
+FEW_RUNS, ABOVE_HALF = f"fewer than {FEW_RUNS_INTERVAL} runs", "n > m/2"
+#: What was measured where each doubt applies (see :func:`few_runs_messages`): said by its warning, and beside
+#: its mark.
+DOUBT_MEASURED = {
+    FEW_RUNS: "95 % intervals covered 92-97 % at 4-8 runs (default method; percentile 75-88 %)",
+    ABOVE_HALF: "intervals there are wide (the default, 3.6-11.9x the percentile width) or under-cover (percentile "
+    "42-65 %)",
+}
 
 
 def few_runs_message(m: int, budgets: np.ndarray | None = None) -> str | None:
@@ -45,15 +54,9 @@ def few_runs_messages(m: int, budgets: np.ndarray | None = None) -> list[str]:
     """
     reasons = []
     if m < FEW_RUNS_INTERVAL:
-        reasons.append(
-            f"only {m} run{'' if m == 1 else 's'}: 95 % intervals covered 92-97 % at 4-8 runs "
-            "(default method; percentile 75-88 %)"
-        )
+        reasons.append(f"only {m} run{'' if m == 1 else 's'}: {DOUBT_MEASURED[FEW_RUNS]}")
     if budgets is not None and budgets.max() > TRUSTED_SHARE * m and m > 1:
-        reasons.append(
-            f"n = {int(budgets.max())} is above m / 2 = {m / 2:g}: intervals there are wide (the default, 3.6-11.9x "
-            "the percentile width) or under-cover (percentile 42-65 %)"
-        )
+        reasons.append(f"n = {int(budgets.max())} is above m / 2 = {m / 2:g}: {DOUBT_MEASURED[ABOVE_HALF]}")
     return reasons
 
 
@@ -62,9 +65,9 @@ def doubts(m: int, budget: int) -> tuple[str, ...]:
     :func:`few_runs_messages`, which says what was measured); empty when it is not."""
     reasons = []
     if m < FEW_RUNS_INTERVAL:
-        reasons.append(f"fewer than {FEW_RUNS_INTERVAL} runs")
+        reasons.append(FEW_RUNS)
     if budget > TRUSTED_SHARE * m and m > 1:
-        reasons.append("n > m/2")
+        reasons.append(ABOVE_HALF)
     return tuple(reasons)
 
 
