@@ -222,26 +222,29 @@ def student_t_sf(t: float, df: float) -> float:
 
     The tail is half the regularized incomplete beta function I_x(df/2, 1/2) at x = df / (df + t^2).
     """
+    t, df = float(t), float(df)
     if math.isnan(t) or math.isnan(df):
         return math.nan
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
     if math.isinf(df):
         return float(ndtr(-t))
-    ratio = t * t / df  # may be inf
-    if ratio == 0:
-        return 0.5
-    # x = 1 / (1 + ratio) and y = 1 - x, each with its logarithm from log1p: for a large df, x^a loses no digits
-    x, log_x = 1.0 / (1.0 + ratio), -math.log1p(ratio)
-    y, log_y = 1.0 / (1.0 + 1.0 / ratio), -math.log1p(1.0 / ratio)
+    ratio = t * t / df
+    if ratio == 0 or math.isinf(ratio):
+        return 0.5 if ratio == 0 else (0.0 if t > 0 else 1.0)
+    # x = 1 / (1 + ratio) and y = 1 - x, with their logarithms, by log1p of whichever of ratio and 1 / ratio is
+    # below 1: nothing overflows or cancels, and for a large df x^a loses no digits
+    if ratio < 1.0:
+        x, y = 1.0 / (1.0 + ratio), ratio / (1.0 + ratio)
+        log_x, log_y = -math.log1p(ratio), math.log(ratio) - math.log1p(ratio)
+    else:
+        inverse = 1.0 / ratio
+        x, y = inverse / (1.0 + inverse), 1.0 / (1.0 + inverse)
+        log_x, log_y = math.log(inverse) - math.log1p(inverse), -math.log1p(inverse)
     tail = 0.5 * _incomplete_beta(0.5 * df, 0.5, x, y, log_x, log_y)
     return tail if t > 0 else 1.0 - tail
 
 
 def _incomplete_beta(a: float, b: float, x: float, y: float, log_x: float, log_y: float) -> float:
-    """The regularized incomplete beta function I_x(a, b), given y = 1 - x and both logarithms exactly."""
-    if x <= 0.0:
-        return 0.0
+    """The regularized incomplete beta function I_x(a, b), 0 < x < 1, given y = 1 - x and both logarithms exactly."""
     log_front = _log_gamma_ratio(a, b) - math.lgamma(b) + a * log_x + b * log_y
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_fraction(a, b, x) / a
