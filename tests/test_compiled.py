@@ -49,6 +49,20 @@ def test_the_compiled_pass_is_the_numpy_pass(m, decimals, estimator, method):
     assert (ours[1] > 0).any() and np.isfinite(ours[1]).all()
 
 
+@pytest.mark.parametrize("decimals", [2, 8])  # ties (the spread terms), none
+def test_the_studentized_pass_in_python_is_the_numpy_pass(decimals):
+    val, test = _runs(30, decimals, seed=6)
+    runs = RankedRuns(val, test, True)
+    budgets = np.array([1, 3, 10, 30])
+    cdf, slope, _ = intervals.pivot_tables(cdf_table(30, budgets, "V"), budgets, "V", "studentized-u")
+    positions = np.random.default_rng(4).integers(0, 30, size=(5, 30))
+    ours = runs.boo_n_studentized(positions, cdf, slope, compiled._studentized_loops)
+    reference = runs.boo_n_studentized(positions, cdf, slope)
+    _close(ours[0], reference[0])
+    _close(ours[1], reference[1])
+    assert (runs.blocks < 30) == (decimals == 2) and (reference[1] > 0).any()
+
+
 def test_a_band_is_the_same_with_the_compiled_pass(monkeypatch):
     val, test = _runs(60, 3, seed=1)
     reference = boo_n_curve_ci(val, test, n_resamples=999, rng=3)  # 60 x 60 x 999: below MIN_WORK, numpy
@@ -161,6 +175,39 @@ def test_the_compiled_influences_are_numpys(decimals, method, in_python):
     reference = np.stack(list(group.influences(counts)))
     assert ours.shape == reference.shape == (3, 6, 50)
     _close(ours, reference)
+
+
+def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled(monkeypatch):
+    import pandas as pd
+
+    from boontrack.analysis import analyze
+    from boontrack.runtable import RunTable
+    from boontrack.spec import Spec
+
+    groups = [_runs(40, 3, seed=seed) for seed in (11, 12)]
+    frame = pd.DataFrame(
+        {
+            "val": np.concatenate([val for val, _ in groups]),
+            "test": np.concatenate([test for _, test in groups]),
+            "model": np.repeat(["a", "b"], 40),
+        }
+    )
+    spec = Spec(val="val", test="test", group_by=("model",), n=(1, 5), n_resamples=999, maximize=True)
+    table, alone = RunTable.from_frame(frame, spec), RunTable.from_frame(frame[frame.model == "a"], spec)
+    monkeypatch.setattr(compiled, "MIN_WORK", 10**18)
+    monkeypatch.setattr(compiled, "MIN_DRAWS", 10**18)
+    reference = analyze(table, spec, threads=1)  # numpy's passes
+    kernel, loaded = compiled.counting_kernel(), []
+    monkeypatch.setattr(compiled, "counting_kernel", lambda: loaded.append(1) or kernel)
+    monkeypatch.setattr(compiled, "MIN_DRAWS", 60_000)  # above a group's 40 x 999 draws, below both groups'
+    analyze(alone, spec, threads=1)
+    assert not loaded
+    ours = analyze(table, spec, threads=1)
+    assert loaded
+    assert compiled.compiled_counting(1) is None  # the analysis's commitment ends with it
+    for mine, theirs in zip(ours.groups, reference.groups):
+        _close(mine.curve.estimate, theirs.curve.estimate)
+        _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
 
 
 def test_the_switch_forces_numpy_and_the_cache_stays_out_of_the_package(monkeypatch):

@@ -320,10 +320,17 @@ def analyze(
         unknown baseline, or invalid spec options.
     """
     from boontrack._bootstrap import evaluate_groups, using_threads
+    from boontrack._bootstrap.compiled import drawing
 
     _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
-    with using_threads(threads), progress_bar(table.groups, enabled=progress, label="boontrack: groups") as shown:
+    # Every group's resamples count towards loading numba once (the fast extra), whatever each group's size.
+    drawn = len(table.runs) * spec.n_resamples
+    with (
+        using_threads(threads),
+        drawing(drawn),
+        progress_bar(table.groups, enabled=progress, label="boontrack: groups") as shown,
+    ):
         # Groups side by side on the threads: each draws from its own generator and collects its own warnings.
         summarized = evaluate_groups(lambda group: _summarize_group(table, spec, *group), list(enumerate(table.groups)))
         results = [result for result, _ in zip(summarized, shown)]  # the bar advances as each group is done

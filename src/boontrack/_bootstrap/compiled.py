@@ -4,8 +4,8 @@ These passes of :class:`boontrack._bootstrap.kernels.RankedRuns` and of the pair
 
 - the studentized evaluation (:meth:`~boontrack._bootstrap.kernels.RankedRuns.boo_n_studentized`): Boo_n and its
   standard error for every resample and budget from the resample's counts per tie block. In numpy that is
-  several passes over (budgets, resamples, blocks) arrays; compiled, one pass per resample and budget over the
-  blocks, in registers;
+  several passes over (budgets, resamples, blocks) arrays; compiled, two passes per resample over the blocks,
+  each block's terms added to every budget at once;
 - the counting (:meth:`~boontrack._bootstrap.kernels.RankedRuns.block_totals`): each resample's draws counted and
   their test scores summed per tie block, in one pass over the draws, where numpy needs a gather, a
   ``bincount`` per total and offsets to keep the resamples apart (3-5x faster; measured per draw at 100 to
@@ -18,7 +18,10 @@ These passes of :class:`boontrack._bootstrap.kernels.RankedRuns` and of the pair
 The draws stay numpy's, so the resamples are the same; the numpy passes stay the reference (they agree to
 rounding: tested to 1e-12 relative). A compiled pass runs only when numba can be imported, the work is large
 enough to pay for loading it (:data:`MIN_WORK`, :data:`MIN_DRAWS`), and ``BOONTRACK_KERNEL`` is not ``numpy``
-(which forces the numpy passes). numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
+(which forces the numpy passes). The work is the call's own, or that of the whole computation it is part of
+(:func:`drawing`): an analysis of ten groups of 10,000 runs draws 10^9 runs, which repays loading numba once for
+every group, although each group's 10^8 draws alone would not. The choice depends on the computation's inputs
+alone, never on what ran before in the process, so the same inputs give the same numbers. numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
 ``$XDG_CACHE_HOME/boontrack/numba`` (or ``~/.cache/boontrack/numba``), never into the installed package: when
 that directory cannot be written, or numba was imported before boontrack could name it, the code is compiled
 without a cache.
@@ -26,11 +29,13 @@ without a cache.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -54,39 +59,58 @@ def _studentized_loops(
     share: np.ndarray,
     spread: np.ndarray,
     ties: bool,
-    cdf: np.ndarray,
-    slope: np.ndarray,
+    cdf_by_draws: np.ndarray,
+    slope_by_draws: np.ndarray,
     values: np.ndarray,
     variances: np.ndarray,
 ) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
     """The loops of the studentized pass: ``values`` and ``variances`` (resamples, budgets), filled in place.
 
-    The same sums as the numpy pass, in the same order where numpy sums in order (the reverse cumulative sum).
+    The sums of the numpy pass, with the budgets innermost: ``cdf_by_draws`` and ``slope_by_draws`` are P and its
+    slope with one row per number of draws (the tables transposed), so that one row serves every budget. Per
+    resample, one pass over the blocks from the best down adds each block's term to Boo_n, its R_b (stored) and
+    their mean, and, with ties, the previous block's spread term (whose weight needs this block's P); a second
+    pass sums the squared deviations of R_b. 1.5-3.9x faster than one pass per budget over the blocks (measured
+    at 100 to 10,000 runs), which gathers from P anew for each budget.
     """
     resamples, blocks = cum.shape
-    influence = np.empty(blocks)
+    budgets = cdf_by_draws.shape[1]
+    influence = np.empty((blocks, budgets))
+    total = np.empty(budgets)
+    mean = np.empty(budgets)
+    above = np.empty(budgets)  # P(C_{b+1}), for the weight of block b + 1
     for i in range(resamples):
-        for k in range(cdf.shape[0]):
-            value = 0.0
-            total = 0.0
-            for b in range(blocks - 1, -1, -1):  # R_b: the sum of the terms from b up
-                value += cdf[k, cum[i, b]] * falls[i, b]
-                total += slope[k, cum[i, b]] * falls[i, b]
-                influence[b] = total
-            mean = 0.0
-            for b in range(blocks):
-                mean += share[i, b] * influence[b]
-            variance = 0.0
-            below = cdf[k, 0]
-            for b in range(blocks):
-                centred = influence[b] - mean
-                variance += share[i, b] * centred * centred
-                if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws (in spread)
-                    above = cdf[k, cum[i, b]]
-                    variance += spread[i, b] * (above - below) * (above - below)
-                    below = above
-            values[i, k] = value - cdf[k, 0] * first_means[i]
-            variances[i, k] = variance
+        for k in range(budgets):
+            values[i, k] = -cdf_by_draws[0, k] * first_means[i]
+            variances[i, k] = 0.0
+            total[k] = 0.0
+            mean[k] = 0.0
+        for b in range(blocks - 1, -1, -1):  # R_b: the sum of the terms from b up
+            drawn = cum[i, b]
+            fall = falls[i, b]
+            weight = share[i, b]
+            for k in range(budgets):
+                values[i, k] += cdf_by_draws[drawn, k] * fall
+                total[k] += slope_by_draws[drawn, k] * fall
+                influence[b, k] = total[k]
+                mean[k] += weight * total[k]
+            if ties:  # block b + 1's weight D = P(C_{b+1}) - P(C_b), per share of draws (in spread)
+                if b + 1 < blocks:
+                    spread_above = spread[i, b + 1]
+                    for k in range(budgets):
+                        step = above[k] - cdf_by_draws[drawn, k]
+                        variances[i, k] += spread_above * step * step
+                for k in range(budgets):
+                    above[k] = cdf_by_draws[drawn, k]
+        if ties:  # the lowest block's weight P(C_0) - P(0)
+            for k in range(budgets):
+                step = above[k] - cdf_by_draws[0, k]
+                variances[i, k] += spread[i, 0] * step * step
+        for b in range(blocks):
+            weight = share[i, b]
+            for k in range(budgets):
+                centred = influence[b, k] - mean[k]
+                variances[i, k] += weight * centred * centred
 
 
 def _count_loops(
@@ -253,12 +277,33 @@ def counting_kernel() -> Counting | None:
     return Counting(*compiled) if len(compiled) == len(kernels) else None
 
 
+#: Runs the computation under way draws in all (see :func:`drawing`); 0 outside one.
+_DRAWING: ContextVar[int] = ContextVar("boontrack_drawing", default=0)
+
+
+@contextlib.contextmanager
+def drawing(draws: int) -> Iterator[None]:
+    """Inside the block, every bootstrap is part of a computation that draws ``draws`` runs in all (the groups of
+    an analysis): when they repay loading numba (:data:`MIN_DRAWS`), every pass runs compiled, however small."""
+    token = _DRAWING.set(draws)
+    try:
+        yield
+    finally:
+        _DRAWING.reset(token)
+
+
+def _paid() -> bool:
+    """Whether the computation under way repays loading numba (:func:`drawing`)."""
+    return _DRAWING.get() >= MIN_DRAWS
+
+
 def compiled_pass(work: int) -> Callable[..., None] | None:
     """The compiled pass for a call of ``work`` blocks x budgets x resamples, or None for the numpy pass."""
-    return studentized_kernel() if work >= MIN_WORK else None
+    return studentized_kernel() if work >= MIN_WORK or _paid() else None
 
 
 def compiled_counting(draws: int, *, loaded: bool = False) -> Counting | None:
     """The compiled counting for a distribution of ``draws`` runs drawn, or None for numpy's: where numba is
-    ``loaded`` for its studentized pass anyway, or the draws repay loading it (:data:`MIN_DRAWS`)."""
-    return counting_kernel() if loaded or draws >= MIN_DRAWS else None
+    ``loaded`` for its studentized pass anyway, or the draws (the call's or its computation's, :func:`drawing`)
+    repay loading it (:data:`MIN_DRAWS`)."""
+    return counting_kernel() if loaded or draws >= MIN_DRAWS or _paid() else None

@@ -71,7 +71,7 @@ class RankedRuns:
         self._offset = float(np.median(test))
         self._test = test[self.order] - self._offset
         self._per_position = self.blocks == self.m or self.blocks * REDUCE_SHARE <= self.m
-        self._transposed: tuple[np.ndarray | None, np.ndarray] = (None, _NONE)
+        self._transposed: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see _by_draws
 
     @functools.cached_property
     def _position_of(self) -> np.ndarray:
@@ -219,8 +219,8 @@ class RankedRuns:
                 share,
                 spread_or_none,
                 ties,
-                cdf,
-                slope,
+                self._by_draws(cdf),
+                self._by_draws(slope),
                 values,
                 variances,
             )
@@ -241,14 +241,15 @@ class RankedRuns:
             variances[:, part] = variance.T
         return values + self._offset, np.sqrt(variances / m)
 
-    def _by_draws(self, cdf: np.ndarray) -> np.ndarray:
-        """``cdf`` transposed, one row per number of draws, for the compiled evaluation: kept for the table last
-        asked for, as a distribution's batches all ask for the same one (transposing it for each batch of 41
-        resamples of 100,000 runs made the compiled pass 1.4x slower than numpy's)."""
-        table, transposed = self._transposed
-        if table is not cdf:
-            transposed = np.ascontiguousarray(cdf.T)
-            self._transposed = cdf, transposed  # one assignment: a thread reads either pair whole
+    def _by_draws(self, table: np.ndarray) -> np.ndarray:
+        """``table`` (P or its slope) transposed, one row per number of draws, for the compiled passes: kept for
+        each table asked for, as a distribution's batches all ask for the same few (transposing them for each
+        batch of 41 resamples of 100,000 runs made the compiled pass 1.4x slower than numpy's)."""
+        kept = self._transposed.get(id(table))
+        if kept is not None and kept[0] is table:
+            return kept[1]
+        transposed = np.ascontiguousarray(table.T)
+        self._transposed[id(table)] = table, transposed  # one assignment: a thread reads either pair whole
         return transposed
 
     def estimate(self, cdf: np.ndarray) -> np.ndarray:
