@@ -149,14 +149,14 @@ class RankedRuns:
         and this evaluation compiled (:func:`boontrack._bootstrap.compiled.compiled_counting`), None for numpy's.
         """
         counts, sums = self.block_totals(positions, counting=counting)
+        if counting is not None:
+            values = np.empty((counts.shape[0], cdf.shape[0]))
+            counting.boo_n(counts, sums, self._by_draws(cdf), values)
+            return values + self._offset
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
         size, width = cum.shape[0], cdf.shape[1]
-        if counting is not None:
-            values = np.empty((size, cdf.shape[0]))
-            counting.boo_n(cum, falls, np.ascontiguousarray(means[:, 0]), self._by_draws(cdf), values)
-            return values + self._offset
         if cdf.shape[0] == 1 or self.blocks * GATHER_SHARE <= self.m:
             values = np.empty((size, cdf.shape[0]))
             for part in _budget_slices(cdf.shape[0], cum.size):
@@ -201,6 +201,12 @@ class RankedRuns:
         m = positions.shape[1]
         ties = self.blocks < self.m
         counts, sums, *squares = self.block_totals(positions, squares=ties, counting=counting)
+        values = np.empty((counts.shape[0], cdf.shape[0]))
+        variances = np.empty_like(values)
+        if compiled is not None:
+            tables = self._by_draws(cdf), self._by_draws(slope)
+            compiled(counts, sums, squares[0] if ties else _NONE, ties, *tables, values, variances)
+            return values + self._offset, np.sqrt(variances / m)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
@@ -208,23 +214,6 @@ class RankedRuns:
         if ties:  # spread of the test scores inside each block, sum_i c_i (t_i - mean_b)^2 / m, per share^2
             spread = np.maximum(squares[0] - sums * means, 0.0) / m
             spread /= np.square(np.maximum(share, 1.0 / m))
-        values = np.empty((counts.shape[0], cdf.shape[0]))
-        variances = np.empty_like(values)
-        if compiled is not None:
-            spread_or_none = spread if ties else share  # not read without ties
-            compiled(
-                cum,
-                falls,
-                np.ascontiguousarray(means[:, 0]),
-                share,
-                spread_or_none,
-                ties,
-                self._by_draws(cdf),
-                self._by_draws(slope),
-                values,
-                variances,
-            )
-            return values + self._offset, np.sqrt(variances / m)
         for part in _budget_slices(cdf.shape[0], cum.size):
             p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
