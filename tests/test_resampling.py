@@ -345,6 +345,36 @@ def test_curve_point_equals_scalar_interval():
     assert (band.low[0], band.high[0]) == (single.confidence_interval.low, single.confidence_interval.high)
 
 
+@pytest.mark.parametrize(("estimator", "method"), [("V", "studentized-u"), ("V", "studentized"), ("V", "percentile")])
+def test_a_summary_band_evaluates_the_distribution_at_the_reported_budgets_only(monkeypatch, estimator, method):
+    monkeypatch.setattr(intervals, "STUDENTIZED_WORK", 1)  # 1,999 of the 2,999 resamples studentized
+    rng = np.random.default_rng(3)
+    val = rng.normal(0.8, 0.01, 60)
+    test = val + rng.normal(0.0, 0.01, 60)
+    n, reported = np.arange(1, 31), [1, 5, 10]
+    options = dict(estimator=estimator, confidence_level=0.95, n_resamples=2999, method=method, rng=5)
+    band = resampling.summary_band(val, test, reported, n=n, maximize=True, bounds=None, **options)
+    full = boo_n_curve_ci(val, test, n=n, **options)
+    for name in ("n", "estimate", "low", "high", "simultaneous_low", "simultaneous_high", "trustworthy"):
+        np.testing.assert_array_equal(getattr(band, name), getattr(full, name))
+    at = np.isin(n, reported)
+    np.testing.assert_allclose(band.bootstrap_distribution[:, at], full.bootstrap_distribution[:, at], rtol=1e-13)
+    np.testing.assert_allclose(band.standard_error[at], full.standard_error[at], rtol=1e-12)
+    for budget in reported:
+        ours, theirs = band.at(budget), full.at(budget)
+        assert ours.confidence_interval == theirs.confidence_interval and np.isfinite(ours.bootstrap_distribution).all()
+    others = band.bootstrap_distribution[:, ~at]
+    if method == "percentile":  # its intervals are the distribution's quantiles: every budget is evaluated
+        np.testing.assert_allclose(others, full.bootstrap_distribution[:, ~at], rtol=1e-13)
+    elif method == "studentized":  # the centre is the statistic: the studentized resamples give it everywhere
+        studentized = full.studentized_errors.resample_centres.shape[0]
+        assert studentized == 1999
+        np.testing.assert_allclose(others[:studentized], full.bootstrap_distribution[:studentized, ~at], rtol=1e-13)
+        assert np.isnan(others[studentized:]).all() and np.isnan(band.standard_error[~at]).all()
+    else:  # the statistic (V) is not the centre (U): not evaluated at the other budgets
+        assert np.isnan(others).all() and np.isnan(band.standard_error[~at]).all()
+
+
 def test_default_budgets():
     assert default_budgets(7).tolist() == list(range(1, 8))
     assert default_budgets(200).tolist() == list(range(1, 201))

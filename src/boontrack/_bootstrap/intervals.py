@@ -288,10 +288,13 @@ def curve_distribution(
     method: str,
     rng: np.random.Generator,
     bounds: tuple[float, float] = UNBOUNDED_RANGE,
+    reported: np.ndarray | None = None,
 ) -> Resampled:
     """The estimates, the bootstrap distribution and what the method needs besides (see :class:`Resampled`).
 
     ``bounds`` are the scores' bounds (infinite: none), which the intervals respect (:mod:`.scales`).
+    ``reported``: a studentized method's distribution is evaluated at these budgets only (a boolean mask; None:
+    every budget), NaN at the others but on the studentized resamples (see :func:`studentized_distribution`).
     """
     m = val.size
     runs = RankedRuns(val, test, maximize)
@@ -309,7 +312,7 @@ def curve_distribution(
         reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
         other = None if centre_cdf is rows else rows
         dist, resample_centre, resample_error = studentized_distribution(
-            runs, centre_cdf, centre_slope, other, rng, n_resamples
+            runs, centre_cdf, centre_slope, other, rng, n_resamples, reported
         )
         prepivots = None
         if method == CALIBRATED_METHOD:
@@ -374,6 +377,7 @@ def studentized_distribution(
     other: np.ndarray | None,
     rng: np.random.Generator,
     n_resamples: int,
+    reported: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
     (B_t, budgets).
@@ -382,12 +386,25 @@ def studentized_distribution(
     another estimator's, else None (the centre is the statistic). The standard error costs one pass over the
     tie blocks per budget and resample, where Boo_n alone is one matrix product for all budgets: only the first
     :func:`studentized_resamples` resamples are studentized, the others still give the bootstrap distribution.
-    The resamples are those of every other method.
+    ``reported`` (a boolean mask, None: every budget): the budgets whose statistic is evaluated on every
+    resample; the others' is NaN but where the studentized pass gives it (the centre is the statistic). The
+    interval and the band need none of it. The resamples are those of every other method.
     """
     rows = cdf if other is None else other
     wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples)
     compiled = compiled_pass(runs.blocks * rows.shape[0] * wanted)
     counting = compiled_counting(runs.m * n_resamples, loaded=compiled is not None)
+    every = reported is None or bool(reported.all())
+    reported_rows = rows if every else rows[reported]  # one table for every batch: its transpose is kept
+
+    def statistic(indices: np.ndarray) -> np.ndarray:
+        """The statistic at the reported budgets, NaN at the others."""
+        values = runs.boo_n(indices, reported_rows, counting)
+        if every:
+            return values
+        filled = np.full((indices.shape[0], rows.shape[0]), np.nan)
+        filled[:, reported] = values
+        return filled
 
     def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
@@ -395,13 +412,13 @@ def studentized_distribution(
         The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
         a small part of the studentized pass's cost."""
         if studentized == 0:
-            return runs.boo_n(indices, rows, counting), *(np.empty((0, rows.shape[0])),) * 2
+            return statistic(indices), *(np.empty((0, rows.shape[0])),) * 2
         centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope, compiled, counting)
         if other is not None:
-            return runs.boo_n(indices, other, counting), centre, error
+            return statistic(indices), centre, error
         value = centre
         if studentized < indices.shape[0]:
-            value = np.concatenate([value, runs.boo_n(indices[studentized:], rows, counting)])
+            value = np.concatenate([value, statistic(indices[studentized:])])
         return value, centre, error
 
     def batches() -> Iterator[tuple[np.ndarray, int]]:
