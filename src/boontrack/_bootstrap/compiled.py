@@ -21,7 +21,9 @@ enough to pay for loading it (:data:`MIN_WORK`, :data:`MIN_DRAWS`), and ``BOONTR
 (which forces the numpy passes). The work is the call's own, or that of the whole computation it is part of
 (:func:`drawing`): an analysis of ten groups of 10,000 runs draws 10^9 runs, which repays loading numba once for
 every group, although each group's 10^8 draws alone would not. The choice depends on the computation's inputs
-alone, never on what ran before in the process, so the same inputs give the same numbers. numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
+alone, never on what ran before in the process, so the same inputs give the same numbers.
+
+numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
 ``$XDG_CACHE_HOME/boontrack/numba`` (or ``~/.cache/boontrack/numba``), never into the installed package: when
 that directory cannot be written, or numba was imported before boontrack could name it, the code is compiled
 without a cache.
@@ -70,9 +72,10 @@ def _studentized_loops(
     resample, one pass over the blocks from the best down adds each block's term to Boo_n, its R_b (stored) and
     their mean, and, with ties, the spread term of the block above (whose weight needs this block's P); a second
     pass sums the squared deviations of R_b. Blocks without draws are skipped: their weight is 0, and summed by
-    parts the blocks around them give the same terms (a third of the blocks of a resample without ties). 1.5-3.9x
-    faster than one pass per budget over the blocks, which gathered from P anew for each budget (measured at 100 to
-    10,000 runs), and the numpy passes that made the cumulative counts, means and shares are not needed.
+    parts the blocks around them give the same terms (a third of the blocks of a resample without ties). 1.6-2.6x
+    faster than one pass per budget over the blocks, which gathered from P anew for each budget, after numpy passes
+    that made the cumulative counts, means and shares (minimum of 15 calls, 200 to 10,000 runs, with and without
+    ties).
     """
     resamples, blocks = counts.shape
     budgets = cdf_by_draws.shape[1]
@@ -166,8 +169,10 @@ def _boo_n_loops(
     """The evaluation of Boo_n alone: ``values`` (resamples, budgets), filled in place from each resample's draws
     and sums of test scores per block, summed by parts as :meth:`~boontrack._bootstrap.kernels.RankedRuns.boo_n`
     does, ``cdf_by_draws`` being P with one row per number of draws (the transpose of the P table), so that a
-    block's term reaches every budget from one row. Blocks without draws are skipped (as in
-    :func:`_studentized_loops`)."""
+    block's term reaches every budget from one row. A block without draws counts with mean 0, whose terms cancel
+    in the sum by parts: skipping it, as :func:`_studentized_loops` does, made this lighter pass 1.1-1.2x slower
+    with many blocks and few budgets (1,000 and 9,500 runs without ties, 24-40 budgets; a branch the processor
+    cannot predict, for a few multiplications), faster only with 200 budgets."""
     resamples, blocks = counts.shape
     budgets = cdf_by_draws.shape[1]
     width = cdf_by_draws.shape[0] - 1  # draws per resample
