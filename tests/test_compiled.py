@@ -209,6 +209,33 @@ def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled
         _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
 
 
+def test_threads_that_ask_for_a_kernel_at_once_load_it_once(monkeypatch):
+    import threading
+
+    loaders = compiled._numba, compiled.studentized_kernel, compiled.counting_kernel
+    made, compile_once = [], compiled._compiled
+    monkeypatch.setattr(compiled, "_compiled", lambda loops: made.append(loops.__name__) or compile_once(loops))
+    start, kernels = threading.Barrier(4), []
+
+    def ask() -> None:
+        start.wait()
+        kernels.append(compiled.studentized_kernel())
+
+    for loader in loaders:
+        loader.cache_clear()
+    try:
+        threads = [threading.Thread(target=ask) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert made == ["_studentized_loops"]
+        assert len(kernels) == 4 and all(kernel is kernels[0] is not None for kernel in kernels)
+    finally:
+        for loader in loaders:
+            loader.cache_clear()
+
+
 def test_the_switch_forces_numpy_and_the_cache_stays_out_of_the_package(monkeypatch):
     compiled.studentized_kernel()
     package = Path(compiled.__file__).parent

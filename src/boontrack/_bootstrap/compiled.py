@@ -36,10 +36,11 @@ import functools
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -258,7 +259,30 @@ def _writable_cache_directory() -> str | None:
     return str(directory) if os.access(directory, os.W_OK) else None
 
 
-@functools.cache
+#: Held while a kernel is loaded: see :func:`_once`.
+_LOADING = threading.RLock()
+
+
+Loaded = TypeVar("Loaded")
+
+
+def _once(loader: Callable[[], Loaded]) -> Callable[[], Loaded]:
+    """``loader``, called once however many threads ask for it at the same time, its result kept
+    (``cache_clear`` forgets it). ``functools.cache`` alone lets two threads that ask at once both call it: groups
+    summarized side by side each loaded the studentized kernel, with numba's cached code read (or the code
+    compiled) twice."""
+    cached = functools.cache(loader)
+
+    @functools.wraps(loader)
+    def guarded() -> Loaded:
+        with _LOADING:  # reentrant: a kernel's loader asks for numba's
+            return cached()
+
+    guarded.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return guarded
+
+
+@_once
 def _numba() -> tuple[Any, bool] | None:
     """numba, imported once with its cache in a directory the user can write, and whether it caches; or None
     (numba absent, or ``BOONTRACK_KERNEL=numpy``)."""
@@ -282,7 +306,7 @@ def _compiled(loops: Callable[..., None]) -> Callable[..., None] | None:
     return compiled
 
 
-@functools.cache
+@_once
 def studentized_kernel() -> Callable[..., None] | None:
     """The compiled :func:`_studentized_loops`, or None (numba absent, or ``BOONTRACK_KERNEL=numpy``)."""
     return _compiled(_studentized_loops)
@@ -297,7 +321,7 @@ class Counting(NamedTuple):
     influences: Callable[..., None]
 
 
-@functools.cache
+@_once
 def counting_kernel() -> Counting | None:
     """The compiled :class:`Counting`, or None (numba absent, or ``BOONTRACK_KERNEL=numpy``)."""
     kernels = [_compiled(loops) for loops in (_count_loops, _boo_n_loops, _influence_loops)]
