@@ -128,7 +128,7 @@ def test_the_evaluation_in_python_is_the_numpy_evaluation(decimals):
     cdf = cdf_table(30, np.array([1, 3, 10]), "V")
     positions = np.random.default_rng(6).integers(0, 30, size=(4, 30))
     counts, sums = runs.block_totals(positions)
-    assert (counts == 0).any() == (decimals == 8)  # blocks without draws, which the loops skip
+    assert (counts == 0).any() == (decimals == 8)  # blocks without draws: mean 0 in the loops
     values = np.empty((4, 3))
     compiled._boo_n_loops(counts, sums, cdf.T.copy(), values)
     _close(values + runs._offset, runs.boo_n(positions, cdf))
