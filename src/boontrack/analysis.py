@@ -456,7 +456,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
     from boontrack._bootstrap.doubts import doubts
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
-    from boontrack.resampling import summary_band
+    from boontrack.resampling import _summary_band
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
@@ -474,7 +474,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         # reported budget (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
         # resampled once instead of once per number.
         curve_budgets = _curve_budgets(val.size, spec, budgets)
-        band = summary_band(val, test, [1, *budgets], n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
+        band = _summary_band(val, test, [1, *budgets], n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
         boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in budgets}
         mean = IntervalEstimate.from_bootstrap(band.at(1))
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.higher_is_better))
