@@ -105,6 +105,72 @@ def test_the_count_in_python_is_the_compiled_count():
         _close(mine, theirs)
 
 
+@pytest.mark.parametrize(("m", "decimals"), [(1, 2), (50, 8), (3000, 1), (300, 3), (20_000, 3)])
+def test_resamples_counted_as_drawn_are_numpys_draws_counted(monkeypatch, m, decimals):
+    """The compiled drawing draws numpy's numbers, batch after batch and chunk after chunk, and leaves the
+    generator where numpy's draws leave it: the counts are numpy's to the bit, the sums to rounding."""
+    from boontrack._bootstrap import kernels
+
+    monkeypatch.setattr(compiled, "DRAW_CHUNK", 3 * m + 1)  # chunks of 3 resamples: boundaries inside batches
+    val, test = _runs(m, decimals, seed=m)
+    runs = RankedRuns(val, test, True)
+    # batches of 7 counted resamples (and at least 7 resamples' positions): the same draws, cut elsewhere
+    monkeypatch.setattr(kernels, "BATCH_ELEMENTS", 7 * max(m, kernels.COUNTED_WEIGHT * runs.blocks))
+    counting = compiled.counting_kernel()
+    assert counting is not None and counting.drawn_totals is not None
+    ours, theirs = np.random.default_rng(m), np.random.default_rng(m)
+    drawn = list(runs.resampled(ours, 40, squared=23, counting=counting))
+    positions = list(runs.resampled(theirs, 40, counting=None))
+    assert len(drawn) > 2 and sum(batch.counts.shape[0] for batch in drawn) == 40
+    reference = runs.block_totals(np.concatenate(positions), squares=True)
+    counts, sums = (np.concatenate([getattr(batch, name) for batch in drawn]) for name in ("counts", "sums"))
+    np.testing.assert_array_equal(counts, reference[0])
+    _close(sums, reference[1])
+    with_squares = [batch.squares is not None for batch in drawn]
+    assert with_squares == [runs.blocks < m and sum(len(b.counts) for b in drawn[:k]) < 23 for k in range(len(drawn))]
+    first = drawn[0].squares
+    if first is not None:
+        _close(first, reference[2][: len(first)])
+    assert ours.integers(1 << 62) == theirs.integers(1 << 62)
+
+
+def test_the_drawing_in_python_is_the_compiled_drawing():
+    val, test = _runs(30, 2, seed=8)
+    runs = RankedRuns(val, test, True)
+    counting = compiled.counting_kernel()
+    assert counting is not None and counting.drawn_totals is not None
+    totals = {}
+    for name, draw in (("compiled", counting.drawn_totals), ("python", compiled._draw_count_loops)):
+        arrays = [np.empty((5, runs.blocks), dtype=np.intp), np.empty((5, runs.blocks)), np.empty((5, runs.blocks))]
+        draw(np.random.default_rng(3), 30, runs._block_of.view(np.uintp), runs._test, *arrays, True)
+        totals[name] = arrays
+    for mine, theirs in zip(totals["python"], totals["compiled"]):
+        _close(mine, theirs)
+
+
+def test_a_drawing_whose_draws_are_not_numpys_is_not_used(monkeypatch):
+    """Where numba's generator would draw other numbers than numpy's, the resamples are drawn by numpy."""
+    counting = compiled.counting_kernel()
+    assert counting is not None and counting.drawn_totals is not None
+    assert compiled._draws_agree(counting.drawn_totals)
+
+    def off_by_one(rng, m, *rest):  # numpy's draws, but one draw late
+        rng.integers(0, m, dtype=np.int32)
+        compiled._draw_count_loops(rng, m, *rest)
+
+    assert not compiled._draws_agree(off_by_one)
+    monkeypatch.setattr(compiled, "_draws_agree", lambda draw: False)
+    compiled.counting_kernel.cache_clear()
+    try:
+        refused = compiled.counting_kernel()
+        assert refused is not None and refused.drawn_totals is None
+        runs = RankedRuns(*_runs(50, 3, seed=1), True)
+        batches = list(runs.resampled(np.random.default_rng(0), 10, counting=refused))
+        assert all(isinstance(batch, np.ndarray) for batch in batches)
+    finally:
+        compiled.counting_kernel.cache_clear()
+
+
 @pytest.mark.parametrize(("m", "decimals"), [(50, 8), (3000, 1), (300, 3)])
 @pytest.mark.parametrize("estimator", ["V", "U"])
 def test_the_compiled_boo_n_is_the_numpy_boo_n(m, decimals, estimator):

@@ -17,10 +17,12 @@ from boontrack._bootstrap.compiled import compiled_counting, compiled_pass
 from boontrack._bootstrap.kernels import (
     BATCH_ELEMENTS,
     RankedRuns,
-    bootstrap_indices,
+    Resamples,
     cdf_table,
     draw_indices,
     jackknife_indices,
+    resample_count,
+    resample_rows,
     slope_table,
     smoothed_boo_n,
 )
@@ -321,7 +323,7 @@ def curve_distribution(
         pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale, prepivots)
     else:
         counting = compiled_counting(m * n_resamples)
-        draws = bootstrap_indices(rng, m, n_resamples)
+        draws = runs.resampled(rng, n_resamples, counting=counting)
         dist = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows, counting), draws))
     if method == "bca":
         rows_loo = cdf_table(m - 1, budgets, estimator)
@@ -397,37 +399,40 @@ def studentized_distribution(
     every = reported is None or bool(reported.all())
     reported_rows = rows if every else rows[reported]  # one table for every batch: its transpose is kept
 
-    def statistic(indices: np.ndarray) -> np.ndarray:
+    def statistic(resamples: Resamples) -> np.ndarray:
         """The statistic at the reported budgets, NaN at the others."""
-        values = runs.boo_n(indices, reported_rows, counting)
+        values = runs.boo_n(resamples, reported_rows, counting)
         if every:
             return values
-        filled = np.full((indices.shape[0], rows.shape[0]), np.nan)
+        filled = np.full((values.shape[0], rows.shape[0]), np.nan)
         filled[:, reported] = values
         return filled
 
-    def evaluate(indices: np.ndarray, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def evaluate(resamples: Resamples, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
 
         The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
         a small part of the studentized pass's cost."""
         if studentized == 0:
-            return statistic(indices), *(np.empty((0, rows.shape[0])),) * 2
-        centre, error = runs.boo_n_studentized(indices[:studentized], cdf, slope, compiled, counting)
+            return statistic(resamples), *(np.empty((0, rows.shape[0])),) * 2
+        first = resample_rows(resamples, slice(studentized))
+        centre, error = runs.boo_n_studentized(first, cdf, slope, compiled, counting)
         if other is not None:
-            return statistic(indices), centre, error
+            return statistic(resamples), centre, error
         value = centre
-        if studentized < indices.shape[0]:
-            value = np.concatenate([value, statistic(indices[studentized:])])
+        if studentized < resample_count(resamples):
+            value = np.concatenate([value, statistic(resample_rows(resamples, slice(studentized, None)))])
         return value, centre, error
 
-    def batches() -> Iterator[tuple[np.ndarray, int]]:
+    def batches() -> Iterator[tuple[Resamples, int]]:
         done = 0
         # A studentized resample costs budgets x blocks: batches sized by it keep the threads busy even when
         # all the draws would fit in one batch (200 runs, 200 budgets: 1.7x faster on two cores).
-        for indices in bootstrap_indices(rng, runs.m, n_resamples, work=runs.blocks * rows.shape[0]):
-            yield indices, min(indices.shape[0], max(0, wanted - done))
-            done += indices.shape[0]
+        work = runs.blocks * rows.shape[0]
+        for resamples in runs.resampled(rng, n_resamples, work=work, squared=wanted, counting=counting):
+            size = resample_count(resamples)
+            yield resamples, min(size, max(0, wanted - done))
+            done += size
 
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
     value, centre, error = (np.concatenate(arrays) for arrays in zip(*parts))

@@ -3,7 +3,8 @@
 A resample enters only through its draws' counts per tie block (:meth:`RankedRuns.block_totals`, the counting
 pass), from which :meth:`RankedRuns.boo_n` and :meth:`RankedRuns.boo_n_studentized` evaluate Boo_n (and its
 delta-method standard error) at every budget (the evaluation passes). The draws themselves come in
-memory-bounded batches (:func:`bootstrap_indices`). The formulas are described in :mod:`boontrack.resampling`.
+memory-bounded batches (:meth:`RankedRuns.resampled`, :func:`bootstrap_indices`), counted as they are drawn where
+the counting is compiled (:class:`Counted`). The formulas are described in :mod:`boontrack.resampling`.
 Nothing here validates its input: the public functions do.
 """
 
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 
@@ -33,8 +35,39 @@ REDUCE_SHARE = 8
 #: Boo_n gathers P at the block ends from its table when the tie blocks are fewer than m / GATHER_SHARE (one
 #: gather per block and budget); with more blocks one matrix product per batch is cheaper (measured).
 GATHER_SHARE = 8
+#: A resample counted as drawn holds two or three numbers of 8 bytes per tie block, where its positions hold one
+#: of 4 bytes per run: batches of counted resamples are sized as if each block were this many runs, so that they
+#: hold no more memory than batches of positions.
+COUNTED_WEIGHT = 6
 #: Stands for the sums of squares that a compiled count without squares does not fill.
 _NONE = np.empty((0, 0))
+
+
+class Counted(NamedTuple):
+    """Resamples counted as they were drawn (:meth:`RankedRuns.resampled`): per resample and tie block, the draws,
+    the sum of their test scores and of their squares (None when not counted), as :meth:`RankedRuns.block_totals`
+    gives them, and ``width``, the runs drawn per resample."""
+
+    counts: np.ndarray
+    sums: np.ndarray
+    squares: np.ndarray | None
+    width: int
+
+    def rows(self, part: slice) -> Counted:
+        squares = None if self.squares is None else self.squares[part]
+        return Counted(self.counts[part], self.sums[part], squares, self.width)
+
+
+#: Resamples as the kernels take them: positions in the ranking (one row per resample), or :class:`Counted`.
+Resamples: TypeAlias = "np.ndarray | Counted"
+
+
+def resample_count(resamples: Resamples) -> int:
+    return resamples.counts.shape[0] if isinstance(resamples, Counted) else resamples.shape[0]
+
+
+def resample_rows(resamples: Resamples, part: slice) -> Resamples:
+    return resamples.rows(part) if isinstance(resamples, Counted) else resamples[part]
 
 
 class RankedRuns:
@@ -110,6 +143,45 @@ class RankedRuns:
             count(positions[part].astype(np.intp), [total[part] for total in totals])  # cast once, not per take
         return tuple(totals)
 
+    def counted(self, resamples: Resamples, *, squares: bool = False, counting: Counting | None = None) -> Counted:
+        """``resamples`` counted per tie block (:meth:`block_totals`), or as they were counted when drawn."""
+        if isinstance(resamples, Counted):
+            assert resamples.squares is not None or not squares  # drawn with them where they are needed
+            return resamples
+        counts, sums, *squared = self.block_totals(resamples, squares=squares, counting=counting)
+        return Counted(counts, sums, squared[0] if squares else None, resamples.shape[1])
+
+    def resampled(
+        self,
+        rng: np.random.Generator,
+        n_resamples: int,
+        *,
+        work: int = 0,
+        squared: int = 0,
+        counting: Counting | None = None,
+    ) -> Iterator[Resamples]:
+        """The bootstrap's resamples, batch by batch: the draws of :func:`bootstrap_indices` (``work`` as there).
+
+        Where the counting is compiled and draws numpy's numbers (:func:`boontrack._bootstrap.compiled.counting_kernel`),
+        each batch is counted as it is drawn (:class:`Counted`, in batches of :data:`COUNTED_WEIGHT` x blocks per
+        resample at most), the first ``squared`` resamples with their sums of squares when there are ties (the
+        studentized pass needs them); else the batches are positions, counted where they are evaluated.
+        """
+        drawing = None if counting is None else counting.drawn_totals
+        ties = self.blocks < self.m
+        per_resample = max(self.m, work, COUNTED_WEIGHT * self.blocks if drawing is not None else 0)
+        done = 0
+        for size in batch_sizes(n_resamples, per_resample):
+            if drawing is None:
+                yield draw_indices(rng, self.m, size)
+            else:
+                squares = ties and done < squared
+                counts, sums = np.empty((size, self.blocks), dtype=np.intp), np.empty((size, self.blocks))
+                squared_sums = np.empty((size, self.blocks)) if squares else _NONE
+                drawing(rng, self.m, self._block_of.view(np.uintp), self._test, counts, sums, squared_sums, squares)
+                yield Counted(counts, sums, squared_sums if squares else None, self.m)
+            done += size
+
     def _count_per_position(self, drawn: np.ndarray, out: list[np.ndarray]) -> None:
         done = drawn.shape[0]
         drawn += np.arange(0, done * self.m, self.m)[:, None]  # row r counts into its own m positions
@@ -136,10 +208,11 @@ class RankedRuns:
             out[2][...] = np.bincount(keys, weights=scores, minlength=length).reshape(done, self.blocks)
 
     @one_blas_thread
-    def boo_n(self, positions: np.ndarray, cdf: np.ndarray, counting: Counting | None = None) -> np.ndarray:
-        """Boo_n of each resample (rows of ``positions`` in the ranking) for each budget: shape (resamples, budgets).
+    def boo_n(self, resamples: Resamples, cdf: np.ndarray, counting: Counting | None = None) -> np.ndarray:
+        """Boo_n of each resample (rows of positions in the ranking, or :class:`Counted`) for each budget: shape
+        (resamples, budgets).
 
-        ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M = ``positions.shape[1]``, one row per budget.
+        ``cdf`` is ``best_of_n_cdf(M, budgets, estimator)`` with M the runs drawn per resample, one row per budget.
         Boo_n of a resample is linear in P, and summed by parts it needs one value of P per block:
         ``sum_b (P(C_b) - P(C_{b-1})) mean_b = sum_b P(C_b) (mean_b - mean_{b+1}) - P(0) mean_1`` (with
         ``mean_{B+1} = 0``). With few tie blocks (fewer than ``m / GATHER_SHARE``) these values are gathered
@@ -148,7 +221,7 @@ class RankedRuns:
         every budget at once, in BLAS (with one thread: :func:`_one_blas_thread`). ``counting``: the counting
         and this evaluation compiled (:func:`boontrack._bootstrap.compiled.compiled_counting`), None for numpy's.
         """
-        counts, sums = self.block_totals(positions, counting=counting)
+        counts, sums, *_ = self.counted(resamples, counting=counting)
         if counting is not None:
             values = np.empty((counts.shape[0], cdf.shape[0]))
             counting.boo_n(counts, sums, self._by_draws(cdf), values)
@@ -170,13 +243,13 @@ class RankedRuns:
     @one_blas_thread
     def boo_n_studentized(
         self,
-        positions: np.ndarray,
+        resamples: Resamples,
         cdf: np.ndarray,
         slope: np.ndarray,
         compiled: Callable[..., None] | None = None,
         counting: Counting | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Boo_n of each resample and its standard error from the empirical influence function.
+        """Boo_n of each resample (as in :meth:`boo_n`) and its standard error from the empirical influence function.
 
         Boo_n is the L-statistic ``T(p) = sum_b (G(Q_b) - G(Q_{b-1})) mean_b`` of the resample's run weights
         ``p_i = c_i / m`` (``Q_b`` their cumulative sum over tie blocks, ``G(k/m) = P(k)``). Its derivative
@@ -191,28 +264,27 @@ class RankedRuns:
         ``compiled``: the same pass compiled (:func:`boontrack._bootstrap.compiled.compiled_pass`), None for numpy's;
         ``counting``: the compiled counting (:meth:`block_totals`).
         """
-        rows = max(1, CACHE_ELEMENTS // self.blocks)
-        if positions.shape[0] > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
+        rows, size = max(1, CACHE_ELEMENTS // self.blocks), resample_count(resamples)
+        if size > rows:  # in chunks of resamples whose (resamples, blocks) arrays stay in cache
             parts = [
-                self.boo_n_studentized(positions[k : k + rows], cdf, slope, compiled, counting)
-                for k in range(0, len(positions), rows)
+                self.boo_n_studentized(resample_rows(resamples, slice(k, k + rows)), cdf, slope, compiled, counting)
+                for k in range(0, size, rows)
             ]
             return np.concatenate([v for v, _ in parts]), np.concatenate([e for _, e in parts])
-        m = positions.shape[1]
         ties = self.blocks < self.m
-        counts, sums, *squares = self.block_totals(positions, squares=ties, counting=counting)
+        counts, sums, squares, m = self.counted(resamples, squares=ties, counting=counting)
         values = np.empty((counts.shape[0], cdf.shape[0]))
         variances = np.empty_like(values)
         if compiled is not None:
             tables = self._by_draws(cdf), self._by_draws(slope)
-            compiled(counts, sums, squares[0] if ties else _NONE, ties, *tables, values, variances)
+            compiled(counts, sums, squares if ties else _NONE, ties, *tables, values, variances)
             return values + self._offset, np.sqrt(variances / m)
         cum = np.cumsum(counts, axis=1)
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
         falls = _falls(means)
         share = counts / m
         if ties:  # spread of the test scores inside each block, sum_i c_i (t_i - mean_b)^2 / m, per share^2
-            spread = np.maximum(squares[0] - sums * means, 0.0) / m
+            spread = np.maximum(squares - sums * means, 0.0) / m
             spread /= np.square(np.maximum(share, 1.0 / m))
         for part in _budget_slices(cdf.shape[0], cum.size):
             p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
