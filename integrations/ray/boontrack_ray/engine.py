@@ -132,7 +132,7 @@ class RayEngine:
             raise BackendError(f"the Ray cluster at {where} did not answer within {self._timeout:g} s (--ray-timeout)")
         if failure:
             detail = redact(" ".join(_last_words(str(failure[0])).split()))[:300] or type(failure[0]).__name__
-            raise BackendError(f"cannot start or join Ray at {where}: {detail}")
+            raise BackendError(f"cannot start or join Ray at {where}: {detail}{_client_server_lost_hint(detail)}")
         self._started = True
 
 
@@ -143,6 +143,24 @@ def _last_words(message: str) -> str:
         return message
     lines = [line for line in message.splitlines() if line.strip()]
     return lines[-1] if lines else message
+
+
+#: How Ray Client's proxy says that the server it started for this driver exited at once: its own message, or
+#: psutil's when the server exited between the proxy's two checks that it runs (``start_specific_server`` in
+#: Ray's ``ray/util/client/server/proxier.py``).
+CLIENT_SERVER_LOST = ("Starting Ray client server failed", "psutil.ZombieProcess")
+
+
+def _client_server_lost_hint(detail: str) -> str:
+    """What to do when Ray Client's proxy lost the server it forked for this driver. The proxy forks it while
+    gRPC's threads run, and gRPC's fork handlers then make it exit at once: 3 of the first drivers of 10 new
+    clusters here (Ray 2.x), none of 34 with ``GRPC_ENABLE_FORK_SUPPORT=0`` in the head's environment."""
+    if not any(message in detail for message in CLIENT_SERVER_LOST):
+        return ""
+    return (
+        " (Ray Client's proxy lost the server it started for this pass; the next pass usually connects, and a head "
+        "started with GRPC_ENABLE_FORK_SUPPORT=0 in its environment avoids it)"
+    )
 
 
 def _not_main_thread_note(record: logging.LogRecord) -> bool:

@@ -197,7 +197,7 @@ def _draw_count_loops(
 ) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
     """The counting pass (:func:`_count_rows`) of one resample of m runs per row of the totals, drawn here from
     ``rng``: the draws of ``rng.integers(0, m, size=(len(counts), m), dtype=np.int32)``, the same numbers in the
-    same order, the generator left in the same state (numba's ``Generator`` follows numpy's algorithm; checked
+    same order (drawn unsigned, for :func:`_count_rows`), the generator left in the same state (numba's ``Generator`` follows numpy's algorithm; checked
     where the kernel is loaded, :func:`_draws_agree`). They are drawn :data:`DRAW_CHUNK` at a time and counted
     while in cache, where drawing a batch with numpy writes its positions out and the counting reads them back
     (3.1-3.5 ns a draw against 4.2-4.7 ns, at 10,000 runs).
