@@ -99,7 +99,7 @@ def test_the_count_in_python_is_the_compiled_count():
     runs = RankedRuns(val, test, True)
     positions = np.random.default_rng(6).integers(0, 30, size=(4, 30)).astype(np.uint32)
     totals = [np.empty((4, runs.blocks), dtype=np.intp), np.empty((4, runs.blocks)), np.empty((4, runs.blocks))]
-    compiled._count_loops(positions, runs._block_of.view(np.uintp), runs._test, *totals, True)
+    compiled._count_loops(positions, 0, runs._block_of.view(np.uintp), runs._test, *totals, True)
     reference = runs.block_totals(positions.astype(np.int64), squares=True)
     for mine, theirs in zip(totals, reference):
         _close(mine, theirs)

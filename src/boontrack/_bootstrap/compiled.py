@@ -133,7 +133,7 @@ def _studentized_loops(
                 variances[i, k] += share * centred * centred
 
 
-def _count_rows(
+def _count_loops(
     positions: np.ndarray,
     first: int,
     block_of: np.ndarray,
@@ -143,14 +143,13 @@ def _count_rows(
     squares: np.ndarray,
     with_squares: bool,
 ) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
-    """The counting of the resamples ``positions`` (rows of unsigned positions) into the rows of the totals from
-    ``first`` on: per resample and tie block, the draws, the sum of their test scores and, ``with_squares``, of
-    their squares, filled in place.
+    """The counting pass: the resamples ``positions`` (rows of unsigned positions) counted into the rows of the
+    totals from ``first`` on: per resample and tie block, the draws, the sum of their test scores and,
+    ``with_squares``, of their squares, filled in place.
 
     Each block's sums add the draws in the order they were drawn, as numpy's weighted ``bincount`` does. The
     positions are unsigned so that indexing by them needs no check for negative indices (1.5-2x faster).
-    Called by the compiled :func:`_count_loops` and :func:`_draw_count_loops` (made callable from them where
-    they are compiled: :func:`counting_kernel`).
+    Compiled on its own (the resamples drawn before) and inside :func:`_draw_count_loops` (:func:`counting_kernel`).
     """
     rows, width = positions.shape
     blocks = counts.shape[1]
@@ -172,19 +171,6 @@ def _count_rows(
                 squares[i, b] += score * score
 
 
-def _count_loops(
-    positions: np.ndarray,
-    block_of: np.ndarray,
-    test: np.ndarray,
-    counts: np.ndarray,
-    sums: np.ndarray,
-    squares: np.ndarray,
-    with_squares: bool,
-) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
-    """The counting pass (:func:`_count_rows`) of the resamples drawn before: one per row of ``positions``."""
-    _count_rows(positions, 0, block_of, test, counts, sums, squares, with_squares)
-
-
 def _draw_count_loops(
     rng: np.random.Generator,
     m: int,
@@ -195,19 +181,19 @@ def _draw_count_loops(
     squares: np.ndarray,
     with_squares: bool,
 ) -> None:  # pragma: no cover - run compiled; the equality test runs it compiled and in Python
-    """The counting pass (:func:`_count_rows`) of one resample of m runs per row of the totals, drawn here from
+    """The counting pass (:func:`_count_loops`) of one resample of m runs per row of the totals, drawn here from
     ``rng``: the draws of ``rng.integers(0, m, size=(len(counts), m), dtype=np.int32)``, the same numbers in the
-    same order (drawn unsigned, for :func:`_count_rows`), the generator left in the same state (numba's ``Generator`` follows numpy's algorithm; checked
-    where the kernel is loaded, :func:`_draws_agree`). They are drawn :data:`DRAW_CHUNK` at a time and counted
-    while in cache, where drawing a batch with numpy writes its positions out and the counting reads them back
-    (3.1-3.5 ns a draw against 4.2-4.7 ns, at 10,000 runs).
+    same order (drawn unsigned, as the counting takes them), the generator left in the same state (numba's
+    ``Generator`` follows numpy's algorithm; checked where the kernel is loaded, :func:`_draws_agree`). They are
+    drawn :data:`DRAW_CHUNK` at a time and counted while in cache, where drawing a batch with numpy writes its
+    positions out and the counting reads them back (3.1-3.5 ns a draw against 4.2-4.7 ns, at 10,000 runs).
     """
     resamples = counts.shape[0]
     rows = max(1, DRAW_CHUNK // m)
     for first in range(0, resamples, rows):
         size = min(rows, resamples - first)
         positions = rng.integers(0, m, size * m, dtype=np.uint32).reshape((size, m))
-        _count_rows(positions, first, block_of, test, counts, sums, squares, with_squares)
+        _count_loops(positions, first, block_of, test, counts, sums, squares, with_squares)
 
 
 def _boo_n_loops(
@@ -376,7 +362,7 @@ def counting_kernel() -> Counting | None:
         return None
     from numba.extending import register_jitable
 
-    register_jitable(_count_rows)  # callable from the compiled loops, compiled into them
+    register_jitable(_count_loops)  # callable from the compiled drawing, compiled into it
     count, boo_n, influences, drawing = (
         _compiled(loops) for loops in (_count_loops, _boo_n_loops, _influence_loops, _draw_count_loops)
     )

@@ -133,7 +133,7 @@ class RankedRuns:
         if counting is not None:
             unsigned = positions.view(f"u{positions.dtype.itemsize}")  # the same positions, never negative
             counting.block_totals(
-                unsigned, self._block_of.view(np.uintp), self._test, *totals, *([] if squares else [_NONE]), squares
+                unsigned, 0, self._block_of.view(np.uintp), self._test, *totals, *([] if squares else [_NONE]), squares
             )
             return tuple(totals)
         rows = max(1, CACHE_ELEMENTS // max(width, self.m if self._per_position else 1))
