@@ -168,18 +168,17 @@ class RankedRuns:
         studentized pass needs them); else the batches are positions, counted where they are evaluated.
         """
         drawing = None if counting is None else counting.drawn_totals
+        if drawing is None:
+            yield from bootstrap_indices(rng, self.m, n_resamples, work=work)
+            return
         ties = self.blocks < self.m
-        per_resample = max(self.m, work, COUNTED_WEIGHT * self.blocks if drawing is not None else 0)
         done = 0
-        for size in batch_sizes(n_resamples, per_resample):
-            if drawing is None:
-                yield draw_indices(rng, self.m, size)
-            else:
-                squares = ties and done < squared
-                counts, sums = np.empty((size, self.blocks), dtype=np.intp), np.empty((size, self.blocks))
-                squared_sums = np.empty((size, self.blocks)) if squares else _NONE
-                drawing(rng, self.m, self._block_of.view(np.uintp), self._test, counts, sums, squared_sums, squares)
-                yield Counted(counts, sums, squared_sums if squares else None, self.m)
+        for size in batch_sizes(n_resamples, max(self.m, work, COUNTED_WEIGHT * self.blocks)):
+            squares = ties and done < squared
+            counts, sums = np.empty((size, self.blocks), dtype=np.intp), np.empty((size, self.blocks))
+            squared_sums = np.empty((size, self.blocks)) if squares else _NONE
+            drawing(rng, self.m, self._block_of.view(np.uintp), self._test, counts, sums, squared_sums, squares)
+            yield Counted(counts, sums, squared_sums if squares else None, self.m)
             done += size
 
     def _count_per_position(self, drawn: np.ndarray, out: list[np.ndarray]) -> None:
