@@ -275,6 +275,40 @@ def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled
         _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
 
 
+def test_an_analysis_whose_groups_together_studentize_enough_runs_every_pass_compiled(monkeypatch):
+    import pandas as pd
+
+    from boontrack.analysis import analyze
+    from boontrack.runtable import RunTable
+    from boontrack.spec import Spec
+
+    groups = [_runs(40, 8, seed=seed) for seed in (21, 22)]
+    frame = pd.DataFrame(
+        {
+            "val": np.concatenate([val for val, _ in groups]),
+            "test": np.concatenate([test for _, test in groups]),
+            "model": np.repeat(["a", "b"], 40),
+        }
+    )
+    spec = Spec(val="val", test="test", group_by=("model",), n=(1, 5), n_resamples=999, maximize=True)
+    table, alone = RunTable.from_frame(frame, spec), RunTable.from_frame(frame[frame.model == "a"], spec)
+    monkeypatch.setattr(compiled, "MIN_WORK", 10**18)
+    monkeypatch.setattr(compiled, "MIN_DRAWS", 10**18)
+    reference = analyze(table, spec, threads=1)  # numpy's passes
+    kernel, loaded = compiled.studentized_kernel(), []
+    monkeypatch.setattr(compiled, "studentized_kernel", lambda: loaded.append(1) or kernel)
+    per_group = 40 * 40 * 999  # runs x the curve's budgets 1..40 x resamples, every one studentized
+    monkeypatch.setattr(compiled, "MIN_WORK", per_group + 1)  # above a group's studentized work, below both groups'
+    analyze(alone, spec, threads=1)
+    assert not loaded
+    ours = analyze(table, spec, threads=1)
+    assert loaded
+    assert compiled.compiled_pass(1) is None  # the analysis's commitment ends with it
+    for mine, theirs in zip(ours.groups, reference.groups):
+        _close(mine.curve.estimate, theirs.curve.estimate)
+        _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
+
+
 def test_threads_that_ask_for_a_kernel_at_once_load_it_once(monkeypatch):
     import threading
 

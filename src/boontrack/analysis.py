@@ -21,6 +21,7 @@ from boontrack.exceptions import FewRunsWarning, InputError
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
+    from boontrack._bootstrap.compiled import Work
     from boontrack.compare import Comparison
     from boontrack.diagnostics import Diagnostics
     from boontrack.resampling import CurveBand
@@ -320,15 +321,13 @@ def analyze(
         unknown baseline, or invalid spec options.
     """
     from boontrack._bootstrap import evaluate_groups, using_threads
-    from boontrack._bootstrap.compiled import drawing
+    from boontrack._bootstrap.compiled import computation
 
     _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
-    # Every group's resamples count towards loading numba once (the fast extra), whatever each group's size.
-    drawn = len(table.runs) * spec.n_resamples
     with (
         using_threads(threads),
-        drawing(drawn),
+        computation(_bootstrap_work(table, spec)),
         progress_bar(table.groups, enabled=progress, label="boontrack: groups") as shown,
     ):
         # Groups side by side on the threads: each draws from its own generator and collects its own warnings.
@@ -416,6 +415,21 @@ def _check_same_spec(table: RunTable, spec: Spec) -> None:
 
 def _bca_with_u(spec: Spec) -> bool:
     return spec.estimator == "U" and spec.ci_method == "bca"
+
+
+def _bootstrap_work(table: RunTable, spec: Spec) -> Work:
+    """What the analysis's groups draw and studentize in all: every group counts towards loading numba once (the
+    fast extra), whatever its own size. The studentized elements are counted with m blocks per group, at most
+    what its pass evaluates (tie blocks merge runs)."""
+    from boontrack._bootstrap.compiled import Work
+    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS, studentized_resamples
+
+    studentized = 0
+    if spec.ci_method in STUDENTIZED_METHODS:
+        for m in table.runs["group"].value_counts().to_numpy().tolist():
+            budgets = _curve_budgets(m, spec, spec.budgets_for(m)[0]).size
+            studentized += m * budgets * studentized_resamples(m, budgets, spec.n_resamples)
+    return Work(draws=len(table.runs) * spec.n_resamples, studentized=studentized)
 
 
 def _curve_budgets(m: int, spec: Spec, budgets: tuple[int, ...]) -> np.ndarray:

@@ -19,8 +19,9 @@ The draws stay numpy's, so the resamples are the same; the numpy passes stay the
 rounding: tested to 1e-12 relative). A compiled pass runs only when numba can be imported, the work is large
 enough to pay for loading it (:data:`MIN_WORK`, :data:`MIN_DRAWS`), and ``BOONTRACK_KERNEL`` is not ``numpy``
 (which forces the numpy passes). The work is the call's own, or that of the whole computation it is part of
-(:func:`drawing`): an analysis of ten groups of 10,000 runs draws 10^9 runs, which repays loading numba once for
-every group, although each group's 10^8 draws alone would not. The choice depends on the computation's inputs
+(:func:`computation`): an analysis of ten groups of 10,000 runs draws 10^9 runs, which repays loading numba once
+for every group, although each group's 10^8 draws alone would not; ten groups of 60 runs studentize 3.6 x 10^8
+elements, one group 3.6 x 10^7, which do not repay it. The choice depends on the computation's inputs
 alone, never on what ran before in the process, so the same inputs give the same numbers.
 
 numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
@@ -47,9 +48,11 @@ import numpy as np
 #: Environment variable: ``numpy`` forces the numpy kernels even where numba is installed.
 KERNEL_VARIABLE = "BOONTRACK_KERNEL"
 #: Blocks x budgets x resamples of a studentized distribution below which the numpy pass runs: loading numba and
-#: its cached code costs 0.6-0.9 s of CPU once per process, the numpy pass of 3 x 10^7 such elements as much
-#: (the compiled pass takes 0.2-0.3x the numpy pass's time at 100-400 blocks).
-MIN_WORK = 3 * 10**7
+#: its cached code costs 0.6-0.9 s of CPU once per process, and compiled the studentized pass saves 10-11 ns of
+#: the numpy pass's 12-15 ns per element (one group of 60 and of 100 runs, default curve, 9,999 resamples), so
+#: 8 x 10^7 elements repay loading it. At 3 x 10^7, a summary of one group of 60 runs loaded numba and cost 2.1 s
+#: of CPU against 1.5 s with numpy's passes.
+MIN_WORK = 8 * 10**7
 #: Runs drawn by a bootstrap distribution from which its draws are counted compiled even when its studentized pass
 #: is not: numpy counts a draw in 5-15 ns, the compiled pass in 2-3.5 ns, so 10^8 draws repay loading numba.
 MIN_DRAWS = 10**8
@@ -384,24 +387,36 @@ def _draws_agree(draw_count: Callable[..., None]) -> bool:
     return True
 
 
-#: Runs the computation under way draws in all (see :func:`drawing`); 0 outside one.
-_DRAWING: ContextVar[int] = ContextVar("boontrack_drawing", default=0)
+class Work(NamedTuple):
+    """The work of a whole computation (:func:`computation`): the runs it draws in all, and the elements
+    (runs x budgets x studentized resamples) its studentized passes evaluate in all."""
+
+    draws: int = 0
+    studentized: int = 0
+
+
+#: The work outside any computation.
+_NO_WORK = Work()
+#: The work of the computation under way (see :func:`computation`).
+_COMPUTATION: ContextVar[Work] = ContextVar("boontrack_computation", default=_NO_WORK)
 
 
 @contextlib.contextmanager
-def drawing(draws: int) -> Iterator[None]:
-    """Inside the block, every bootstrap is part of a computation that draws ``draws`` runs in all (the groups of
-    an analysis): when they repay loading numba (:data:`MIN_DRAWS`), every pass runs compiled, however small."""
-    token = _DRAWING.set(draws)
+def computation(work: Work) -> Iterator[None]:
+    """Inside the block, every bootstrap is part of a computation of this much ``work`` (the groups of an
+    analysis): when it repays loading numba (:data:`MIN_DRAWS`, :data:`MIN_WORK`), every pass runs compiled,
+    however small."""
+    token = _COMPUTATION.set(work)
     try:
         yield
     finally:
-        _DRAWING.reset(token)
+        _COMPUTATION.reset(token)
 
 
 def _paid() -> bool:
-    """Whether the computation under way repays loading numba (:func:`drawing`)."""
-    return _DRAWING.get() >= MIN_DRAWS
+    """Whether the computation under way repays loading numba (:func:`computation`)."""
+    work = _COMPUTATION.get()
+    return work.draws >= MIN_DRAWS or work.studentized >= MIN_WORK
 
 
 def compiled_pass(work: int) -> Callable[..., None] | None:
@@ -411,6 +426,6 @@ def compiled_pass(work: int) -> Callable[..., None] | None:
 
 def compiled_counting(draws: int, *, loaded: bool = False) -> Counting | None:
     """The compiled counting for a distribution of ``draws`` runs drawn, or None for numpy's: where numba is
-    ``loaded`` for its studentized pass anyway, or the draws (the call's or its computation's, :func:`drawing`)
-    repay loading it (:data:`MIN_DRAWS`)."""
+    ``loaded`` for its studentized pass anyway, or the draws (the call's) or its computation
+    (:func:`computation`) repay loading it (:data:`MIN_DRAWS`)."""
     return counting_kernel() if loaded or draws >= MIN_DRAWS or _paid() else None
