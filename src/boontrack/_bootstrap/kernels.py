@@ -278,25 +278,27 @@ class RankedRuns:
             tables = self._by_draws(cdf), self._by_draws(slope)
             compiled(counts, sums, squares if ties else _NONE, ties, *tables, values, variances)
             return values + self._offset, np.sqrt(variances / m)
-        cum = np.cumsum(counts, axis=1)
+        # The blocks from the best down (the per-resample arrays turned once), so that R_b, a sum from b up, is
+        # a cumulative sum along the blocks as they lie in memory.
+        cum = np.cumsum(counts, axis=1)[:, ::-1].copy()
         means = sums / np.maximum(counts, 1)  # a block without draws has weight 0
-        falls = _falls(means)
-        share = counts / m
+        falls = _falls(means)[:, ::-1].copy()
+        share = counts[:, ::-1] / m
         if ties:  # spread of the test scores inside each block, sum_i c_i (t_i - mean_b)^2 / m, per share^2
-            spread = np.maximum(squares - sums * means, 0.0) / m
+            spread = np.maximum(squares - sums * means, 0.0)[:, ::-1] / m
             spread /= np.square(np.maximum(share, 1.0 / m))
         for part in _budget_slices(cdf.shape[0], cum.size):
-            p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks)
+            p_high = cdf[part].take(cum, axis=1)  # P(C_b), (budgets, resamples, blocks from the best down)
             values[:, part] = np.einsum("kij,ij->ik", p_high, falls) - cdf[part, 0] * means[:, :1]
             terms = slope[part].take(cum, axis=1)
             terms *= falls
-            influence = np.cumsum(terms[..., ::-1], axis=2)[..., ::-1]  # R_b: the sum of the terms from b up
+            influence = np.cumsum(terms, axis=2)  # R_b: the sum of the terms from b up
             influence -= np.einsum("ij,kij->ki", share, influence)[..., None]
             variance = np.einsum("ij,kij,kij->ki", share, influence, influence)
             if ties:  # the block's weight D_b = P(C_b) - P(C_{b-1}), per share of draws (in spread)
                 weight = np.empty_like(p_high)
-                np.subtract(p_high[..., 0], cdf[part, :1], out=weight[..., 0])
-                np.subtract(p_high[..., 1:], p_high[..., :-1], out=weight[..., 1:])
+                np.subtract(p_high[..., -1], cdf[part, :1], out=weight[..., -1])
+                np.subtract(p_high[..., :-1], p_high[..., 1:], out=weight[..., :-1])
                 variance += np.einsum("ij,kij,kij->ki", spread, weight, weight)
             variances[:, part] = variance.T
         return values + self._offset, np.sqrt(variances / m)
