@@ -242,14 +242,24 @@ def test_the_compiled_influences_are_numpys(decimals, method, in_python):
     _close(ours, reference)
 
 
-def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled(monkeypatch):
+@pytest.mark.parametrize(
+    ("loader", "threshold", "value", "decimals"),
+    [
+        ("counting_kernel", "MIN_DRAWS", 60_000, 3),  # above a group's 40 x 999 draws, below both groups'
+        # above a group's 40 runs x the curve's budgets 1..40 x 999 resamples, every one studentized; below both's
+        ("studentized_kernel", "MIN_WORK", 40 * 40 * 999 + 1, 8),
+    ],
+)
+def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled(
+    monkeypatch, loader, threshold, value, decimals
+):
     import pandas as pd
 
     from boontrack.analysis import analyze
     from boontrack.runtable import RunTable
     from boontrack.spec import Spec
 
-    groups = [_runs(40, 3, seed=seed) for seed in (11, 12)]
+    groups = [_runs(40, decimals, seed=seed) for seed in (11, 12)]
     frame = pd.DataFrame(
         {
             "val": np.concatenate([val for val, _ in groups]),
@@ -262,48 +272,14 @@ def test_an_analysis_whose_groups_together_repay_numba_runs_every_group_compiled
     monkeypatch.setattr(compiled, "MIN_WORK", 10**18)
     monkeypatch.setattr(compiled, "MIN_DRAWS", 10**18)
     reference = analyze(table, spec, threads=1)  # numpy's passes
-    kernel, loaded = compiled.counting_kernel(), []
-    monkeypatch.setattr(compiled, "counting_kernel", lambda: loaded.append(1) or kernel)
-    monkeypatch.setattr(compiled, "MIN_DRAWS", 60_000)  # above a group's 40 x 999 draws, below both groups'
+    kernel, loaded = getattr(compiled, loader)(), []
+    monkeypatch.setattr(compiled, loader, lambda: loaded.append(1) or kernel)
+    monkeypatch.setattr(compiled, threshold, value)
     analyze(alone, spec, threads=1)
     assert not loaded
     ours = analyze(table, spec, threads=1)
     assert loaded
-    assert compiled.compiled_counting(1) is None  # the analysis's commitment ends with it
-    for mine, theirs in zip(ours.groups, reference.groups):
-        _close(mine.curve.estimate, theirs.curve.estimate)
-        _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
-
-
-def test_an_analysis_whose_groups_together_studentize_enough_runs_every_pass_compiled(monkeypatch):
-    import pandas as pd
-
-    from boontrack.analysis import analyze
-    from boontrack.runtable import RunTable
-    from boontrack.spec import Spec
-
-    groups = [_runs(40, 8, seed=seed) for seed in (21, 22)]
-    frame = pd.DataFrame(
-        {
-            "val": np.concatenate([val for val, _ in groups]),
-            "test": np.concatenate([test for _, test in groups]),
-            "model": np.repeat(["a", "b"], 40),
-        }
-    )
-    spec = Spec(val="val", test="test", group_by=("model",), n=(1, 5), n_resamples=999, maximize=True)
-    table, alone = RunTable.from_frame(frame, spec), RunTable.from_frame(frame[frame.model == "a"], spec)
-    monkeypatch.setattr(compiled, "MIN_WORK", 10**18)
-    monkeypatch.setattr(compiled, "MIN_DRAWS", 10**18)
-    reference = analyze(table, spec, threads=1)  # numpy's passes
-    kernel, loaded = compiled.studentized_kernel(), []
-    monkeypatch.setattr(compiled, "studentized_kernel", lambda: loaded.append(1) or kernel)
-    per_group = 40 * 40 * 999  # runs x the curve's budgets 1..40 x resamples, every one studentized
-    monkeypatch.setattr(compiled, "MIN_WORK", per_group + 1)  # above a group's studentized work, below both groups'
-    analyze(alone, spec, threads=1)
-    assert not loaded
-    ours = analyze(table, spec, threads=1)
-    assert loaded
-    assert compiled.compiled_pass(1) is None  # the analysis's commitment ends with it
+    assert compiled.compiled_counting(1) is None and compiled.compiled_pass(1) is None  # the commitment ends
     for mine, theirs in zip(ours.groups, reference.groups):
         _close(mine.curve.estimate, theirs.curve.estimate)
         _close(np.array([mine.curve.ci_low, mine.curve.ci_high]), np.array([theirs.curve.ci_low, theirs.curve.ci_high]))
