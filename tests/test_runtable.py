@@ -185,6 +185,14 @@ def test_integral_float_keys_are_labelled_without_decimals():
     assert table.groups == ("2", "3")
 
 
+def test_a_key_column_mixing_booleans_and_numbers_labels_each_value_as_written():
+    """False and 0 are one key to a hash table but two labels (0.2.0 raised a KeyError building the groups' order)."""
+    frame = run_frame(**{"params.flag": [0, 1, False, "x", False, 1.0], "metrics.acc": [1.0, 2, 3, 4, 5, 6]})
+    table = RunTable.from_frame(frame, Spec(val="acc", group_by=("flag",)))
+    assert sorted(table.groups) == ["0", "1", "False", "x"]
+    assert list(table.arrays("False")[0]) == [3.0, 5.0] and list(table.arrays("1")[0]) == [2.0, 6.0]
+
+
 # --- dropped runs ----------------------------------------------------------------------------------------------
 
 

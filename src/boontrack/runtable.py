@@ -99,12 +99,8 @@ class RunTable:
         self._all_runs = all_runs
         kept = all_runs["dropped_reason"] == ""
         # Run ids of kept runs are unique (duplicates are dropped), so this order has no ties.
-        self.runs: pd.DataFrame = (
-            all_runs.loc[kept]
-            .drop(columns="dropped_reason")
-            .sort_values("run_id", key=lambda ids: ids.map(_run_order), kind="stable")
-            .reset_index(drop=True)
-        )
+        kept_runs = all_runs.loc[kept].drop(columns="dropped_reason")
+        self.runs: pd.DataFrame = kept_runs.iloc[_run_id_order(kept_runs["run_id"])].reset_index(drop=True)
         self.dropped: tuple[DroppedRun, ...] = tuple(
             DroppedRun(run_id, reason, group)
             for run_id, reason, group in all_runs.loc[~kept, ["run_id", "dropped_reason", "group"]].itertuples(
@@ -240,21 +236,30 @@ def _listing(names: Sequence[str]) -> str:
 
 def _run_ids(frame: pd.DataFrame) -> np.ndarray:
     """Run ids as strings; without a ``run_id`` column (or for a missing id) the row position, "row 17"."""
-    positions = np.array([f"row {i}" for i in range(len(frame))], dtype=object)
     if "run_id" not in frame.columns:
-        return positions
+        return np.array([f"row {i}" for i in range(len(frame))], dtype=object)
     ids = frame["run_id"]
-    present = ids.notna().to_numpy()
-    return np.where(present, ids.astype(object).map(str).to_numpy(), positions).astype(object)
+    text = ids.astype(object).astype(str).to_numpy(dtype=object)
+    missing = np.flatnonzero(ids.isna().to_numpy())
+    text[missing] = [f"row {i}" for i in missing]
+    return text
 
 
-def _run_order(run_id: str) -> tuple[int, int | str]:
-    """Sort key of a run id: the ids given by row position ("row 17") in row order, before all others by text.
+def _run_id_order(run_ids: pd.Series) -> np.ndarray:
+    """Positions of the runs in the order of their ids: the ids given by row position ("row 17") in row order,
+    before all others by text (code point order).
 
-    Distinct ids have distinct keys ("row 07" is text), so the order has no ties.
+    Distinct ids, so the order has no ties ("row 07" is text). Vectorised on pandas' string dtype (pyarrow's
+    compute functions where pyarrow is installed), where a sort key per run cost 0.7 s of CPU at 10^6 runs.
     """
-    position = _POSITIONAL_ID.fullmatch(run_id)
-    return (0, int(position.group(1))) if position else (1, run_id)
+    text = run_ids.astype("string").reset_index(drop=True)
+    positional = text.str.fullmatch(_POSITIONAL_ID.pattern).fillna(False).to_numpy(dtype=bool)
+    # a row position has no leading zero: ordered by its number of digits, then by its digits
+    positions = pd.DataFrame({"digits": text[positional].str.len(), "text": text[positional]})
+    by_position = positions.sort_values(["digits", "text"], kind="stable").index.to_numpy()
+    others = text[~positional]
+    by_text = others.index.to_numpy()[others.argsort(kind="stable").to_numpy()]
+    return np.concatenate([by_position, by_text]).astype(np.intp)
 
 
 def _numeric_column(
@@ -364,27 +369,40 @@ def _sort_key(value: Any) -> tuple[int, Any]:
         return (1, str(value))
 
 
+#: Kinds of column (``pandas.api.types.infer_dtype``) whose distinct values, as a hash table finds them, are
+#: distinct labels: no bool beside a number (True and 1 are one key to a hash table, but two labels).
+_HASHED_AS_LABELED = frozenset({"string", "integer", "floating", "mixed-integer-float", "boolean", "empty"})
+
+
+def _formatted(values: pd.Series) -> np.ndarray:
+    """Each value as label text (:func:`_format_value`), formatted once per distinct value where the column's
+    kind allows (formatting each run's value cost 0.8 s of CPU at 10^6 runs)."""
+    if pd.api.types.infer_dtype(values, skipna=True) not in _HASHED_AS_LABELED:
+        return values.map(_format_value).to_numpy(dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)  # every missing value is one key
+    return np.array([_format_value(value) for value in uniques], dtype=object)[codes]
+
+
 def _group_labels(frame: pd.DataFrame, group_by: tuple[str, ...]) -> tuple[np.ndarray, dict[str, tuple]]:
     """Label of every row ("all", "value" or "k1=v1,k2=v2") and, per label, the key it sorts by."""
     if not group_by:
         return np.full(len(frame), SINGLE_GROUP, dtype=object), {SINGLE_GROUP: ()}
     parts = []
-    sort_parts = []
+    columns = []
     for column in group_by:
         values = frame[column].astype(object)
-        uniques = pd.unique(values)
-        text = {_format_value(v): v for v in uniques}
-        formatted = values.map(_format_value)
+        formatted = _formatted(values)
         prefix = "" if len(group_by) == 1 else f"{short_name(column)}="
-        parts.append((prefix + formatted).to_numpy(dtype=object))
-        sort_parts.append((formatted.to_numpy(dtype=object), text))
+        parts.append(prefix + formatted if prefix else formatted)
+        columns.append(values.to_numpy())
     labels = parts[0]
     for part in parts[1:]:
         labels = labels + "," + part
     unique_labels, first_rows = np.unique(labels.astype(str), return_index=True)
+    # a label sorts by the values of its first run (the values of one label give one key, but for text that
+    # reads as a number: "1.5" and 1.5)
     order_keys = {
-        label: tuple(_sort_key(text[formatted[row]]) for formatted, text in sort_parts)
-        for label, row in zip(unique_labels, first_rows)
+        label: tuple(_sort_key(values[row]) for values in columns) for label, row in zip(unique_labels, first_rows)
     }
     return labels, order_keys
 
