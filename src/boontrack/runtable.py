@@ -399,8 +399,8 @@ def _group_labels(frame: pd.DataFrame, group_by: tuple[str, ...]) -> tuple[np.nd
     for part in parts[1:]:
         labels = labels + "," + part
     unique_labels, first_rows = np.unique(labels.astype(str), return_index=True)
-    # a label sorts by the values of its first run (the values of one label give one key, but for text that
-    # reads as a number: "1.5" and 1.5)
+    # a label sorts by the values of its first run (values that share a label share their key, but for a
+    # boolean and its text: True and "True")
     order_keys = {
         label: tuple(_sort_key(values[row]) for values in columns) for label, row in zip(unique_labels, first_rows)
     }
