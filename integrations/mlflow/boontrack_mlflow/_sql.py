@@ -586,7 +586,7 @@ class _SqliteSnapshot:
         return [column[0] for column in cursor.description or ()], cursor.fetchall()
 
     def rows(self, sql: str, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        return self._connection.execute(sql, dict(params)).fetchall()
+        return self.columns(sql, params)[1]
 
     def tables(self) -> set[str]:
         return {name for (name,) in self.rows("SELECT name FROM sqlite_master WHERE type = 'table'", {})}

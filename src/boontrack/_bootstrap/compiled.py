@@ -21,7 +21,7 @@ enough to pay for loading it (:data:`MIN_WORK`, :data:`MIN_DRAWS`), and ``BOONTR
 (which forces the numpy passes). The work is the call's own, or that of the whole computation it is part of
 (:func:`computation`): an analysis of ten groups of 10,000 runs draws 10^9 runs, which repays loading numba once
 for every group, although each group's 10^8 draws alone would not; ten groups of 60 runs studentize 3.6 x 10^8
-elements, one group 3.6 x 10^7, which do not repay it. The choice depends on the computation's inputs
+elements, which repay it, where one such group alone (3.6 x 10^7) does not. The choice depends on the computation's inputs
 alone, never on what ran before in the process, so the same inputs give the same numbers.
 
 numba's cache of the compiled code goes to ``NUMBA_CACHE_DIR`` when set, else to
