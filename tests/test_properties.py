@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from boontrack.choices import CI_METHODS
 from boontrack.compare import adjust_pvalues, independent_difference
 from boontrack.diagnostics import diagnose
 from boontrack.estimators import boo_n
@@ -69,7 +70,7 @@ def test_independent_difference_is_the_difference_of_estimates(a, b, seed):
 @settings(max_examples=30, deadline=None)
 @given(
     scores,
-    st.sampled_from(["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]),
+    st.sampled_from(CI_METHODS),
     st.randoms(use_true_random=False),
 )
 def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
@@ -84,9 +85,7 @@ def test_intervals_do_not_depend_on_the_order_of_the_runs(data, method, random):
     np.testing.assert_array_equal([shuffled.low, shuffled.high], [given.low, given.high])
 
 
-all_methods = st.sampled_from(
-    ["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]
-)
+all_methods = st.sampled_from(CI_METHODS)
 
 
 @quiet
@@ -111,7 +110,7 @@ def test_no_end_leaves_the_bounds(data, method, shift, stretch, seed):
 @settings(max_examples=30, deadline=None)
 @given(
     scores,
-    st.sampled_from(["studentized-u", "studentized-u-calibrated", "studentized", "percentile"]),
+    st.sampled_from(["studentized-u", "studentized-u-calibrated", "studentized-u-k-of-m", "studentized", "percentile"]),
     st.integers(0, 2**32 - 1),
 )
 def test_intervals_nest_as_the_confidence_level_grows(data, method, seed):

@@ -394,8 +394,8 @@ def test_default_budgets():
         default_budgets(10, estimator="X")
     with pytest.raises(
         ValueError,
-        match="`method` must be one of 'studentized-u', 'studentized-u-calibrated', 'studentized', 'percentile', "
-        "'bca', 'smoothed'; got 'basic'",
+        match="`method` must be one of 'studentized-u', 'studentized-u-calibrated', 'studentized-u-k-of-m', "
+        "'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
     ):
         default_budgets(10, method="basic")
 
@@ -518,8 +518,8 @@ def test_extrapolation_warns_for_v_and_w():
         ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
         (
             {"method": "basic"},
-            r"`method` must be one of 'studentized-u', 'studentized-u-calibrated', 'studentized', 'percentile', "
-            r"'bca', 'smoothed'; got 'basic'",
+            r"`method` must be one of 'studentized-u', 'studentized-u-calibrated', 'studentized-u-k-of-m', "
+            r"'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
         ),
         ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
         ({"n": 0}, r"`n` must be an integer >= 1, got 0"),

@@ -752,7 +752,8 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
         maximize=spec.higher_is_better,
         paired=True,
         # Differences are studentized or percentile: BCa and the smoothed bootstrap are single-group methods, and
-        # the calibrated level is one group's (a difference takes the studentized-u interval).
+        # the calibrated level and the k-out-of-m pivot are one group's (a difference takes the studentized-u
+        # interval, whose type-I error was measured).
         method=_DIFFERENCE_METHODS.get(spec.ci_method, "percentile"),
         bounds=spec.bounds,
         confidence_level=spec.confidence_level,
@@ -765,6 +766,7 @@ def _paired_comparison(spec, arrays, has_test, a, b, budgets):
 _DIFFERENCE_METHODS = {
     "studentized-u": "studentized-u",
     "studentized-u-calibrated": "studentized-u",
+    "studentized-u-k-of-m": "studentized-u",
     "studentized": "studentized",
 }
 

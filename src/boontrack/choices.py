@@ -26,7 +26,15 @@ COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
 #: The interval method of every summary and function unless another is asked for.
 DEFAULT_CI_METHOD: Final = "studentized-u"
-CI_METHODS = (DEFAULT_CI_METHOD, "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed")
+CI_METHODS = (
+    DEFAULT_CI_METHOD,
+    "studentized-u-calibrated",
+    "studentized-u-k-of-m",
+    "studentized",
+    "percentile",
+    "bca",
+    "smoothed",
+)
 #: The interval methods a simulation study measures unless told: all but the calibrated one, whose second-level
 #: bootstrap costs 3.5-10 times the others' per simulated sweep (name it to include it).
 STUDY_CI_METHODS = tuple(method for method in CI_METHODS if method != "studentized-u-calibrated")

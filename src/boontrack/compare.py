@@ -408,7 +408,9 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
       quantile of ``|d* - r| / sqrt(se_A*^2 + se_B*^2)`` over the resamples (r the difference of the
       references; see :class:`boontrack.resampling.StudentizedErrors`, which the results keep), on the scale of
       the difference's bounds, widened to hold the estimate and cut to where A - B can plausibly lie: the
-      interval :func:`boo_n_difference_ci` gives unpaired, from these resamples instead of new ones.
+      interval :func:`boo_n_difference_ci` gives unpaired, from these resamples instead of new ones. Both
+      ``"studentized-u-k-of-m"``: the same from their resamples of k runs, a k-out-of-m interval of the
+      difference (wider; its type-I error is not measured).
     - otherwise: the percentile interval of the differences of the resamples.
 
     Results from a seed-paired design must be resampled jointly instead (:func:`boo_n_difference_ci` with

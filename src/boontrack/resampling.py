@@ -83,7 +83,9 @@ __all__ = [
     "mean_ci",
 ]
 
-Method = Literal["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"]
+Method = Literal[
+    "studentized-u", "studentized-u-calibrated", "studentized-u-k-of-m", "studentized", "percentile", "bca", "smoothed"
+]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
@@ -378,7 +380,8 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"}
+    method : {"studentized-u", "studentized-u-calibrated", "studentized-u-k-of-m", "studentized", "percentile", \
+"bca", "smoothed"}
         ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
         around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
         resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
@@ -396,6 +399,14 @@ def boo_n_ci(
         below ``confidence_level``. On 400 sweeps per cell it raised the cells where the default covers below
         93 % by 0-4 points (log-normal, n = 5-10: 88-93 %), widened the others by 1-19 %, and costs up to twice
         the CPU time (docs/statistics/intervals.md). Its band is the default's.
+        ``"studentized-u-k-of-m"``: the default's interval ``U +- q se``, with q the quantile of
+        ``|U*_k - V| / se*_k`` over resamples of k < m runs (Bickel, Götze & van Zwet 1997), k = max(m/2, 1.5 n)
+        and at most m: a resample of fewer runs misses the runs' best as the sweep misses the population's, which
+        the default's resamples of m runs cannot show. On 1,000 sweeps per cell it halved the cells below 93 %
+        (18 of 330, the default 35; below 90 %: 5, the default 20), was never a point below the default, and is
+        1.22x its median width (1.67x at n = m/2); the long right tail 90.5-95.2 % (docs/statistics/intervals.md).
+        Its band takes its sup-t quantile from the same resamples. Differences between two groups' results with
+        this method are k-out-of-m intervals too (:func:`boontrack.compare.independent_difference`).
         ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
         bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
         ``"smoothed"``: percentile interval of a

@@ -92,10 +92,17 @@ class Spec:
     #: ``"studentized-u"`` (symmetric bootstrap-t around the unbiased U): the method chosen by its measured
     #: coverage (:mod:`boontrack.resampling`); ``"studentized"`` is the same around the estimate (the default of
     #: 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level calibrated by a second-level
-    #: bootstrap.
-    ci_method: Literal["studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"] = (
-        DEFAULT_CI_METHOD
-    )
+    #: bootstrap; ``"studentized-u-k-of-m"`` takes the quantile of its pivot from resamples of fewer runs (wider;
+    #: it misses less where the sweep rarely holds the population's top: :mod:`boontrack.resampling`).
+    ci_method: Literal[
+        "studentized-u",
+        "studentized-u-calibrated",
+        "studentized-u-k-of-m",
+        "studentized",
+        "percentile",
+        "bca",
+        "smoothed",
+    ] = DEFAULT_CI_METHOD
     #: Seed of the bootstrap; fixed by default so that the same inputs give the same numbers (idempotent writes).
     seed: int = 0
     #: Which metric values a tracker source returns (see :class:`boontrack.backends.MetricRequest`).

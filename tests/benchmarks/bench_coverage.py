@@ -41,7 +41,8 @@ tails, ties and failure rates; run it with another ``--seed``): the check of whe
 ``--candidate METHOD`` prints, instead of the tables, one row per cell comparing an interval method with the
 default on the same sweeps (and the same resamples where the candidate's resampling gives the default's:
 :func:`boontrack.simulate.sweep_intervals`): coverage with its binomial standard error and median width of each,
-the candidate's width ÷ the default's, then the percentile method's coverage.
+the candidate's width ÷ the default's, then the percentile method's coverage. With ``--bands-only`` it adds the
+candidate's bands to table 4.
 """
 
 from __future__ import annotations
@@ -139,11 +140,11 @@ def main() -> None:
     indexed = list(enumerate(held_out() if options.held_out else synthetic() + published()))[kept]
     populations = [(index, label, pop) for index, (label, pop) in indexed if options.only in label]
     options.runs = tuple(int(m) for m in options.runs.split(","))
-    if options.candidate:
-        candidate(populations, options)
-        return
     if options.bands_only:
         bands(populations, options)
+        return
+    if options.candidate:
+        candidate(populations, options)
         return
     if options.doubts_only:
         doubts(options)
@@ -405,6 +406,7 @@ def bands(populations: list, options: argparse.Namespace) -> None:
         if not any(label.startswith(name) for name in BAND_POPULATIONS):
             continue
         methods = (DEFAULT_CI_METHOD, "percentile") if label.startswith("validation curve") else (DEFAULT_CI_METHOD,)
+        methods += (options.candidate,) if options.candidate else ()
         for m in BAND_RUNS:
             for method in methods:
                 band = band_coverage(

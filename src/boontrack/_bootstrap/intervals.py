@@ -18,6 +18,7 @@ from boontrack._bootstrap.kernels import (
     BATCH_ELEMENTS,
     RankedRuns,
     Resamples,
+    bootstrap_indices,
     cdf_table,
     draw_indices,
     jackknife_indices,
@@ -44,7 +45,19 @@ TRUSTED_SHARE = 0.5
 
 #: The studentized-u interval at a level calibrated by a second-level bootstrap (:func:`calibration_prepivots`).
 CALIBRATED_METHOD = "studentized-u-calibrated"
-STUDENTIZED_METHODS = ("studentized-u", "studentized", CALIBRATED_METHOD)
+#: The studentized-u interval whose pivot's quantile comes from resamples of fewer runs than the sweep has
+#: (:func:`k_out_of_m_sizes`, :func:`k_out_of_m_pivots`).
+K_OF_M_METHOD = "studentized-u-k-of-m"
+STUDENTIZED_METHODS = ("studentized-u", "studentized", CALIBRATED_METHOD, K_OF_M_METHOD)
+#: A k-out-of-m resample draws at least this share of the sweep's runs ...
+K_OF_M_SHARE = 0.5
+#: ... and at least this many times the budget (at n = m/2 of ten runs: 8 runs, not 5) ...
+K_OF_M_PER_BUDGET = 1.5
+#: ... and at least this many runs (fewer leave se* = 0 often: a pivot that is then unbounded), at most m.
+K_OF_M_FEWEST = 5
+#: 1.5 n is rounded up to a multiple of ceil(m / K_OF_M_SIZES), so that a curve of many budgets has at most half
+#: this many sizes and two, each one pass over the resamples (every size exact up to 32 runs).
+K_OF_M_SIZES = 32
 #: Resamples whose own resamples calibrate the level, at most (fewer when n_resamples is smaller) ...
 CALIBRATING_RESAMPLES = 249
 #: ... and the resamples drawn from each of them (Booth & Hall 1994: the inner count matters less than the outer).
@@ -314,12 +327,14 @@ def curve_distribution(
         reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
         other = None if centre_cdf is rows else rows
         dist, resample_centre, resample_error = studentized_distribution(
-            runs, centre_cdf, centre_slope, other, rng, n_resamples, reported
+            runs, centre_cdf, centre_slope, other, rng, n_resamples, reported, studentize=method != K_OF_M_METHOD
         )
         prepivots = None
         if method == CALIBRATED_METHOD:
             tables = centre_cdf, centre_slope, reference_cdf
             prepivots = calibration_prepivots(runs, tables, reference, scale, rng, n_resamples)
+        if method == K_OF_M_METHOD:
+            resample_centre, resample_error = k_out_of_m_pivots(runs, budgets, rng, n_resamples)
         pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale, prepivots)
     else:
         counting = compiled_counting(m * n_resamples)
@@ -380,9 +395,11 @@ def studentized_distribution(
     rng: np.random.Generator,
     n_resamples: int,
     reported: np.ndarray | None = None,
+    *,
+    studentize: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
-    (B_t, budgets).
+    (B_t, budgets; none when not ``studentize``: the k-out-of-m pivot has resamples of its own).
 
     ``cdf`` and ``slope`` are the centre's (:func:`pivot_tables`); ``other`` is the statistic's P when it is
     another estimator's, else None (the centre is the statistic). The standard error costs one pass over the
@@ -393,7 +410,7 @@ def studentized_distribution(
     interval and the band need none of it. The resamples are those of every other method.
     """
     rows = cdf if other is None else other
-    wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples)
+    wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples) if studentize else 0
     compiled = compiled_pass(runs.blocks * rows.shape[0] * wanted)
     counting = compiled_counting(runs.m * n_resamples, loaded=compiled is not None)
     every = reported is None or bool(reported.all())
@@ -437,6 +454,61 @@ def studentized_distribution(
     parts = evaluate_batches(lambda batch: evaluate(*batch), batches())
     value, centre, error = (np.concatenate(arrays) for arrays in zip(*parts))
     return value, centre, error
+
+
+def k_out_of_m_sizes(m: int, budgets: np.ndarray) -> np.ndarray:
+    """How many runs a k-out-of-m resample draws for each budget (:func:`k_out_of_m_pivots`).
+
+    ``k = max(m / 2, 1.5 n, 5)`` rounded up, at most m (m for budgets above m); 1.5 n is rounded up to a multiple
+    of ``ceil(m / K_OF_M_SIZES)``. Of the sizes measured over the population suite this one missed least
+    (1,000 sweeps per cell: 18 cells below 93 % where ``"studentized-u"`` had 35, 5 below 90 % where it had 20;
+    the docs' Honest intervals): half the runs, and at least 1.5 n, so that the n-th best of a resample's runs
+    still varies.
+    """
+    step = math.ceil(m / K_OF_M_SIZES)
+    per_budget = np.ceil(np.ceil(K_OF_M_PER_BUDGET * budgets) / step) * step
+    least = np.maximum(np.maximum(math.ceil(K_OF_M_SHARE * m), K_OF_M_FEWEST), per_budget)
+    return np.where(budgets > m, m, np.minimum(m, least)).astype(np.intp)
+
+
+def k_out_of_m_pivots(
+    runs: RankedRuns, budgets: np.ndarray, rng: np.random.Generator, n_resamples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """U and its standard error on resamples of k runs of the m (Bickel, Götze & van Zwet 1997), per budget.
+
+    The pivot ``|U*_k - V| / se*_k`` of k < m runs drawn from the runs stands to V, the runs' own Boo_n, as the
+    sweep's ``|U - Boo_n| / se`` stands to the truth: U of k draws is unbiased for V whatever k. The m-out-of-m
+    pivot is too light-tailed where the top of the population is rarely drawn (a resample holds at most the runs'
+    best, which the truth exceeds); on fewer runs a resample's best is more often below the runs' best, as the
+    sweep's is below the population's, and the pivot's quantile grows towards the one the sweep needs. The
+    interval stays ``U +- q se`` with the sweep's own se. k follows :func:`k_out_of_m_sizes`; every size reads
+    the first k draws of the same resamples of m runs (a prefix of m independent draws is k independent draws),
+    so that the budgets' pivots are joint, as the band needs. As many resamples as the studentized pass
+    studentizes (:func:`studentized_resamples`), and no more work: every budget costs k <= m runs.
+    """
+    m = runs.m
+    sizes = k_out_of_m_sizes(m, budgets)
+    tables = []
+    for size in np.unique(sizes):
+        chosen = sizes == size
+        rows = cdf_table(int(size), budgets[chosen], "V")
+        cdf, slope, _ = pivot_tables(rows, budgets[chosen], "V", "studentized-u")
+        tables.append((int(size), chosen, cdf, slope))
+    count = studentized_resamples(m, budgets.size, n_resamples)
+    compiled = compiled_pass(runs.blocks * budgets.size * count)
+    counting = compiled_counting(m * count, loaded=compiled is not None)
+
+    def pivots(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        centre, error = np.empty((draws.shape[0], budgets.size)), np.empty((draws.shape[0], budgets.size))
+        for size, chosen, cdf, slope in tables:
+            first = np.ascontiguousarray(draws[:, :size])
+            centre[:, chosen], error[:, chosen] = runs.boo_n_studentized(first, cdf, slope, compiled, counting)
+        return centre, error
+
+    work = runs.blocks * budgets.size
+    parts = evaluate_batches(pivots, bootstrap_indices(rng, m, count, work=work))
+    centre, error = (np.concatenate(arrays) for arrays in zip(*parts))
+    return centre, error
 
 
 def calibration_prepivots(
