@@ -54,7 +54,7 @@ def test_calibrated_mean_is_the_iterated_bootstrap_t_of_the_mean():
 def test_same_resamples_and_pivot_as_studentized_u_and_a_level_of_its_own():
     val, test = runs()
     budgets = [1, 3, 6]
-    plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, rng=4)
+    plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, method="studentized-u", rng=4)
     calibrated = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, method=CALIBRATED, rng=4)
     np.testing.assert_array_equal(calibrated.bootstrap_distribution, plain.bootstrap_distribution)
     errors, plain_errors = calibrated.studentized_errors, plain.studentized_errors
@@ -66,7 +66,9 @@ def test_same_resamples_and_pivot_as_studentized_u_and_a_level_of_its_own():
     assert level.shape == (3,) and np.all((level >= 0.95) & (level <= 1)) and np.any(level > 0.95)
     # at the calibrated level of each budget, the interval is studentized-u's at that level
     for k, n in enumerate(budgets):
-        at_level = boo_n_ci(val, test, n=n, n_resamples=300, rng=4, confidence_level=float(level[k]))
+        at_level = boo_n_ci(
+            val, test, n=n, n_resamples=300, method="studentized-u", rng=4, confidence_level=float(level[k])
+        )
         ours, theirs = calibrated.at(n).confidence_interval, at_level.confidence_interval
         assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high), rel=1e-12)
 

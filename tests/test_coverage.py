@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from boontrack.choices import DEFAULT_CI_METHOD
 from boontrack.simulate import coverage, population
 
 #: (population, m, budgets): cells where 0.2.0's default fell below 93 % (validation-test correlation 0.95,
@@ -33,7 +34,7 @@ def test_default_interval_covers_at_least_93_percent(pop, m, budgets):
     cells = coverage(pop, m=m, n=budgets, replications=SWEEPS, n_resamples=499, rng=np.random.default_rng([24, m]))
     by_key = {(c.method, c.n): c for c in cells}
     for n in budgets:
-        default, plain = by_key["studentized-u", n], by_key["percentile", n]
+        default, plain = by_key[DEFAULT_CI_METHOD, n], by_key["percentile", n]
         where = (
             f"{pop.name} {pop.parameters}, m = {m}, n = {n}: {default.coverage:.3f} (percentile {plain.coverage:.3f})"
         )
@@ -48,9 +49,10 @@ def test_no_endpoint_leaves_the_bounds_near_a_ceiling():
     from boontrack.simulate import sweep_intervals
 
     pop = population("left_skewed", sigma=0.5, ceiling=1.0, scale=0.03)
-    sweeps = sweep_intervals(pop, m=10, n=(1, 5), methods=("studentized-u",), replications=200, n_resamples=299, rng=5)
-    assert (sweeps.low["studentized-u"] >= 0).all() and (sweeps.high["studentized-u"] <= 1).all()
+    methods = (DEFAULT_CI_METHOD,)
+    sweeps = sweep_intervals(pop, m=10, n=(1, 5), methods=methods, replications=200, n_resamples=299, rng=5)
+    assert (sweeps.low[DEFAULT_CI_METHOD] >= 0).all() and (sweeps.high[DEFAULT_CI_METHOD] <= 1).all()
     plain = sweep_intervals(
-        pop, m=10, n=(1, 5), methods=("studentized-u",), replications=200, n_resamples=299, rng=5, bounds=(None, None)
+        pop, m=10, n=(1, 5), methods=methods, replications=200, n_resamples=299, rng=5, bounds=(None, None)
     )
-    assert (plain.high["studentized-u"] > 1).any()
+    assert (plain.high[DEFAULT_CI_METHOD] > 1).any()

@@ -12,13 +12,15 @@ import math
 import typing
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from boontrack import Spec
+from boontrack import RunTable, Spec, analyze
 from boontrack._bootstrap import intervals
 from boontrack._bootstrap.kernels import RankedRuns
 from boontrack._bootstrap.threads import using_threads
 from boontrack.choices import CI_METHODS
+from boontrack.compare import independent_difference
 from boontrack.exceptions import ConstantScoresWarning
 from boontrack.resampling import Method, boo_n_ci, boo_n_curve_ci, mean_ci
 from boontrack.simulate.coverage import _shared_resampling
@@ -88,7 +90,7 @@ def test_each_budget_reads_u_of_the_first_k_draws_of_the_same_resamples():
 def test_centre_and_distribution_are_studentized_u_s_and_the_band_holds_every_interval():
     val, test = runs(m=20)
     budgets = [1, 4, 8, 10]
-    plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, rng=4)
+    plain = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, method="studentized-u", rng=4)
     ours = boo_n_curve_ci(val, test, n=budgets, n_resamples=300, method=K_OF_M, rng=4)
     np.testing.assert_array_equal(ours.bootstrap_distribution, plain.bootstrap_distribution)
     np.testing.assert_array_equal(ours.studentized_errors.centre, plain.studentized_errors.centre)
@@ -145,3 +147,31 @@ def test_every_method_is_in_the_typed_choices():
     """The Literal types that type checkers and the docs read name the methods the validation accepts."""
     assert typing.get_args(Method) == CI_METHODS
     assert typing.get_args(typing.get_type_hints(Spec)["ci_method"]) == CI_METHODS
+
+
+def test_groups_without_shared_seeds_are_compared_with_studentized_u_s_difference():
+    """The default's bands do not make the difference of groups without shared seeds: their k-out-of-m pivots
+    would give a wider, over-cautious interval (``bench_compare.py --groups``). The comparison resamples the two
+    groups for ``studentized-u``'s difference instead, which reuses the bands when they are ``studentized-u``'s."""
+    rng = np.random.default_rng(8)
+    val = np.concatenate([rng.normal(0.8, 0.02, 20), rng.normal(0.81, 0.02, 20)])
+    frame = pd.DataFrame(
+        {"val": val, "test": val + rng.normal(0, 0.01, 40), "model": ["a"] * 20 + ["b"] * 20, "seed": range(40)}
+    )
+    widths = {}
+    for method in (K_OF_M, "studentized-u"):
+        spec = Spec(val="val", test="test", group_by=("model",), seed_column="seed", n=(1, 5), ci_method=method)
+        table = RunTable.from_frame(frame, spec)
+        (comparison,) = analyze(table, spec).comparisons
+        assert not comparison.paired
+        widths[method] = comparison.boo_n_difference[5].ci_high - comparison.boo_n_difference[5].ci_low
+        bands = {  # independent generators, as independent_difference asks
+            group: boo_n_curve_ci(*table.arrays(group), n=[1, 5], method=method, rng=seed)
+            for group, seed in (("a", 7), ("b", 8))
+        }
+        from_bands = independent_difference(bands["b"].at(5), bands["a"].at(5)).confidence_interval
+        widths[method, "bands"] = from_bands.high - from_bands.low
+    # Monte Carlo noise in a width of 9,999 resamples is a few per cent; the k-out-of-m bands' is far wider here
+    assert widths[K_OF_M] == pytest.approx(widths["studentized-u"], rel=0.05)
+    assert widths[K_OF_M, "bands"] > 1.2 * widths[K_OF_M]
+    assert widths["studentized-u", "bands"] == pytest.approx(widths["studentized-u"], rel=0.05)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from boontrack.choices import DEFAULT_CI_METHOD
 from boontrack.resampling import boo_n_curve_ci
 from boontrack.simulate import band_coverage, coverage, kernel_fit, population
 
@@ -104,8 +105,8 @@ def test_coverage_is_the_share_of_intervals_holding_the_truth():
 def test_coverage_shares_resamples_between_studentized_and_percentile():
     pop = population("beta_binomial")
     both = coverage(pop, m=10, n=[1, 5], replications=30, n_resamples=99, rng=2)
-    alone = coverage(pop, m=10, n=[1, 5], methods=["studentized-u"], replications=30, n_resamples=99, rng=2)
-    assert [c.method for c in both] == ["studentized-u"] * 2 + ["percentile"] * 2
+    alone = coverage(pop, m=10, n=[1, 5], methods=[DEFAULT_CI_METHOD], replications=30, n_resamples=99, rng=2)
+    assert [c.method for c in both] == [DEFAULT_CI_METHOD] * 2 + ["percentile"] * 2
     assert both[:2] == alone
 
 
@@ -135,7 +136,7 @@ def test_band_coverage_is_the_share_of_bands_holding_the_whole_curve():
     val, test = pop.sample(m, replications=reps, rng=rng)
     truth = pop.boo_n(list(range(1, 6)))
     bands = [boo_n_curve_ci(val[r], test[r], n=range(1, 6), n_resamples=resamples, rng=rng) for r in range(reps)]
-    assert result.budgets == (1, 2, 3, 4, 5) and result.method == "studentized-u"
+    assert result.budgets == (1, 2, 3, 4, 5) and result.method == DEFAULT_CI_METHOD
     assert result.pointwise == np.mean([np.all((b.low <= truth) & (truth <= b.high)) for b in bands])
     held = [np.all((b.simultaneous_low <= truth) & (truth <= b.simultaneous_high)) for b in bands]
     assert result.simultaneous == np.mean(held) >= result.pointwise

@@ -24,8 +24,10 @@ jackknife value for the BCa acceleration.
 
 The default interval is studentized (bootstrap-t): the same counts give each resample's delta-method standard
 error, from the empirical influence function of the L-statistic (one reverse cumulative sum over the tie
-blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`). It was chosen by its measured coverage on
-populations with a known Boo_n (:mod:`boontrack.simulate`, ``tests/benchmarks/bench_coverage.py``).
+blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`), and the pivot's quantile comes from
+resamples of k < m runs, the first k draws of resamples drawn after the bootstrap distribution's. It was chosen
+by its measured coverage on populations with a known Boo_n (:mod:`boontrack.simulate`,
+``tests/benchmarks/bench_coverage.py``).
 
 Resamples are processed in batches of about 2^22 draws (16 MB), counted in cache-sized chunks, so memory
 stays bounded and ``n_resamples`` is limited only by time. The batches are drawn in order in the calling
@@ -67,7 +69,7 @@ from boontrack._validation import (
     as_scores,
     as_val_test,
 )
-from boontrack.choices import CI_METHODS, ESTIMATORS
+from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
 from boontrack.estimators import Estimator, warn_or_raise_budget
 from boontrack.exceptions import ConstantScoresWarning, FewRunsWarning
 
@@ -84,7 +86,7 @@ __all__ = [
 ]
 
 Method = Literal[
-    "studentized-u", "studentized-u-calibrated", "studentized-u-k-of-m", "studentized", "percentile", "bca", "smoothed"
+    "studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"
 ]
 
 #: Default number of budgets of a curve band.
@@ -196,16 +198,16 @@ class CurveBand:
     (Montiel Olea & Plagborg-Møller 2019): one critical value c, the ``confidence_level`` quantile over the
     resamples of ``max_n |est*_n - est_n| / s_n`` (s the per-resample standard error for the studentized
     method, else the bootstrap standard error), taken over the trustworthy budgets, gives ``est_n +- c s_n``,
-    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores and published tables,
-    m = 20 and 50, 333 sweeps each; ``tests/benchmarks/bench_coverage.py``), the default method's
-    simultaneous band held the whole curve in 93.9-96.1 % of sweeps at 1.9-2.4x the pointwise width
-    (88.7-92.7 % on the CIFAR-100 table, whose pointwise intervals miss too); percentile bands held the
+    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores, ties and published tables,
+    m = 20 and 50, 1,000 sweeps each; ``tests/benchmarks/bench_coverage.py --bands-only``), the default method's
+    simultaneous band held the whole curve in 98.2-99.7 % of sweeps at 1.5-3.4x its pointwise width
+    (``"studentized-u"``'s: 93.9-96.1 %, and 88.7-92.7 % on the CIFAR-100 table); percentile bands held the
     validation curve in 77-81 %.
 
     ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on the validation curve of normal scores
     (333 sweeps per cell, n = m/2 + 1 .. m, m = 10-50), percentile intervals covered 42-65 % and the default
-    ones, though they covered 96-100 %, were 3.6-11.9x as wide; beyond m (extrapolation) they are wider
-    still. For n <= m/2 the default intervals covered 93-97 % on normal scores at m = 10-100 (see
+    ones, though they covered 96-100 %, were 4.9-12.0x as wide; beyond m (extrapolation) they are wider
+    still. For n <= m/2 the default intervals covered 94-99.5 % on normal scores at m = 10-100 (see
     :mod:`boontrack.simulate` and the README's coverage table). Draw and report the band there as doubtful.
 
     Attributes
@@ -358,7 +360,7 @@ def boo_n_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized-u",
+    method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:
@@ -380,33 +382,29 @@ def boo_n_ci(
         In (0, 1).
     n_resamples : int
         Number of bootstrap resamples B.
-    method : {"studentized-u", "studentized-u-calibrated", "studentized-u-k-of-m", "studentized", "percentile", \
+    method : {"studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", \
 "bca", "smoothed"}
-        ``"studentized-u"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
-        around the unbiased estimator U, ``U +- q se`` with q the quantile of ``|U* - V| / se*`` over the
-        resamples (V, Boo_n of the runs, is the truth of the population the resamples are drawn from) and se,
-        se* U's delta-method standard errors on the data and on each resample (its empirical influence
-        function, one reverse cumulative sum per resample: no inner bootstrap, no jackknife); widened to hold
-        the reported estimate if it must. ``"studentized"``: the same pivot centred on the reported estimator.
-        With bounds, both are computed on the logit scale of the bounds and mapped back. Coverage measured on
-        populations with a known Boo_n (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``,
-        1,000 sweeps per cell; the README's table): the default covers 93-97 % on normal scores at
-        m = 10-100 and n <= m/2, where the percentile interval covers 64-95 %, at 1.0-3.5x its width. No
-        method covers on a long right tail (log-normal scores, n = 5-10: 84-88 % default, 64-80 % percentile
-        at m = 20-50) or where a rare failure mode is missing from the sweep: the sample has not seen it.
-        ``"studentized-u-calibrated"``: the default's interval on the same resamples, at a level calibrated by a
-        second-level bootstrap (Beran 1987; Hall & Martin 1988; 249 resamples with 39 resamples each), never
-        below ``confidence_level``. On 400 sweeps per cell it raised the cells where the default covers below
-        93 % by 0-4 points (log-normal, n = 5-10: 88-93 %), widened the others by 1-19 %, and costs up to twice
-        the CPU time (docs/statistics/intervals.md). Its band is the default's.
-        ``"studentized-u-k-of-m"``: the default's interval ``U +- q se``, with q the quantile of
-        ``|U*_k - V| / se*_k`` over resamples of k < m runs (Bickel, Götze & van Zwet 1997), k = max(m/2, 1.5 n)
-        and at most m: a resample of fewer runs misses the runs' best as the sweep misses the population's, which
-        the default's resamples of m runs cannot show. On 1,000 sweeps per cell it halved the cells below 93 %
-        (18 of 330, the default 35; below 90 %: 5, the default 20), was never a point below the default, and is
-        1.22x its median width (1.67x at n = m/2); the long right tail 90.5-95.2 % (docs/statistics/intervals.md).
-        Its band takes its sup-t quantile from the same resamples. Differences between two groups' results with
-        this method are k-out-of-m intervals too (:func:`boontrack.compare.independent_difference`).
+        ``"studentized-u-k-of-m"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
+        around the unbiased estimator U, ``U +- q se``, se U's delta-method standard error on the data (its
+        empirical influence function, one reverse cumulative sum: no inner bootstrap, no jackknife), and q the
+        quantile of ``|U*_k - V| / se*_k`` over resamples of k < m runs (the k-out-of-m bootstrap: Bickel,
+        Götze & van Zwet 1997), k = max(m/2, 1.5 n, 5) and at most m, the first k draws of each resample; V,
+        Boo_n of the runs, is the truth of the population the resamples are drawn from. A resample of fewer runs
+        misses the runs' best as the sweep misses the population's, which resamples of m runs cannot show.
+        Widened to hold the reported estimate if it must. ``"studentized-u"``: the same with k = m.
+        ``"studentized"``: that pivot centred on the reported estimator. With bounds, all three are computed on
+        the logit scale of the bounds and mapped back. Coverage measured on populations with a known Boo_n
+        (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell, 330 cells; the
+        README's table): the default covers at least 93 % in 314 cells and at least 90 % in all but 7
+        (``"studentized-u"``: 290 and all but 22), 94.2-99.5 % on normal scores at m = 10-100 and n <= m/2, where
+        the percentile interval covers 68.6-94.4 %, at 1.04-5.92x its width. No method covers where a rare failure
+        mode or a decisive run is missing from the sweep: the sample has not seen it; the long right tail
+        (log-normal) is covered 91.4-95.1 % (docs/statistics/intervals.md).
+        ``"studentized-u-calibrated"``: ``"studentized-u"``'s interval on the same resamples, at a level
+        calibrated by a second-level bootstrap (Beran 1987; Hall & Martin 1988; 249 resamples with 39 resamples
+        each), never below ``confidence_level``. On 400 sweeps per cell it raised the cells where
+        ``"studentized-u"`` covers below 93 % by 0-4 points (log-normal, n = 5-10: 88-93 %), widened the others
+        by 1-19 %, and costs up to twice the CPU time. Its band is ``"studentized-u"``'s.
         ``"percentile"``: quantiles of the bootstrap distribution. ``"bca"``:
         bias-corrected and accelerated (Efron 1987), acceleration from the leave-one-out jackknife.
         ``"smoothed"``: percentile interval of a
@@ -456,7 +454,7 @@ def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, Estim
     return as_budget(m, "m"), checked_estimator, cast(Method, as_choice(method, "method", CI_METHODS))
 
 
-def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = "studentized-u") -> np.ndarray:
+def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = DEFAULT_CI_METHOD) -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
     For the studentized method, whose per-resample standard errors cost ``m`` per budget and resample, the
@@ -506,7 +504,7 @@ def boo_n_curve_ci(
     maximize: bool = True,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized-u",
+    method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
 ) -> CurveBand:
@@ -623,7 +621,7 @@ def mean_ci(
     *,
     confidence_level: float = 0.95,
     n_resamples: int = 9999,
-    method: Method = "studentized-u",
+    method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
 ) -> BootstrapResult:

@@ -89,15 +89,16 @@ class Spec:
     correction: Literal["holm", "bh"] = "holm"
     confidence_level: float = 0.95
     n_resamples: int = 9999
-    #: ``"studentized-u"`` (symmetric bootstrap-t around the unbiased U): the method chosen by its measured
-    #: coverage (:mod:`boontrack.resampling`); ``"studentized"`` is the same around the estimate (the default of
-    #: 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level calibrated by a second-level
-    #: bootstrap; ``"studentized-u-k-of-m"`` takes the quantile of its pivot from resamples of fewer runs (wider;
-    #: it misses less where the sweep rarely holds the population's top: :mod:`boontrack.resampling`).
+    #: ``"studentized-u-k-of-m"`` (symmetric bootstrap-t around the unbiased U, its pivot's quantile from
+    #: resamples of fewer runs than the sweep has): the method chosen by its measured coverage
+    #: (:mod:`boontrack.resampling`); ``"studentized-u"`` takes the quantile from resamples of all the runs
+    #: (narrower; it misses more where the sweep rarely holds the population's top); ``"studentized"`` is that
+    #: around the estimate (the default of 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level
+    #: calibrated by a second-level bootstrap.
     ci_method: Literal[
+        "studentized-u-k-of-m",
         "studentized-u",
         "studentized-u-calibrated",
-        "studentized-u-k-of-m",
         "studentized",
         "percentile",
         "bca",

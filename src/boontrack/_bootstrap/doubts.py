@@ -6,10 +6,10 @@ not (:func:`unseen_rate`, :func:`top_runs`).
 
 Both rules depend on m and n alone. A rule on the runs' scores was tried and removed: test scores skewed towards
 the better side (sample skewness above 1) did not tell the sweeps whose intervals miss. Over the coverage suite
-(``tests/benchmarks/bench_coverage.py --flags-only``, 500 sweeps per cell) the flagged sweeps covered 93.9 % and
-the others 94.2 % (the synthetic populations), 97.0 % and 95.4 % (the published tables); on log-normal scores,
-where the default misses most, the flagged sweeps covered 89.9 % and the others 73.0 %: a sweep that shows its
-long tail is the better placed to bound it. What a sweep cannot show is said by :func:`unseen_rate` instead.
+(``tests/benchmarks/bench_coverage.py --flags-only``, 500 sweeps per cell, with ``"studentized-u"``, the default
+then) the flagged sweeps covered 93.9 % and the others 94.2 % (the synthetic populations), 97.0 % and 95.4 % (the
+published tables); on log-normal scores, where it misses most, the flagged sweeps covered 89.9 % and the others
+73.0 %: a sweep that shows its long tail is the better placed to bound it. What a sweep cannot show is said by :func:`unseen_rate` instead.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ FEW_RUNS, ABOVE_HALF = f"fewer than {FEW_RUNS_INTERVAL} runs", "n > m/2"
 #: What was measured where each doubt applies (see :func:`few_runs_messages`): said by its warning, and beside
 #: its mark.
 DOUBT_MEASURED = {
-    FEW_RUNS: "95 % intervals covered 92-97 % at 4-8 runs (default method; percentile 75-88 %)",
-    ABOVE_HALF: "intervals there are wide (the default, 3.6-11.9x the percentile width) or under-cover (percentile "
+    FEW_RUNS: "95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)",
+    ABOVE_HALF: "intervals there are wide (the default, 4.9-12.0x the percentile width) or under-cover (percentile "
     "42-65 %)",
 }
 
@@ -48,8 +48,8 @@ def few_runs_messages(m: int, budgets: np.ndarray | None = None) -> list[str]:
     """Why intervals on these runs may under-cover or be very wide, from measured coverage (:mod:`boontrack.simulate`).
 
     Two keys, each with what was measured for nominal 95 % (default method / percentile, 1,000 sweeps per cell;
-    ``tests/benchmarks/bench_coverage.py --doubts-only``): fewer than 8 runs (92-97 % / 75-88 % at m = 4-8, normal
-    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 3.6-11.9x
+    ``tests/benchmarks/bench_coverage.py --doubts-only``): fewer than 8 runs (92-99 % / 75-88 % at m = 4-8, normal
+    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 4.9-12.0x
     the percentile width / 42-65 % on the validation curve, m = 10-50).
     """
     reasons = []

@@ -191,6 +191,11 @@ _SERVED_BY = {
 }
 
 
+#: The studentized interval methods of a difference (:func:`boontrack.compare.boo_n_difference_ci`), which the
+#: replicated comparisons compute.
+_DIFFERENCE_STUDENTIZED = ("studentized-u", "studentized")
+
+
 def _shared_resampling(methods: tuple[str, ...]) -> dict[str, list[str]]:
     """The methods to resample for, each with the methods its resampling gives (itself first): one resampling
     per sweep serves every method it can, so that they are compared on the same resamples."""
@@ -451,7 +456,7 @@ def comparison_rates(
     replications: int = 500,
     n_resamples: int = 999,
     rng: Any = None,
-    method: str = DEFAULT_CI_METHOD,
+    method: str = "studentized-u",
 ) -> tuple[ComparisonRate, ...]:
     """Type-I error (``shift=0``) or power of the comparisons of two approaches, on simulated sweeps.
 
@@ -486,13 +491,12 @@ def comparison_rates(
     """
     import warnings
 
-    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
     from boontrack.simulate.replicated import difference_ends
 
     m, budget, paired, shift, seed_share, level, replications, n_resamples, rng = _comparison_rates_iv(
         population, m, n, paired, shift, seed_share, confidence_level, replications, n_resamples, rng
     )
-    method = as_choice(method, "method", STUDENTIZED_METHODS)
+    method = as_choice(method, "method", _DIFFERENCE_STUDENTIZED)
     a_val, a_test, b_val, b_test = sample_comparison(
         population, m, paired=paired, shift=shift, seed_share=seed_share, replications=replications, rng=rng
     )
