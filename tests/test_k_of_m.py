@@ -21,6 +21,7 @@ from boontrack._bootstrap.kernels import RankedRuns
 from boontrack._bootstrap.threads import using_threads
 from boontrack.choices import CI_METHODS
 from boontrack.compare import independent_difference
+from boontrack.estimators import boo_n
 from boontrack.exceptions import ConstantScoresWarning
 from boontrack.resampling import Method, boo_n_ci, boo_n_curve_ci, mean_ci
 from boontrack.simulate.coverage import _shared_resampling
@@ -175,3 +176,24 @@ def test_groups_without_shared_seeds_are_compared_with_studentized_u_s_differenc
     assert widths[K_OF_M] == pytest.approx(widths["studentized-u"], rel=0.05)
     assert widths[K_OF_M, "bands"] > 1.2 * widths[K_OF_M]
     assert widths["studentized-u", "bands"] == pytest.approx(widths["studentized-u"], rel=0.05)
+
+
+@pytest.mark.filterwarnings("ignore::boontrack.exceptions.FewRunsWarning")  # the k draws taken as the data
+def test_tied_scores_count_each_size_from_the_smaller_one():
+    """Validation scores tied in blocks (accuracies on 40 examples): each size's U and se* are those of its first
+    k draws taken as the data, though each size's counts add the draws between it and the smaller size."""
+    rng = np.random.default_rng(4)
+    val = rng.binomial(40, 0.7, 16) / 40
+    test = rng.binomial(40, 0.7, 16) / 40
+    budgets = np.array([1, 4, 6, 8, 11])  # k = 8, 8, 9, 12 and 16 of 16 runs
+    runs = RankedRuns(val, test, True)
+    assert runs.blocks < val.size
+    centre, error = intervals.k_out_of_m_pivots(runs, budgets, np.random.default_rng(5), 6)
+    draws = np.random.default_rng(5).integers(0, 16, size=(6, 16), dtype=np.int32)
+    order = np.lexsort((test, val))  # worst to best by validation, then by test: the ranking draws index
+    for column, (n, k) in enumerate(zip(budgets, intervals.k_out_of_m_sizes(16, budgets))):
+        for r in range(6):
+            chosen = order[draws[r, :k]]
+            own = boo_n_ci(val[chosen], test[chosen], n=int(n), n_resamples=10, rng=0, bounds=(None, None))
+            assert centre[r, column] == pytest.approx(boo_n(val[chosen], test[chosen], n=int(n), estimator="U"))
+            assert error[r, column] == pytest.approx(own.studentized_errors.standard_error, rel=1e-9, abs=1e-15)

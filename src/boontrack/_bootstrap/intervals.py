@@ -16,6 +16,7 @@ import numpy as np
 from boontrack._bootstrap.compiled import compiled_counting, compiled_pass
 from boontrack._bootstrap.kernels import (
     BATCH_ELEMENTS,
+    Counted,
     RankedRuns,
     Resamples,
     bootstrap_indices,
@@ -484,7 +485,8 @@ def k_out_of_m_pivots(
     interval stays ``U +- q se`` with the sweep's own se. k follows :func:`k_out_of_m_sizes`; every size reads
     the first k draws of the same resamples of m runs (a prefix of m independent draws is k independent draws),
     so that the budgets' pivots are joint, as the band needs. As many resamples as the studentized pass
-    studentizes (:func:`studentized_resamples`), and no more work: every budget costs k <= m runs.
+    studentizes (:func:`studentized_resamples`), each budget on k <= m runs, every draw counted once (the sizes'
+    counts build on each other); the draws are numpy's, after the distribution's own resamples.
     """
     m = runs.m
     sizes = k_out_of_m_sizes(m, budgets)
@@ -498,10 +500,17 @@ def k_out_of_m_pivots(
     compiled = compiled_pass(runs.blocks * budgets.size * count)
     counting = compiled_counting(m * count, loaded=compiled is not None)
 
+    ties = runs.blocks < m
+
     def pivots(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pivots of one batch; the sizes ascend, and each size's counts are the smaller one's plus those of
+        the draws between them, so that every draw is counted once whatever the number of sizes."""
         centre, error = np.empty((draws.shape[0], budgets.size)), np.empty((draws.shape[0], budgets.size))
+        first: Counted | None = None
         for size, chosen, cdf, slope in tables:
-            first = np.ascontiguousarray(draws[:, :size])
+            done = 0 if first is None else first.width
+            more = runs.counted(np.ascontiguousarray(draws[:, done:size]), squares=ties, counting=counting)
+            first = more if first is None else added(first, more)
             centre[:, chosen], error[:, chosen] = runs.boo_n_studentized(first, cdf, slope, compiled, counting)
         return centre, error
 
@@ -509,6 +518,12 @@ def k_out_of_m_pivots(
     parts = evaluate_batches(pivots, bootstrap_indices(rng, m, count, work=work))
     centre, error = (np.concatenate(arrays) for arrays in zip(*parts))
     return centre, error
+
+
+def added(first: Counted, more: Counted) -> Counted:
+    """The totals of two sets of draws of the same resamples, as one set."""
+    squares = None if first.squares is None or more.squares is None else first.squares + more.squares
+    return Counted(first.counts + more.counts, first.sums + more.sums, squares, first.width + more.width)
 
 
 def calibration_prepivots(
