@@ -103,18 +103,24 @@ def groups(args: argparse.Namespace) -> None:
         f"| population | m | ΔBoo_5 {DEFAULT_CI_METHOD} | Δmean {DEFAULT_CI_METHOD} | ΔBoo_5 studentized-u "
         "| Δmean studentized-u |\n|---|---|---|---|---|---|"
     )
-    start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # few runs, ties: the figures are the point here
-        print(f"Groups without shared seeds, type-I error at a nominal 5 % ({args.replications} replications)\n")
-        print(header)
-        for name, label, runs in NULL_CELLS[:2]:
-            for row in _group_rows([(name, label)], runs, 0.0, args):
-                print(row, flush=True)
-        print(f"\nPower, A shifted by {SHIFT} sd (normal population)\n")
-        print(header)
-        for row in _group_rows([("normal", "normal")], POWER_RUNS, SHIFT, args):
+        title = f"Groups without shared seeds, type-I error at a nominal 5 % ({args.replications} replications)"
+        _print_tables(title, header, _group_rows, NULL_CELLS[:2], args)
+
+
+def _print_tables(title: str, header: str, rows, null_cells, args: argparse.Namespace) -> None:
+    """The type-I error table over ``null_cells``, then the power table, from ``rows`` (as :func:`_rows`)."""
+    start = time.perf_counter()
+    print(f"{title}\n")
+    print(header)
+    for name, label, runs in null_cells:
+        for row in rows([(name, label)], runs, 0.0, args):
             print(row, flush=True)
+    print(f"\nPower, A shifted by {SHIFT} sd (normal population)\n")
+    print(header)
+    for row in rows([("normal", "normal")], POWER_RUNS, SHIFT, args):
+        print(row, flush=True)
     print(f"\n({time.perf_counter() - start:.0f} s)")
 
 
@@ -132,17 +138,8 @@ def main() -> None:
         "| population | m | design | ΔBoo_5 studentized | ΔBoo_5 percentile | Δmean studentized | Δmean percentile "
         "| t-test | rank test |\n|---|---|---|---|---|---|---|---|---|"
     )
-    start = time.perf_counter()
-    print(f"Type-I error at a nominal 5 % ({args.replications} replications per row, {args.resamples} resamples)\n")
-    print(header)
-    for name, label, runs in NULL_CELLS:
-        for row in _rows([(name, label)], runs, 0.0, args):
-            print(row, flush=True)
-    print(f"\nPower, A shifted by {SHIFT} sd (normal population)\n")
-    print(header)
-    for row in _rows([("normal", "normal")], POWER_RUNS, SHIFT, args):
-        print(row, flush=True)
-    print(f"\n({time.perf_counter() - start:.0f} s)")
+    title = f"Type-I error at a nominal 5 % ({args.replications} replications per row, {args.resamples} resamples)"
+    _print_tables(title, header, _rows, NULL_CELLS, args)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ the better side (sample skewness above 1) did not tell the sweeps whose interval
 (``tests/benchmarks/bench_coverage.py --flags-only``, 500 sweeps per cell, with ``"studentized-u"``, the default
 then) the flagged sweeps covered 93.9 % and the others 94.2 % (the synthetic populations), 97.0 % and 95.4 % (the
 published tables); on log-normal scores, where it misses most, the flagged sweeps covered 89.9 % and the others
-73.0 %: a sweep that shows its long tail is the better placed to bound it. What a sweep cannot show is said by :func:`unseen_rate` instead.
+73.0 %: a sweep that shows its long tail is the better placed to bound it. What a sweep cannot show is said by
+:func:`unseen_rate` instead.
 """
 
 from __future__ import annotations

@@ -499,7 +499,6 @@ def k_out_of_m_pivots(
     count = studentized_resamples(m, budgets.size, n_resamples)
     compiled = compiled_pass(runs.blocks * budgets.size * count)
     counting = compiled_counting(m * count, loaded=compiled is not None)
-
     ties = runs.blocks < m
 
     def pivots(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
