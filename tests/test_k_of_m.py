@@ -197,3 +197,12 @@ def test_tied_scores_count_each_size_from_the_smaller_one():
             own = boo_n_ci(val[chosen], test[chosen], n=int(n), n_resamples=10, rng=0, bounds=(None, None))
             assert centre[r, column] == pytest.approx(boo_n(val[chosen], test[chosen], n=int(n), estimator="U"))
             assert error[r, column] == pytest.approx(own.studentized_errors.standard_error, rel=1e-9, abs=1e-15)
+
+
+def test_replicated_comparisons_take_only_the_differences_methods():
+    """The replicated comparisons compute studentized-u's or studentized's difference: another studentized name
+    is refused, not computed as studentized-u's."""
+    from boontrack.simulate import comparison_rates, population
+
+    with pytest.raises(ValueError, match="`method` must be one of 'studentized-u', 'studentized'; got"):
+        comparison_rates(population("normal"), m=10, method=K_OF_M, replications=2, n_resamples=9)
