@@ -737,7 +737,7 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
 
 
 def _group_arrays(table, label_a, label_b):
-    """(validation, test) of A and of B as a comparison takes them: A's validation, B's, A's test, B's."""
+    """A's validation and test scores, then B's, as :func:`_paired_arrays` gives them (unaligned here)."""
     (a_val, a_test), (b_val, b_test) = table.arrays(label_a), table.arrays(label_b)
     return a_val, a_test, b_val, b_test
 

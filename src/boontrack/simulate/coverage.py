@@ -17,7 +17,7 @@ from scipy import stats
 
 from boontrack._validation import as_bounds, as_budgets, as_choice, as_count, as_probability, as_rng
 from boontrack.choices import CI_METHODS, DEFAULT_CI_METHOD, ESTIMATORS
-from boontrack.compare import wilcoxon_pvalues
+from boontrack.compare import DIFFERENCE_METHODS, wilcoxon_pvalues
 from boontrack.simulate.populations import Population
 from boontrack.vocabulary import name as named
 
@@ -193,7 +193,7 @@ _SERVED_BY = {
 
 #: The studentized interval methods of a difference (:func:`boontrack.compare.boo_n_difference_ci`), which the
 #: replicated comparisons compute.
-_DIFFERENCE_STUDENTIZED = ("studentized-u", "studentized")
+_DIFFERENCE_STUDENTIZED = tuple(method for method in DIFFERENCE_METHODS if method != "percentile")
 
 
 def _shared_resampling(methods: tuple[str, ...]) -> dict[str, list[str]]:
