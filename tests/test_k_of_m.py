@@ -54,8 +54,10 @@ def test_sizes_are_half_the_runs_and_one_and_a_half_budgets():
 
 
 def test_mean_is_the_k_out_of_m_bootstrap_t_of_the_mean():
-    """mean +- q sd / sqrt(m), q the 95 % quantile of |mean*_k - mean| / (sd*_k / sqrt(k)) over the first k =
-    ceil(m / 2) draws of resamples drawn after the bootstrap distribution's."""
+    """mean - a sd / sqrt(m), mean + b sd / sqrt(m): with t the studentized mean of the first k = ceil(m / 2)
+    draws of resamples drawn after the bootstrap distribution's, (mean*_k - mean) / (sd*_k / sqrt(k)), and q the
+    95 % quantile of |t|, a is the larger of q and the 97.5 % quantile of t, b the larger of q and the 97.5 %
+    quantile of -t."""
     scores = np.sort(np.random.default_rng(7).lognormal(0.0, 1.0, 25))  # ranked: the order draws index
     m, b, k = scores.size, 80, 13
     res = mean_ci(scores, n_resamples=b, method=K_OF_M, rng=3, bounds=(None, None))
@@ -64,10 +66,31 @@ def test_mean_is_the_k_out_of_m_bootstrap_t_of_the_mean():
         res.bootstrap_distribution, scores[draws.integers(0, m, size=(b, m), dtype=np.int32)].mean(axis=1), rtol=1e-13
     )
     first = scores[draws.integers(0, m, size=(b, m), dtype=np.int32)[:, :k]]
-    pivot = np.abs(first.mean(axis=1) - scores.mean()) / (first.std(axis=1) / np.sqrt(k))
-    half = np.quantile(pivot, 0.95) * scores.std() / np.sqrt(m)
-    assert res.confidence_interval.low == pytest.approx(scores.mean() - half, abs=1e-12)
-    assert res.confidence_interval.high == pytest.approx(scores.mean() + half, abs=1e-12)
+    t = (first.mean(axis=1) - scores.mean()) / (first.std(axis=1) / np.sqrt(k))
+    q = np.quantile(np.abs(t), 0.95)
+    below, above = max(q, np.quantile(t, 0.975)), max(q, np.quantile(-t, 0.975))
+    assert above > q  # a long right tail: resamples that miss the top runs reach far below, the interval above
+    se = scores.std() / np.sqrt(m)
+    assert res.confidence_interval.low == pytest.approx(scores.mean() - below * se, abs=1e-12)
+    assert res.confidence_interval.high == pytest.approx(scores.mean() + above * se, abs=1e-12)
+
+
+def test_band_reaches_as_far_as_the_intervals_on_each_side():
+    """The simultaneous band's ends, below and above: the larger of the 95 % quantile of the largest |t| over the
+    budgets and the 97.5 % quantile of the largest t (below) or -t (above), t the resamples' studentized U of
+    their first k draws; so that it holds every interval of the curve."""
+    val, test = runs(m=20)
+    band = boo_n_curve_ci(val, test, n=[1, 4, 8, 10], n_resamples=300, method=K_OF_M, rng=0, bounds=(None, None))
+    errors = band.studentized_errors
+    t = (errors.resample_centres - errors.reference) / errors.resample_standard_errors
+    reach = np.quantile(np.abs(t).max(axis=1), 0.95)
+    below, above = max(reach, np.quantile(t.max(axis=1), 0.975)), max(reach, np.quantile((-t).max(axis=1), 0.975))
+    assert above > reach
+    least, most = errors.plausible_range
+    centre, se = errors.centre, errors.standard_error
+    np.testing.assert_allclose(band.simultaneous_low, np.maximum(centre - below * se, least), rtol=1e-9)
+    np.testing.assert_allclose(band.simultaneous_high, np.minimum(centre + above * se, most), rtol=1e-9)
+    assert np.all(band.simultaneous_low <= band.low) and np.all(band.high <= band.simultaneous_high)
 
 
 @pytest.mark.filterwarnings("ignore::boontrack.exceptions.FewRunsWarning")  # the k draws taken as the data

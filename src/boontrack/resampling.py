@@ -198,16 +198,17 @@ class CurveBand:
     (Montiel Olea & Plagborg-Møller 2019): one critical value c, the ``confidence_level`` quantile over the
     resamples of ``max_n |est*_n - est_n| / s_n`` (s the per-resample standard error for the studentized
     method, else the bootstrap standard error), taken over the trustworthy budgets, gives ``est_n +- c s_n``,
-    meant to hold the whole curve at once. Measured over n = 1..m/2 (normal scores, ties and published tables,
+    meant to hold the whole curve at once (the default method's reaches on each side as far as its intervals
+    do: see :func:`boo_n_ci`). Measured over n = 1..m/2 (normal scores, ties and published tables,
     m = 20 and 50, 1,000 sweeps each; ``tests/benchmarks/bench_coverage.py --bands-only``), the default method's
-    simultaneous band held the whole curve in 98.2-99.7 % of sweeps at 1.5-3.4x its pointwise width
+    simultaneous band held the whole curve in 98.5-99.7 % of sweeps at 1.5-3.5x its pointwise width
     (``"studentized-u"``'s: 93.9-96.1 %, and 88.7-92.7 % on the CIFAR-100 table); percentile bands held the
     validation curve in 77-81 %.
 
     ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on the validation curve of normal scores
     (333 sweeps per cell, n = m/2 + 1 .. m, m = 10-50), percentile intervals covered 42-65 % and the default
-    ones, though they covered 96-100 %, were 4.9-12.0x as wide; beyond m (extrapolation) they are wider
-    still. For n <= m/2 the default intervals covered 94-99.5 % on normal scores at m = 10-100 (see
+    ones, though they covered 96-100 %, were 5.0-12.0x as wide; beyond m (extrapolation) they are wider
+    still. For n <= m/2 the default intervals covered 94.8-99.6 % on normal scores at m = 10-100 (see
     :mod:`boontrack.simulate` and the README's coverage table). Draw and report the band there as doubtful.
 
     Attributes
@@ -384,22 +385,26 @@ def boo_n_ci(
         Number of bootstrap resamples B.
     method : {"studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", \
 "bca", "smoothed"}
-        ``"studentized-u-k-of-m"`` (default): symmetric bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12)
-        around the unbiased estimator U, ``U +- q se``, se U's delta-method standard error on the data (its
-        empirical influence function, one reverse cumulative sum: no inner bootstrap, no jackknife), and q the
-        quantile of ``|U*_k - V| / se*_k`` over resamples of k < m runs (the k-out-of-m bootstrap: Bickel,
-        Götze & van Zwet 1997), k = max(m/2, 1.5 n, 5) and at most m, the first k draws of each resample; V,
-        Boo_n of the runs, is the truth of the population the resamples are drawn from. A resample of fewer runs
-        misses the runs' best as the sweep misses the population's, which resamples of m runs cannot show.
-        Widened to hold the reported estimate if it must. ``"studentized-u"``: the same with k = m.
-        ``"studentized"``: that pivot centred on the reported estimator. With bounds, all three are computed on
+        ``"studentized-u-k-of-m"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
+        the unbiased estimator U, ``U - max(q, t_hi) se`` to ``U + max(q, -t_lo) se``, se U's delta-method
+        standard error on the data (its empirical influence function, one reverse cumulative sum: no inner
+        bootstrap, no jackknife), q the ``confidence_level`` quantile of ``|U*_k - V| / se*_k`` over resamples
+        of k < m runs (the k-out-of-m bootstrap: Bickel, Götze & van Zwet 1997) and t_lo, t_hi the
+        ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(U*_k - V) / se*_k``:
+        each end as far as the farther of the symmetric and the equal-tailed bootstrap-t's. k = max(m/2, 1.5 n,
+        5) and at most m, the first k draws of each resample; V, Boo_n of the runs, is the truth of the population the resamples are drawn
+        from. A resample of fewer runs misses the runs' best as the sweep misses the population's, which
+        resamples of m runs cannot show, and the equal-tailed end puts the long tail this gives the pivot on the
+        side where the truth lies when the top was missed. Widened to hold the reported estimate if it must.
+        ``"studentized-u"``: the symmetric ``U +- q se`` with k = m. ``"studentized"``: that pivot centred on
+        the reported estimator. With bounds, all three are computed on
         the logit scale of the bounds and mapped back. Coverage measured on populations with a known Boo_n
         (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell, 330 cells; the
-        README's table): the default covers at least 93 % in 314 cells and at least 90 % in all but 7
-        (``"studentized-u"``: 290 and all but 22), 94.2-99.5 % on normal scores at m = 10-100 and n <= m/2, where
-        the percentile interval covers 68.6-94.4 %, at 1.04-5.92x its width. No method covers where a rare failure
-        mode or a decisive run is missing from the sweep: the sample has not seen it; the long right tail
-        (log-normal) is covered 91.4-95.1 % (docs/statistics/intervals.md).
+        README's table): the default covers at least 93 % in 321 cells and at least 90 % in all but 5
+        (``"studentized-u"``: 290 and all but 22), 94.8-99.6 % on normal scores at m = 10-100 and n <= m/2, where
+        the percentile interval covers 68.6-94.4 %, at 1.05-6.26x its width, and the long right tail
+        (log-normal) 93.2-96.2 %. No method covers where a rare failure mode or a decisive run is missing from
+        the sweep: the sample has not seen it (docs/statistics/intervals.md).
         ``"studentized-u-calibrated"``: ``"studentized-u"``'s interval on the same resamples, at a level
         calibrated by a second-level bootstrap (Beran 1987; Hall & Martin 1988; 249 resamples with 39 resamples
         each), never below ``confidence_level``. On 400 sweeps per cell it raised the cells where

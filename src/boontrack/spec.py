@@ -89,10 +89,11 @@ class Spec:
     correction: Literal["holm", "bh"] = "holm"
     confidence_level: float = 0.95
     n_resamples: int = 9999
-    #: ``"studentized-u-k-of-m"`` (symmetric bootstrap-t around the unbiased U, its pivot's quantile from
-    #: resamples of fewer runs than the sweep has): the method chosen by its measured coverage
-    #: (:mod:`boontrack.resampling`); ``"studentized-u"`` takes the quantile from resamples of all the runs
-    #: (narrower; it misses more where the sweep rarely holds the population's top); ``"studentized"`` is that
+    #: ``"studentized-u-k-of-m"`` (bootstrap-t around the unbiased U, its pivot's quantiles from resamples of
+    #: fewer runs than the sweep has, each end as far as the farther of the symmetric and the equal-tailed
+    #: interval's): the method chosen by its measured coverage (:mod:`boontrack.resampling`); ``"studentized-u"``
+    #: is the symmetric interval with the quantile from resamples of all the runs (narrower; it misses more where
+    #: the sweep rarely holds the population's top); ``"studentized"`` is that
     #: around the estimate (the default of 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level
     #: calibrated by a second-level bootstrap.
     ci_method: Literal[

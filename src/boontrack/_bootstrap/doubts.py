@@ -35,7 +35,7 @@ FEW_RUNS, ABOVE_HALF = f"fewer than {FEW_RUNS_INTERVAL} runs", "n > m/2"
 #: its mark.
 DOUBT_MEASURED = {
     FEW_RUNS: "95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)",
-    ABOVE_HALF: "intervals there are wide (the default, 4.9-12.0x the percentile width) or under-cover (percentile "
+    ABOVE_HALF: "intervals there are wide (the default, 5.0-12.0x the percentile width) or under-cover (percentile "
     "42-65 %)",
 }
 
@@ -50,7 +50,7 @@ def few_runs_messages(m: int, budgets: np.ndarray | None = None) -> list[str]:
 
     Two keys, each with what was measured for nominal 95 % (default method / percentile, 1,000 sweeps per cell;
     ``tests/benchmarks/bench_coverage.py --doubts-only``): fewer than 8 runs (92-99 % / 75-88 % at m = 4-8, normal
-    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 4.9-12.0x
+    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 5.0-12.0x
     the percentile width / 42-65 % on the validation curve, m = 10-50).
     """
     reasons = []
