@@ -392,10 +392,10 @@ def boo_n_ci(
         of k < m runs (the k-out-of-m bootstrap: Bickel, Götze & van Zwet 1997) and t_lo, t_hi the
         ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(U*_k - V) / se*_k``:
         each end as far as the farther of the symmetric and the equal-tailed bootstrap-t's. k = max(m/2, 1.5 n,
-        5) and at most m, the first k draws of each resample; V, Boo_n of the runs, is the truth of the population the resamples are drawn
-        from. A resample of fewer runs misses the runs' best as the sweep misses the population's, which
-        resamples of m runs cannot show, and the equal-tailed end puts the long tail this gives the pivot on the
-        side where the truth lies when the top was missed. Widened to hold the reported estimate if it must.
+        5) and at most m, the first k draws of each resample; V, Boo_n of the runs, is the truth of the
+        population the resamples are drawn from. A resample of fewer runs misses the runs' best as the sweep
+        misses the population's, which resamples of m runs cannot show, and the equal-tailed end puts the long
+        tail this gives the pivot on the side where the truth lies when the top was missed. Widened to hold the reported estimate if it must.
         ``"studentized-u"``: the symmetric ``U +- q se`` with k = m. ``"studentized"``: that pivot centred on
         the reported estimator. With bounds, all three are computed on
         the logit scale of the bounds and mapped back. Coverage measured on populations with a known Boo_n

@@ -224,8 +224,8 @@ def studentized_interval(resampled: Resampled, confidence_level: float, method: 
     ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(centre* - reference) /
     se*``. Its resamples of k < m runs miss the runs' best as a sweep misses a long tail's top, far below the
     reference with a small se*; the symmetric quantile spreads that tail over both sides, and the equal-tailed
-    end carries it where it belongs. Holding the symmetric interval, it covers wherever that one does on the same resamples; the
-    equal-tailed one alone lost more cells of the coverage suite than it gained.
+    end carries it where it belongs. Holding the symmetric interval, it covers wherever that one does on the
+    same resamples; the equal-tailed one alone lost more cells of the coverage suite than it gained.
     """
     pivot = resampled.pivot
     assert pivot is not None  # kept by the studentized resampling
