@@ -24,8 +24,9 @@ jackknife value for the BCa acceleration.
 
 The default interval is studentized (bootstrap-t): the same counts give each resample's delta-method standard
 error, from the empirical influence function of the L-statistic (one reverse cumulative sum over the tie
-blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`), and the pivot's quantile comes from
-resamples of k < m runs, the first k draws of resamples drawn after the bootstrap distribution's. It was chosen
+blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`), the pivot's quantiles come from
+resamples of k < m runs, the first k draws of resamples drawn after the bootstrap distribution's, and each end
+reaches as far as the farther of the symmetric and the equal-tailed bootstrap-t's. It was chosen
 by its measured coverage on populations with a known Boo_n (:mod:`boontrack.simulate`,
 ``tests/benchmarks/bench_coverage.py``).
 

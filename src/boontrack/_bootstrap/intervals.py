@@ -204,7 +204,8 @@ def bootstrap_standard_error(dist: np.ndarray) -> np.ndarray:
 
 
 def studentized_interval(resampled: Resampled, confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget.
+    """Bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget: symmetric, and for
+    ``K_OF_M_METHOD`` each end as far as the farther of the symmetric and the equal-tailed one's (below).
 
     ``centre +- q se`` (:class:`Pivot`), where q is the ``confidence_level`` quantile of the resamples'
     ``|centre* - reference| / se*`` and se the delta-method standard error on the data. The symmetric form
@@ -508,7 +509,7 @@ def k_out_of_m_pivots(
     pivot is too light-tailed where the top of the population is rarely drawn (a resample holds at most the runs'
     best, which the truth exceeds); on fewer runs a resample's best is more often below the runs' best, as the
     sweep's is below the population's, and the pivot's quantile grows towards the one the sweep needs. The
-    interval stays ``U +- q se`` with the sweep's own se. k follows :func:`k_out_of_m_sizes`; every size reads
+    interval is still around U with the sweep's own se (its ends: :func:`studentized_interval`). k follows :func:`k_out_of_m_sizes`; every size reads
     the first k draws of the same resamples of m runs (a prefix of m independent draws is k independent draws),
     so that the budgets' pivots are joint, as the band needs. As many resamples as the studentized pass
     studentizes (:func:`studentized_resamples`), each budget on k <= m runs, every draw counted once (the sizes'
