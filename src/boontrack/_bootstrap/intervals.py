@@ -235,10 +235,19 @@ def studentized_interval(resampled: Resampled, confidence_level: float, method: 
     quantile = column_quantiles(np.abs(studentized), level)
     if method != K_OF_M_METHOD:
         return _held_and_cut(resampled, *pivot.bounds(quantile))
-    tail = (1 + level) / 2
-    below = np.maximum(quantile, column_quantiles(studentized, tail))
-    above = np.maximum(quantile, column_quantiles(-studentized, tail))
-    return _held_and_cut(resampled, *pivot.bounds(below, above))
+    reaches = farther_reaches(quantile, studentized, -studentized, confidence_level)  # the level is not calibrated
+    return _held_and_cut(resampled, *pivot.bounds(*reaches))
+
+
+def farther_reaches(
+    symmetric: np.ndarray, falling: np.ndarray, rising: np.ndarray, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """How far below and above the centre, in standard errors, ``K_OF_M_METHOD`` reaches: the symmetric reach,
+    or the ``(1 + confidence_level) / 2`` quantile (along axis 0) of ``falling`` (the pivot, which sets the lower
+    end) and of ``rising`` (its negative, the upper end), the equal-tailed interval's, whichever is farther."""
+    tail = (1 + confidence_level) / 2
+    below, above = (np.maximum(symmetric, np.quantile(values, tail, axis=0)) for values in (falling, rising))
+    return below, above
 
 
 def column_quantiles(values: np.ndarray, probabilities: float | np.ndarray) -> np.ndarray:
@@ -307,10 +316,8 @@ def simultaneous_band(
         reach = np.full(resampled.estimate.size, np.quantile(np.abs(studentized).max(axis=1), confidence_level))
         if method != K_OF_M_METHOD:
             return _held_and_cut(resampled, *pivot.bounds(reach))
-        tail = (1 + confidence_level) / 2
-        below = np.maximum(reach, np.quantile(studentized.max(axis=1), tail))
-        above = np.maximum(reach, np.quantile((-studentized).max(axis=1), tail))
-        return _held_and_cut(resampled, *pivot.bounds(below, above))
+        largest = studentized.max(axis=1), (-studentized).max(axis=1)
+        return _held_and_cut(resampled, *pivot.bounds(*farther_reaches(reach, *largest, confidence_level)))
     scale = bootstrap_standard_error(resampled.dist)
     ratios = transformed_ratio(resampled.dist, resampled.estimate, scale, resampled.scale)
     scaled = ratios[:, over & (scale > 0)]
