@@ -4,7 +4,7 @@ Run by hand (not collected by pytest; about an hour on two busy cores, run it un
 
     python tests/benchmarks/bench_coverage.py [--replications 1000] [--resamples 999] [--seed 0] [--only TEXT]
         [--no-bands | --bands-only | --doubts-only | --flags-only] [--populations START:STOP] [--runs 10,20,50,100]
-        [--candidate METHOD] [--held-out]
+        [--budgets 1,5,10] [--candidate METHOD] [--held-out | --fresh]
 
 Prints the Markdown tables of the "Honest intervals" page of the docs (docs/statistics/intervals.md):
 
@@ -19,7 +19,10 @@ Prints the Markdown tables of the "Honest intervals" page of the docs (docs/stat
 2. For the diverged runs: the coverage among the sweeps that hold no diverged run and among those that hold
    one, and how many sweeps hold none: what no resampling can see.
 3. For the published tables whose default falls below 93 %: the coverage among the sweeps that hold the
-   table's best run by validation score and among those that do not.
+   table's best run by validation score and among those that do not; the same for its worst 5 % of runs by test
+   score; and, for each such cell with n > 1, the same for the table's two decisive runs at that n (the two whose
+   leaving out moves its Boo_n most), with the coverage, in the sweeps that hold neither, of the Boo_n of the
+   table without them: the population those sweeps are drawn from as far as they can tell.
 4. How often the pointwise and the simultaneous band of the default method hold the whole true curve over
    n = 1..m/2 (and the percentile method's, for the validation curve).
 5. The doubts a summary marks: fewer than 8 runs (m = 4, 6, 8) and budgets above m/2 (the validation curve at
@@ -33,10 +36,14 @@ counted once).
 
 ``--only TEXT`` keeps the populations whose label contains TEXT (a quick look at a few cells); ``--populations
 START:STOP`` runs a slice of the suite (to share a run out between processes: each cell keeps its seed);
-``--runs`` keeps some of the numbers of runs m (each cell keeps its seed).
+``--runs`` and ``--budgets`` set the numbers of runs m and the budgets n (n <= m/2 are kept; each cell keeps its
+seed).
 
 ``--held-out`` measures populations the methods were not chosen on instead of the suite (other correlations,
 tails, ties and failure rates; run it with another ``--seed``): the check of whether the suite's figures carry over.
+``--fresh`` measures families neither uses (:mod:`fresh_populations`: heavy tails on both sides, bounded uniform
+scores, several configurations, validation that overfits, heavier ties, rarer failures); run it with other
+``--runs``, ``--budgets`` and ``--seed`` too.
 
 ``--candidate METHOD`` prints, instead of the tables, one row per cell comparing an interval method with the
 default on the same sweeps (and the same resamples where the candidate's resampling gives the default's:
@@ -56,8 +63,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the published tables' loaders
 
+from fresh_populations import fresh  # noqa: E402
 from published_runs import SHARED_DATA, load_all  # noqa: E402
 
+from boontrack import boo_n  # noqa: E402
 from boontrack.simulate import band_coverage, finite_population, population, sweep_intervals  # noqa: E402
 from boontrack.spec import DEFAULT_CI_METHOD  # noqa: E402
 
@@ -128,18 +137,22 @@ def main() -> None:
     parser.add_argument("--doubts-only", action="store_true", help="measure the doubts (table 5) alone")
     parser.add_argument("--flags-only", action="store_true", help="whether the long-tail doubt predicts misses")
     parser.add_argument("--runs", default=",".join(map(str, RUNS)), help="numbers of runs m, comma-separated")
+    parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="budgets n, comma-separated")
     parser.add_argument("--candidate", default="", help="compare this interval method with the default, cell by cell")
     parser.add_argument(
         "--held-out", action="store_true", help="the held-out populations instead of the suite (use another --seed)"
     )
+    parser.add_argument("--fresh", action="store_true", help="families neither the suite nor --held-out uses")
     parser.add_argument(
         "--populations", default=":", help="START:STOP, a slice of the suite (each keeps the seeds of the whole run)"
     )
     options = parser.parse_args()
     kept = slice(*(int(end) if end else None for end in options.populations.split(":")))
-    indexed = list(enumerate(held_out() if options.held_out else synthetic() + published()))[kept]
+    chosen = held_out() if options.held_out else fresh() if options.fresh else synthetic() + published()
+    indexed = list(enumerate(chosen))[kept]
     populations = [(index, label, pop) for index, (label, pop) in indexed if options.only in label]
     options.runs = tuple(int(m) for m in options.runs.split(","))
+    options.budgets = tuple(int(n) for n in options.budgets.split(","))
     if options.bands_only:
         bands(populations, options)
         return
@@ -154,9 +167,9 @@ def main() -> None:
         return
     start = time.perf_counter()
 
-    print(f"| population | m | n = {' | n = '.join(map(str, BUDGETS))} |")
-    print("|---|---|" + "---|" * len(BUDGETS))
-    low, absent_rows, best_rows, worst_rows = [], [], [], []
+    print(f"| population | m | n = {' | n = '.join(map(str, options.budgets))} |")
+    print("|---|---|" + "---|" * len(options.budgets))
+    low, absent_rows, best_rows, worst_rows, decisive_rows = [], [], [], [], []
     for label, pop, m, budgets, sweeps in suite_sweeps(populations, options):
         cells = {(c.method, c.n): c for c in sweeps.cells()}
         row = []
@@ -166,7 +179,7 @@ def main() -> None:
             row.append(f"{percent(default.coverage)} / {percent(plain.coverage)} ({ratio:.2f}×)")
             if default.coverage < 0.93:
                 low.append(f"{label}, m = {m}, n = {n}: {percent(default.coverage)} %")
-        row += ["—"] * (len(BUDGETS) - len(budgets))
+        row += ["—"] * (len(options.budgets) - len(budgets))
         print(f"| {label} | {m} | {' | '.join(row)} |", flush=True)
         if pop.name == "diverged":
             diverged = sweeps.val < -pop.parameters["gap"] / 2  # the failures sit gap sd below the runs
@@ -174,6 +187,11 @@ def main() -> None:
         if pop.name == "finite" and min(c.coverage for c in cells.values() if c.method == DEFAULT_CI_METHOD) < 0.93:
             best_rows.append(split_row(label, m, sweeps, without_best_run(sweeps, pop)))
             worst_rows.append(split_row(label, m, sweeps, without_worst_runs(sweeps, pop)))
+            decisive_rows += [
+                decisive_row(label, m, n, sweeps, pop)
+                for n in budgets
+                if n > 1 and cells[DEFAULT_CI_METHOD, n].coverage < 0.93
+            ]
     main_time = time.perf_counter() - start
     print(
         f"\nCells: default / percentile coverage in % (median width of the default ÷ the percentile's); "
@@ -182,31 +200,35 @@ def main() -> None:
         f"{100 * (0.05 * 0.95 / options.replications) ** 0.5:.1f} points ({main_time / 60:.0f} min)."
     )
     print("\nDefault below 93 %: " + ("; ".join(low) if low else "none") + ".")
-    if absent_rows:
-        print(
-            "\n| population | m | sweeps without a diverged run | default coverage there, n = 1 / 5 / 10 | "
-            "in the sweeps with one |"
-        )
-        print("|---|---|---|---|---|")
-        print("\n".join(absent_rows))
-    if best_rows:
-        print(
-            "\n| table | m | sweeps without the table's best run | default coverage there, n = 1 / 5 / 10 | "
-            "in the sweeps with it |"
-        )
-        print("|---|---|---|---|---|")
-        print("\n".join(best_rows))
-        print(
-            f"\n| table | m | sweeps without the table's worst {100 * WORST_SHARE:.0f} % of runs | default coverage "
-            "there, n = 1 / 5 / 10 | in the sweeps with one |"
-        )
-        print("|---|---|---|---|---|")
-        print("\n".join(worst_rows))
+    print_splits(options.budgets, absent_rows, best_rows, worst_rows, decisive_rows)
     if not options.no_bands:
         bands(populations, options)
-    if not options.only and options.populations == ":" and not options.held_out:
+    if not options.only and options.populations == ":" and not (options.held_out or options.fresh):
         doubts(options)
     print(f"\nTotal: {(time.perf_counter() - start) / 60:.0f} min.")
+
+
+def print_splits(budgets, absent_rows: list, best_rows: list, worst_rows: list, decisive_rows: list) -> None:
+    """The tables that split a cell's sweeps by whether they hold a kind of run (see the module's docstring)."""
+    coverage = f"default coverage there, n = {' / '.join(map(str, budgets))}"
+    split = "|---|---|---|---|---|"
+    if absent_rows:
+        print(f"\n| population | m | sweeps without a diverged run | {coverage} | in the sweeps with one |\n{split}")
+        print("\n".join(absent_rows))
+    if best_rows:
+        print(f"\n| table | m | sweeps without the table's best run | {coverage} | in the sweeps with it |\n{split}")
+        print("\n".join(best_rows))
+        worst = f"sweeps without the table's worst {100 * WORST_SHARE:.0f} % of runs"
+        print(f"\n| table | m | {worst} | {coverage} | in the sweeps with one |\n{split}")
+        print("\n".join(worst_rows))
+    if decisive_rows:
+        print(
+            "\n| table | m | n | its two decisive runs: rank by validation, test score (Boo_n moves by) | sweeps "
+            "without either | default coverage there | in the sweeps with one | Boo_n without them | its coverage "
+            "there | distance ÷ median width there |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("\n".join(decisive_rows))
 
 
 def suite_sweeps(populations: list, options: argparse.Namespace, methods=(DEFAULT_CI_METHOD, "percentile")):
@@ -214,7 +236,7 @@ def suite_sweeps(populations: list, options: argparse.Namespace, methods=(DEFAUL
     Each cell keeps its seed, [seed, the population's place in the suite, m]."""
     for index, label, pop in populations:
         for m in options.runs:
-            budgets = [n for n in BUDGETS if n <= m / 2]
+            budgets = [n for n in options.budgets if n <= m / 2]
             sweeps = sweep_intervals(
                 pop,
                 m=m,
@@ -275,6 +297,44 @@ def without_worst_runs(sweeps, pop) -> np.ndarray:
     """The sweeps that hold none of the table's worst WORST_SHARE of runs by test score (its failures)."""
     test = pop._runs[1]
     return ~(sweeps.test <= np.quantile(test, WORST_SHARE, method="inverted_cdf")).any(axis=1)
+
+
+#: How many of a table's runs a decisive-run row names: the two whose leaving out moves its Boo_n most.
+DECISIVE_RUNS = 2
+
+
+def decisive_runs(pop, n: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The table's DECISIVE_RUNS runs whose leaving out moves its Boo_n at ``n`` most (indices), how far leaving
+    each out moves it (Boo_n minus Boo_n without the run), and the Boo_n of the table without them all."""
+    val, test = pop._runs
+    truth = boo_n(val, test, n=n)
+    moves = np.array([truth - boo_n(np.delete(val, i), np.delete(test, i), n=n) for i in range(val.size)])
+    decisive = np.argsort(-np.abs(moves), kind="stable")[:DECISIVE_RUNS]
+    return decisive, moves[decisive], float(boo_n(np.delete(val, decisive), np.delete(test, decisive), n=n))
+
+
+def decisive_row(label: str, m: int, n: int, sweeps, pop) -> str:
+    """The default's coverage at ``n`` among the sweeps that hold none of the table's decisive runs and among the
+    others, and how it covers there the Boo_n of the table without them."""
+    val, test = pop._runs
+    decisive, moves, without = decisive_runs(pop, n)
+    held = np.zeros(sweeps.val.shape[0], bool)
+    for i in decisive:  # a run is known by its pair of scores
+        held |= ((sweeps.val == val[i]) & (sweeps.test == test[i])).any(axis=1)
+    column = int(np.flatnonzero(sweeps.budgets == n)[0])
+    low, high = sweeps.low[DEFAULT_CI_METHOD][:, column], sweeps.high[DEFAULT_CI_METHOD][:, column]
+    truth = sweeps.truth[column]
+    covered, covered_without = (low <= truth) & (truth <= high), (low <= without) & (without <= high)
+    rank = np.argsort(np.argsort(-val, kind="stable"), kind="stable") + 1
+    runs = "; ".join(f"{rank[i]}, {test[i]:.4g} ({move:+.2g})" for i, move in zip(decisive, moves))
+    if not (~held).any():
+        return f"| {label} | {m} | {n} | {runs} | 0.0 % | — | {percent(covered.mean())} % | {without:.4g} | — | — |"
+    distance = (truth - without) / np.median((high - low)[~held])
+    return (
+        f"| {label} | {m} | {n} | {runs} | {percent((~held).mean())} % | {percent(covered[~held].mean())} % "
+        f"| {percent(covered[held].mean()) if held.any() else '—'} % | {without:.4g} "
+        f"| {percent(covered_without[~held].mean())} % | {distance:+.2f} |"
+    )
 
 
 def doubts(options: argparse.Namespace) -> None:
