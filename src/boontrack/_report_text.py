@@ -66,7 +66,7 @@ def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     rate = unseen.rate
     sentences = [
         f"a kind of run rarer than {_one_in(rate)} ({_percent(rate)}) may be absent from these {runs} runs, as a "
-        "failure mode or as a better top, and no interval can show it"
+        "failure mode or as a better top by validation, and no interval can show it"
     ]
     if unseen.mean_shift is not None:
         direction = "lower" if maximize else "raise"
