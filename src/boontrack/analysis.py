@@ -101,9 +101,9 @@ class GaussianEstimate:
 class Unseen:
     """What a group's runs cannot show, in numbers.
 
-    No resampling sees a kind of run the runs do not hold: a failure mode, or a rarer top better by validation. ``rate``
-    is what m runs rule out: a kind of run at least this common per run shows up in 95 % of sweeps of m runs
-    (``1 - 0.05^(1/m)``, about 3/m); a rarer one may well be absent from these. ``top_runs`` says how few runs
+    No resampling sees a kind of run the runs do not hold: a failure mode, or a rarer top better by validation.
+    ``rate`` is what m runs rule out: a kind of run at least this common per run shows up in 95 % of sweeps of m
+    runs (``1 - 0.05^(1/m)``, about 3/m); a rarer one may well be absent from these. ``top_runs`` says how few runs
     Boo_n rests on, so how much hangs on what they happen to be.
     """
 

@@ -396,9 +396,9 @@ def boo_n_ci(
         5) and at most m, the first k draws of each resample; V, Boo_n of the runs, is the truth of the
         population the resamples are drawn from. A resample of fewer runs misses the runs' best as the sweep
         misses the population's, which resamples of m runs cannot show, and the equal-tailed end puts the long
-        tail this gives the pivot on the side where the truth lies when the top was missed. Widened to hold the reported estimate if it must.
-        ``"studentized-u"``: the symmetric ``U +- q se`` with k = m. ``"studentized"``: that pivot centred on
-        the reported estimator. With bounds, all three are computed on
+        tail this gives the pivot on the side where the truth lies when the top was missed. Widened to hold the
+        reported estimate if it must. ``"studentized-u"``: the symmetric ``U +- q se`` with k = m.
+        ``"studentized"``: that pivot centred on the reported estimator. With bounds, all three are computed on
         the logit scale of the bounds and mapped back. Coverage measured on populations with a known Boo_n
         (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell, 330 cells; the
         README's table): the default covers at least 93 % in 321 cells and at least 90 % in all but 5

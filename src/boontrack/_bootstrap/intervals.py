@@ -516,9 +516,9 @@ def k_out_of_m_pivots(
     pivot is too light-tailed where the top of the population is rarely drawn (a resample holds at most the runs'
     best, which the truth exceeds); on fewer runs a resample's best is more often below the runs' best, as the
     sweep's is below the population's, and the pivot's quantile grows towards the one the sweep needs. The
-    interval is still around U with the sweep's own se (its ends: :func:`studentized_interval`). k follows :func:`k_out_of_m_sizes`; every size reads
-    the first k draws of the same resamples of m runs (a prefix of m independent draws is k independent draws),
-    so that the budgets' pivots are joint, as the band needs. As many resamples as the studentized pass
+    interval is still around U with the sweep's own se (its ends: :func:`studentized_interval`). k follows
+    :func:`k_out_of_m_sizes`; every size reads the first k draws of the same resamples of m runs (a prefix of m
+    independent draws is k independent draws), so that the budgets' pivots are joint, as the band needs. As many resamples as the studentized pass
     studentizes (:func:`studentized_resamples`), each budget on k <= m runs, every draw counted once (the sizes'
     counts build on each other); the draws are numpy's, after the distribution's own resamples.
     """
