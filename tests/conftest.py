@@ -95,6 +95,27 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture
+def file_system_looks(monkeypatch) -> list[tuple[str, str]]:
+    """Every ``os.stat``, ``os.lstat``, ``os.listdir`` and ``os.scandir`` made during the test (pathlib's too), as
+    (function, path), in order: what a piece of code asks of the file system, counted instead of timed. The
+    calls themselves are the real ones."""
+    looks: list[tuple[str, str]] = []
+
+    def counted(name: str, function):
+        def look(*args, **kwargs):
+            path = args[0] if args else kwargs.get("path", ".")
+            if isinstance(path, (str, bytes, os.PathLike)):  # not a file descriptor
+                looks.append((name, os.fsdecode(path)))
+            return function(*args, **kwargs)
+
+        return look
+
+    for name in ("stat", "lstat", "listdir", "scandir"):
+        monkeypatch.setattr(os, name, counted(name, getattr(os, name)))
+    return looks
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _checkout_left_clean():
     """Fail the run if the tests created anything in the repository's top directory (e.g. ./mlruns, ./wandb)."""

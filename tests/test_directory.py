@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -367,3 +368,91 @@ def test_two_processes_writing_at_once_end_with_one_complete_summary(tmp_path, e
         assert writer.returncode == 0, stderr
     assert _published_value(out) in {14.1, 114.1}  # the last write of either process, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --- leftovers found by name, one listing per pass ----------------------------------------------------------
+
+
+def _abandoned_leftover(parent: Path, destination: str, kind: str = "staging") -> Path:
+    """A leftover of ``destination`` written from another host and untouched for longer than the grace period."""
+    leftover = parent / f".{destination}.{kind}-1234-{'0' * 8}-{os.urandom(6).hex()}"
+    if kind == "token":
+        leftover.write_text("{}")
+    else:
+        leftover.mkdir()
+        (leftover / DirectorySink.MANIFEST_FILE).write_text('{"files": []}')
+    old = time.time() - DirectorySink.FOREIGN_GRACE_S - 60
+    os.utime(leftover, (old, old))
+    return leftover
+
+
+#: Destinations whose names hold each other, dots, and a leftover's shape.
+_NEIGHBOURS = ("a", "a.b", "b.a", "a.staging-0123456789ab", "a\nb")
+
+
+@pytest.mark.parametrize("one_pass", [False, True], ids=["on-its-own", "in-a-pass"])
+def test_a_sink_deletes_exactly_the_leftovers_of_its_own_destination(tmp_path, one_pass):
+    from boontrack.directory import one_listing_per_folder
+
+    leftovers = {
+        name: [_abandoned_leftover(tmp_path, name), _abandoned_leftover(tmp_path, name, "token")]
+        for name in _NEIGHBOURS
+    }
+    look_alikes = [tmp_path / ".a.staging-mine", tmp_path / ".a.lock", tmp_path / "a.staging-0123456789ab.b"]
+    for path in look_alikes:
+        path.write_text("not boontrack's")
+    with one_listing_per_folder() if one_pass else contextlib.nullcontext():
+        for position, name in enumerate(_NEIGHBOURS):
+            DirectorySink(tmp_path / name)
+            for other, paths in leftovers.items():
+                gone = _NEIGHBOURS.index(other) <= position
+                assert [path.exists() for path in paths] == [not gone, not gone], (name, other)
+    assert all(path.exists() for path in look_alikes)
+
+
+def test_a_sink_restores_its_previous_summary_from_the_listing_of_the_pass(tmp_path):
+    """A crash between the two renames left no destination: the pass's listing still finds the summary aside."""
+    from boontrack.directory import one_listing_per_folder
+
+    aside = tmp_path / f".out.previous-1234-{'0' * 8}-{'c' * 12}"
+    sink = DirectorySink(tmp_path / "out")
+    sink.write(_outputs(value=0.25))
+    sink.write_fingerprint("fp")
+    os.rename(tmp_path / "out", aside)
+    old = time.time() - DirectorySink.FOREIGN_GRACE_S - 60
+    os.utime(aside, (old, old))
+    with one_listing_per_folder():
+        DirectorySink(tmp_path / "other")
+        assert DirectorySink(tmp_path / "out").read_fingerprint() == "fp"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_sink_looks_at_none_of_its_neighbours(tmp_path, file_system_looks):
+    """Its parent is listed once, and only its own leftovers' names are looked at further, however many
+    summaries stand beside it."""
+    for k in range(50):
+        (tmp_path / f"sweep-{k}").mkdir()
+        (tmp_path / f".sweep-{k}.lock").touch()
+    leftover = _abandoned_leftover(tmp_path, "sweep-7")
+    file_system_looks.clear()
+    DirectorySink(tmp_path / "sweep-7")
+    neighbours = {str(tmp_path / f"sweep-{k}") for k in range(50) if k != 7}
+    looked_at = {path.removesuffix(os.sep) for _, path in file_system_looks}
+    assert not looked_at & neighbours
+    assert not any(path.startswith(str(tmp_path / ".sweep-")) and ".lock" in path for path in looked_at)
+    assert file_system_looks.count(("listdir", str(tmp_path))) == 1
+    assert not leftover.exists()
+
+
+def test_sinks_of_one_pass_list_their_parent_once(tmp_path, file_system_looks):
+    from boontrack.directory import one_listing_per_folder
+
+    for k in range(20):
+        (tmp_path / f"sweep-{k}").mkdir()
+    file_system_looks.clear()
+    with one_listing_per_folder():
+        for k in range(20):
+            DirectorySink(tmp_path / f"sweep-{k}")
+    assert file_system_looks.count(("listdir", str(tmp_path))) == 1
+    DirectorySink(tmp_path / "sweep-0")  # after the pass, a sink lists its parent itself
+    assert file_system_looks.count(("listdir", str(tmp_path))) == 2

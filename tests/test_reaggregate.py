@@ -431,6 +431,31 @@ def test_a_pending_token_file_of_a_dead_writer_is_removed(workdir):
     assert not pending.exists()
 
 
+def _jobs_side_by_side(count: int) -> str:
+    """``count`` jobs writing their summaries side by side into summaries/, as a discovering job's sweeps do."""
+    return "".join(
+        JOB.replace('"small"', f'"job-{k}"').replace("summaries/small", f"summaries/job-{k}") + "plots = false\n"
+        for k in range(count)
+    )
+
+
+def test_an_unchanged_pass_looks_at_each_summary_a_fixed_number_of_times(workdir, file_system_looks):
+    """The folder of summaries side by side is listed once per pass, and a job looks at its own summary only:
+    twice the jobs cost twice the looks, where each job's sink once listed the folder and stat-ed every entry
+    (four times the looks, and a pass over 10^4 sweeps that took an hour)."""
+    summaries = workdir / "summaries"
+    looks = {}
+    for count in (4, 8):
+        (workdir / "boontrack.toml").write_text(_jobs_side_by_side(count))
+        assert reaggregate(workdir / "boontrack.toml").exit_code == 0
+        file_system_looks.clear()
+        unchanged = reaggregate(workdir / "boontrack.toml")
+        assert (unchanged.exit_code, unchanged.stdout.count(": unchanged\n")) == (0, count)
+        looks[count] = [look for look in file_system_looks if look[1].startswith(str(summaries))]
+        assert looks[count].count(("listdir", str(summaries))) == 1
+    assert len(looks[8]) <= 2 * len(looks[4])
+
+
 # --- discovery, workers, and the bound per tracking server ---------------------------------------------------
 
 

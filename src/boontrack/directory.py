@@ -14,6 +14,9 @@ import stat
 import time
 import uuid
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from boontrack.backends import Sink, SummaryOutputs
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.runframe import artifact_path
 
-__all__ = ["DirectorySink"]
+__all__ = ["DirectorySink", "one_listing_per_folder"]
 
 
 class DirectorySink(Sink):
@@ -45,8 +48,10 @@ class DirectorySink(Sink):
 
     Every sink on a path first cleans up what crashed writers left beside it: a leftover whose writer is gone
     (same host: its process has exited; another host: untouched for :attr:`FOREIGN_GRACE_S` seconds) is
-    restored when the destination is missing, else deleted. Concurrent writers need no lock: each publishes
-    a complete directory, and the last one to publish stays.
+    restored when the destination is missing, else deleted. The leftovers are found by their names in one
+    listing of the parent directory, and only names of this destination's leftovers are looked at further;
+    inside :func:`one_listing_per_folder` (a ``reaggregate`` pass) the sinks of one parent share that listing.
+    Concurrent writers need no lock: each publishes a complete directory, and the last one to publish stays.
 
     The destination must be new, empty, or a directory this sink wrote (its files are listed in
     ``.boontrack-manifest.json``): a directory with other files is refused, and only files listed in a
@@ -209,21 +214,26 @@ class DirectorySink(Sink):
     def _leftovers(self) -> list[tuple[Path, str]]:
         """Staging and previous directories, and pending token files, beside the destination whose writer is
         gone, with their kind."""
-        pattern = re.compile(
-            rf"\.{re.escape(self.path.name)}\.(staging|previous|token)-(?:(\d+)-([0-9a-f]{{8}})-)?[0-9a-f]{{12,32}}"
-        )
-        try:
-            names = os.listdir(self.path.parent)
-        except OSError:  # no parent yet, or not readable: nothing this sink can recover
-            return []
         found = []
-        for name in sorted(names):
-            match = pattern.fullmatch(name)
-            candidate = self.path.parent / name
-            expected = candidate.is_file() if match and match[1] == "token" else candidate.is_dir()
-            if match and expected and not _writer_alive(match[2], match[3], candidate, self.FOREIGN_GRACE_S):
-                found.append((candidate, match[1]))
+        for leftover in sorted(self._leftover_names(), key=lambda match: match[0]):
+            candidate = self.path.parent / leftover[0]  # only this destination's leftovers cost a stat
+            expected = candidate.is_file() if leftover["kind"] == "token" else candidate.is_dir()
+            if expected and not _writer_alive(leftover["pid"], leftover["host"], candidate, self.FOREIGN_GRACE_S):
+                found.append((candidate, leftover["kind"]))
         return found
+
+    def _leftover_names(self) -> list[re.Match[str]]:
+        """The names beside the destination shaped like its leftovers (:data:`_LEFTOVER_NAME`).
+
+        Inside :func:`one_listing_per_folder` the first sink of a parent lists it for all, and each sink takes
+        its own names out: a second sink on the same path in that pass finds none.
+        """
+        shared = _SHARED_LISTINGS.get()
+        if shared is None:
+            return _leftover_names_by_destination(self.path.parent).get(self.path.name, [])
+        if self.path.parent not in shared:
+            shared[self.path.parent] = _leftover_names_by_destination(self.path.parent)
+        return shared[self.path.parent].pop(self.path.name, [])
 
     def _recover(self) -> None:
         """Finish what a crashed writer left: restore the previous summary if the destination is missing, then
@@ -343,6 +353,46 @@ _HOST_ID = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 _OWNERSHIP_LOOKS = 10
 #: errno values of a file system or kernel that cannot exchange two directories atomically.
 _NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV}
+#: The name of a leftover beside a destination (see ``DirectorySink._sibling``): ``.<destination>.<kind>-`` then
+#: the writer's pid and host id (absent in names of older versions) and a random part. Neither the kind nor
+#: what follows it holds a dot, so the destination is everything between the first and the last dot.
+_LEFTOVER_NAME = re.compile(
+    r"\.(?P<destination>.*)\.(?P<kind>staging|previous|token)-(?:(?P<pid>\d+)-(?P<host>[0-9a-f]{8})-)?[0-9a-f]{12,32}",
+    re.DOTALL,
+)
+#: Inside :func:`one_listing_per_folder`: each parent directory's leftover names listed so far, by destination.
+_SHARED_LISTINGS: ContextVar[dict[Path, dict[str, list[re.Match[str]]]] | None] = ContextVar(
+    "boontrack_shared_listings", default=None
+)
+
+
+@contextmanager
+def one_listing_per_folder() -> Iterator[None]:
+    """Inside the block, the :class:`DirectorySink` objects of one parent directory share one listing of it.
+
+    A pass over N summaries written side by side (``out = DIR`` of a discovering job: ``DIR/<sweep>``) then
+    lists ``DIR`` once, not once per sweep: its cost grows as N, not N². A leftover that a writer leaves after
+    the listing is cleaned up by the next pass, as one left after the pass would be.
+    """
+    reset = _SHARED_LISTINGS.set({})
+    try:
+        yield
+    finally:
+        _SHARED_LISTINGS.reset(reset)
+
+
+def _leftover_names_by_destination(folder: Path) -> dict[str, list[re.Match[str]]]:
+    """The names in ``folder`` shaped like leftovers (:data:`_LEFTOVER_NAME`), by destination: one listing and
+    no ``stat``, however many entries it has."""
+    try:
+        names = os.listdir(folder)
+    except OSError:  # no parent yet, or not readable: nothing a sink can recover
+        return {}
+    found: dict[str, list[re.Match[str]]] = {}
+    for name in names:
+        if match := _LEFTOVER_NAME.fullmatch(name):
+            found.setdefault(match["destination"], []).append(match)
+    return found
 
 
 def _identity(status: os.stat_result) -> tuple[int, int, int]:

@@ -367,12 +367,15 @@ def run_jobs(
     def say(line: str) -> None:
         log(redact(line))
 
+    from boontrack.directory import one_listing_per_folder
+
     runnable, failed = discover_jobs(jobs, log=say)
     if engine is None and workers > 1:
         engine = ProcessEngine(workers, run_job_line)
     runner = engine if engine is not None else _InDriver()
     queue = _Admission(runnable, per_server)
-    with _stop_on_signals(abort_at_once=engine is None) as stop:
+    # The sweeps of a discovering job are written side by side (out/KEY): one listing of out for the pass.
+    with _stop_on_signals(abort_at_once=engine is None) as stop, one_listing_per_folder():
         try:
             failed += _report(_scheduled(queue, runner, force, lock_timeout, stop, grace), say, on_error)
         except PassInterrupted:

@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +52,12 @@ ONE_THREAD = {
 }
 
 
-def boontrack(*args: str, env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess, float]:
-    """Run the installed command; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
-    seconds (user + system) of its process."""
-    command = [shutil.which("boontrack") or "boontrack", *args]
+def boontrack(
+    *args: str, env: dict[str, str] | None = None, program: Sequence[str] = ()
+) -> tuple[float, float, subprocess.CompletedProcess, float]:
+    """Run the installed command (or ``program``, e.g. a Python script calling the command line); wall seconds,
+    peak RSS of its process in MiB, the finished process, and the CPU seconds (user + system) of its process."""
+    command = [*(program or [shutil.which("boontrack") or "boontrack"]), *args]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env)

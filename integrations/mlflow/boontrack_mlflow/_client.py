@@ -13,7 +13,9 @@ import os
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from boontrack.exceptions import BackendError, InputError
@@ -247,6 +249,20 @@ def sqlite_path(uri: str) -> str | None:
         return None
     path = uri.removeprefix("sqlite:///").split("?", 1)[0]
     return path or None
+
+
+def local_artifact_directory(uri: str | None) -> Path | None:
+    """The directory an artifact URI names on this machine, as MLflow's local artifact repository reads it
+    (``file:///path`` or an absolute path); None for any other store (S3, ``mlflow-artifacts:``, a relative
+    path, another host), which only the client reads."""
+    if not uri:
+        return None
+    parsed = urllib.parse.urlparse(uri)
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost") and os.name == "posix":
+        return Path(urllib.parse.unquote(parsed.path))  # what urllib.request.url2pathname does on POSIX
+    if not parsed.scheme and os.path.isabs(uri):
+        return Path(uri)
+    return None
 
 
 @contextlib.contextmanager

@@ -52,6 +52,7 @@ from boontrack_mlflow._client import (
     bounded_http,
     connect,
     is_missing,
+    local_artifact_directory,
     resolve_tracking_uri,
 )
 from boontrack_mlflow._sql import SqlStore
@@ -129,6 +130,7 @@ class MlflowSink(Sink):
         self._parent_run_id = parent_run_id
         self._key = key
         self._run_id: str | None = None  # the summary run written (or found complete) by this sink
+        self._artifact_uri: str | None = None  # the artifacts of the complete summary run found
         self._superseded = False  # our run was deleted by a concurrent writer that completed first
 
     @property
@@ -144,7 +146,7 @@ class MlflowSink(Sink):
             state = self._state(by_sql=True)
         if not state.clean or state.keep is None:
             return None
-        self._run_id = state.keep.info.run_id
+        self._run_id, self._artifact_uri = state.keep.info.run_id, state.keep.info.artifact_uri
         return state.keep.data.tags[FINGERPRINT_TAG]
 
     def read_change_token(self) -> tuple[str, str] | None:
@@ -190,13 +192,22 @@ class MlflowSink(Sink):
         ``fingerprint``; a summary run without a readable ``summary.json`` raises (the pipeline rewrites it)."""
         if self._run_id is None or self.read_fingerprint() != fingerprint:
             return None
-        with bounded_http(self._budget), backend_errors("reading the stored summary", self._uri):
-            with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
-                path = self._client.download_artifacts(self._run_id, "summary.json", tmp)
-                data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(self._stored_summary_text())
         if not isinstance(data, dict):
             raise ValueError(f"summary.json of MLflow run {self._run_id} is not a JSON object")
         return data
+
+    def _stored_summary_text(self) -> str:
+        """``summary.json`` of the summary run found: read in its artifact directory where the store read by SQL
+        names one on this machine (no client, so no MLflow to import: an unchanged summary stays by SQL; a file
+        gone raises as it is, and the pipeline writes the summary again), else downloaded through the client."""
+        local = local_artifact_directory(self._artifact_uri) if self._store is not None else None
+        if local is not None:
+            return (local / "summary.json").read_text(encoding="utf-8")
+        with bounded_http(self._budget), backend_errors("reading the stored summary", self._uri):
+            with tempfile.TemporaryDirectory(prefix="boontrack-") as tmp:
+                path = self._client.download_artifacts(self._run_id, "summary.json", tmp)
+                return Path(path).read_text(encoding="utf-8")
 
     def write(self, outputs: SummaryOutputs) -> None:
         from mlflow.exceptions import MlflowException

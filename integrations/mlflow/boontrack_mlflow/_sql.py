@@ -163,6 +163,7 @@ class StoredRunInfo:
     run_id: str
     status: str
     start_time: int | None
+    artifact_uri: str | None
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ class StoredRunData:
 @dataclass(frozen=True)
 class StoredRun:
     """A run as the SQL path sees it, shaped as MLflow's ``Run`` where a sink looks (``info.run_id``,
-    ``info.status``, ``info.start_time``, ``data.tags``), so that one rule reads both."""
+    ``info.status``, ``info.start_time``, ``info.artifact_uri``, ``data.tags``), so that one rule reads both."""
 
     info: StoredRunInfo
     data: StoredRunData
@@ -313,12 +314,12 @@ class SqlStore:
         def tagged(snapshot: _Snapshot) -> tuple[Mapping[str, str], list[StoredRun]]:
             found = _experiments(snapshot, "e.experiment_id = :id", {"id": int(experiment_id)})
             rows = snapshot.rows(_TAGGED_RUNS_SQL, {"experiment_id": int(experiment_id), "key": key, "value": value})
-            runs: dict[str, tuple[str, int | None, dict[str, str]]] = {}
-            for run_id, status, started, tag, tag_value in rows:
-                runs.setdefault(run_id, (status, started, {}))[2][tag] = tag_value
+            runs: dict[str, tuple[str, int | None, str | None, dict[str, str]]] = {}
+            for run_id, status, started, artifact_uri, tag, tag_value in rows:
+                runs.setdefault(run_id, (status, started, artifact_uri, {}))[3][tag] = tag_value
             return (found[0].tags if found else {}), [
-                StoredRun(StoredRunInfo(run_id, status, started), StoredRunData(MappingProxyType(tags)))
-                for run_id, (status, started, tags) in runs.items()
+                StoredRun(StoredRunInfo(run_id, status, started, artifact_uri), StoredRunData(MappingProxyType(tags)))
+                for run_id, (status, started, artifact_uri, tags) in runs.items()
             ]
 
         return self._in_snapshot("looking for an earlier summary", tagged)
@@ -466,7 +467,7 @@ _CHILDREN_SQL = (
 )
 # The active runs of an experiment tagged key = value, one row per tag of theirs.
 _TAGGED_RUNS_SQL = (
-    "SELECT r.run_uuid, r.status, r.start_time, t.key, t.value FROM runs r "
+    "SELECT r.run_uuid, r.status, r.start_time, r.artifact_uri, t.key, t.value FROM runs r "
     "JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = :key AND k.value = :value "
     "JOIN tags t ON t.run_uuid = r.run_uuid "
     "WHERE r.experiment_id = :experiment_id AND r.lifecycle_stage = 'active'"

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -268,17 +270,13 @@ def test_an_unknown_parent_run_warns_and_fails_the_result(sqlite_uri):
     assert (result.status, result.location) == ("failed", "")
 
 
-def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sqlite_uri, monkeypatch):
-    from click.testing import CliRunner
-
-    from boontrack.cli import main
-
-    sweep_ = mixed_sweep(sqlite_uri, finished=8)
-    command = [
+def _write_back(sweep_, uri: str) -> list[str]:
+    """``boontrack summarize`` of the sweep with ``--write-back`` (a small bootstrap)."""
+    return [
         "summarize",
         f"mlflow:{sweep_.experiment_id}",
         "--tracking-uri",
-        sqlite_uri,
+        uri,
         "--parent",
         sweep_.parent_id,
         "--val",
@@ -291,6 +289,14 @@ def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sql
         "200",
         "--write-back",
     ]
+
+
+def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sqlite_uri, monkeypatch):
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+
+    command = _write_back(mixed_sweep(sqlite_uri, finished=8), sqlite_uri)
     first = CliRunner().invoke(main, command)
     assert first.exit_code == 0, first.output
 
@@ -301,3 +307,48 @@ def test_an_unchanged_write_back_prints_the_stored_summary_without_analyzing(sql
     again = CliRunner().invoke(main, command)
     assert again.exit_code == 0, again.output
     assert again.stdout == first.stdout and "up to date" in again.stderr
+
+
+#: A command line in a fresh process, then which of MLflow, matplotlib and boontrack's plotting it loaded.
+_LOADED_AFTER = """
+import sys
+from boontrack.cli import main
+main(sys.argv[1:], standalone_mode=False)
+print("loaded:", [name for name in ("mlflow", "matplotlib", "boontrack.plots") if name in sys.modules])
+"""
+
+
+def test_an_unchanged_write_back_by_sql_loads_neither_mlflow_nor_matplotlib(sqlite_uri):
+    """Up to date is decided by SQL and the stored summary.json read from the summary run's artifact directory:
+    no MlflowClient (MLflow's imports are 1-2 s of CPU) and no plotting, where the first write needed both."""
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+
+    command = _write_back(mixed_sweep(sqlite_uri, finished=8), sqlite_uri)
+    first = CliRunner().invoke(main, command)
+    assert first.exit_code == 0, first.output
+    again = subprocess.run([sys.executable, "-c", _LOADED_AFTER, *command], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout + "loaded: []\n"
+    assert "up to date, nothing written" in again.stderr
+
+
+def test_a_summary_json_gone_from_the_artifact_directory_is_written_again(sqlite_uri):
+    from click.testing import CliRunner
+
+    from boontrack.cli import main
+    from boontrack_mlflow._client import local_artifact_directory
+
+    sweep_ = mixed_sweep(sqlite_uri, finished=8)
+    command = _write_back(sweep_, sqlite_uri)
+    first = CliRunner().invoke(main, command)
+    assert first.exit_code == 0, first.output
+    (lost,) = summary_runs(sweep_.client, sweep_.experiment_id)
+    (local_artifact_directory(lost.info.artifact_uri) / "summary.json").unlink()
+    again = CliRunner().invoke(main, command)
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout and "Summary written" in again.stderr
+    (rewritten,) = summary_runs(sweep_.client, sweep_.experiment_id)
+    assert rewritten.info.run_id != lost.info.run_id
+    assert (local_artifact_directory(rewritten.info.artifact_uri) / "summary.json").is_file()

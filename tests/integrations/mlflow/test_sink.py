@@ -140,6 +140,27 @@ def test_an_up_to_date_summary_run_gives_its_summary_back(sqlite_uri):
         "spec": {"val": "metrics.val", "test": "acc", "n": [1, 5], "estimator": "V", "group_by": None}
     }
     assert reader.read_summary("fp-other") is None  # another fingerprint: recompute
+    assert reader._made_client is None  # found by SQL, read from the run's artifact directory
+
+
+@pytest.mark.parametrize(
+    ("uri", "directory"),
+    [
+        ("file:///srv/ml%20runs/1/abc/artifacts", "/srv/ml runs/1/abc/artifacts"),
+        ("file://localhost/srv/mlruns/1/abc/artifacts", "/srv/mlruns/1/abc/artifacts"),
+        ("/srv/mlruns/1/abc/artifacts", "/srv/mlruns/1/abc/artifacts"),
+        ("mlruns/1/abc/artifacts", None),  # relative: to a working directory this process may not share
+        ("file://fileserver/mlruns/1/abc/artifacts", None),
+        ("mlflow-artifacts:/1/abc/artifacts", None),
+        ("s3://bucket/mlruns/1/abc/artifacts", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_only_artifacts_on_this_machine_are_read_without_the_client(uri, directory):
+    from boontrack_mlflow._client import local_artifact_directory
+
+    assert local_artifact_directory(uri) == (None if directory is None else Path(directory))
 
 
 def test_a_completing_writer_never_deletes_a_newer_summary_still_being_written(sqlite_uri):
