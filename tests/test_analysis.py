@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -659,3 +660,14 @@ def test_groups_and_batches_are_summarized_in_an_exit_handler(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout == "groups: 3\n"
+
+
+def test_names_that_disagree_on_the_direction_are_refused_before_any_work():
+    frame = pd.DataFrame({"val_score": [0.5, 0.6, 0.7, 0.8], "test_loss": [0.9, 0.8, 0.7, 0.6]})
+    spec = Spec(val="val_score", test="test_loss", n=(1, 2), n_resamples=RESAMPLES)
+    with pytest.raises(
+        ValueError, match=r"^'val_score' and 'test_loss' disagree .* `maximize=True` or `maximize=False`$"
+    ):
+        analyze(RunTable.from_frame(frame, spec), spec)
+    said = dataclasses.replace(spec, maximize=False)
+    assert analyze(RunTable.from_frame(frame, said), said).spec.direction == "lower is better, as asked"
