@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from boontrack.exceptions import InputError
-from boontrack.spec import Direction, Spec, direction_in_name, loss_word
+from boontrack.spec import PERCENT_BOUNDS, Direction, Spec, direction_in_name, loss_word
 from boontrack.vocabulary import CLI, CONFIG, HYDRA, speaking
 
 
@@ -218,6 +218,46 @@ def test_the_default_direction_names_every_name_it_read():
     assert Spec(val="acc").resolve_direction().direction == (
         "higher is better by default: nothing said which way, and 'acc' does not name a loss or an error"
     )
+
+
+@pytest.mark.parametrize(
+    ("metric", "lowest", "highest", "bounds"),
+    [
+        ("test_acc", 12.5, 99.0, PERCENT_BOUNDS),  # percentages
+        ("test_acc", 0.0, 100.0, PERCENT_BOUNDS),
+        ("test_acc", 0.4, 97.0, PERCENT_BOUNDS),  # a diverged run below 1 %
+        ("eval/macroF1", 40.0, 60.0, PERCENT_BOUNDS),
+        ("gpu_pct", 5.0, 50.0, PERCENT_BOUNDS),
+        ("test_acc", 0.1, 0.9, None),  # fractions: [0, 1] for each group whose scores lie in it
+        ("test_acc", 0.0, 1.0, None),
+        ("test_acc", 50.0, 100.5, None),  # not a percentage
+        ("test_acc", -1.0, 50.0, None),
+        ("test_score", 50.0, 90.0, None),  # a score, but not a share of a whole
+        ("accuracy_loss", 5.0, 50.0, None),
+        ("test_err", 5.0, 50.0, None),  # an error rate in percent, or an unbounded error: not said by the name
+    ],
+)
+def test_a_share_in_percent_is_bounded_by_100_and_says_so(metric, lowest, highest, bounds):
+    resolved = Spec(val="val", test=metric).resolve_bounds(lowest, highest)
+    assert resolved.bounds == bounds
+    if bounds is None:
+        assert resolved.stated_bounds == "" and resolved == Spec(val="val", test=metric)
+    else:
+        assert resolved.stated_bounds.startswith(f"bounds [0, 100]: {metric!r} names a share (")
+        assert resolved.stated_bounds.endswith("and its scores lie in [0, 100], above 1: percentages")
+        assert resolved.resolve_bounds(lowest, highest) is resolved  # resolved once
+
+
+def test_bounds_the_caller_gives_are_kept_and_not_restated():
+    given = Spec(val="val", test="test_acc", bounds=(0, 1000))
+    assert given.resolve_bounds(5.0, 90.0) is given and given.stated_bounds == ""
+    with pytest.raises(InputError, match="bounds_from is set by resolve_bounds, with bounds"):
+        Spec(val="v", bounds_from="guessed")
+    with pytest.raises(InputError, match="unknown option `bounds_from`"):
+        Spec.from_keywords({"val": "v", "bounds": (0, 100), "bounds_from": "guessed"})
+    inferred = Spec(val="val", test="test_acc").resolve_bounds(5.0, 90.0)
+    assert Spec.from_dict(inferred.to_dict()) == inferred  # a stored summary keeps why
+    assert "bounds_from" not in Spec(val="v").to_dict()  # a spec without it keeps its fingerprint
 
 
 def test_a_loss_without_a_direction_is_refused_naming_the_setting_to_add():

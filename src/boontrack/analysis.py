@@ -139,7 +139,8 @@ class GroupSummary:
     doubts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     #: What these runs cannot show (:class:`Unseen`).
     unseen: Unseen | None = None
-    #: The test scores' bounds the intervals respect, None for an open side (declared, or [0, 1]).
+    #: The test scores' bounds the intervals respect, None for an open side (declared, [0, 1], or [0, 100] for a
+    #: share in percent: :meth:`Spec.resolve_bounds`).
     bounds: tuple[float | None, float | None] = (None, None)
 
     def trustworthy(self, n: int) -> bool:
@@ -325,6 +326,8 @@ def analyze(
 
     _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
+    reported = table.runs["test"]  # one rule for every group (a percentage's bounds), said once in the summary
+    spec = spec.resolve_bounds(float(reported.min()), float(reported.max()))
     with (
         using_threads(threads),
         computation(_bootstrap_work(table, spec)),

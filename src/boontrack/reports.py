@@ -278,6 +278,7 @@ def _overview(summary: Summary) -> str:
     keys = spec.group_by or [short_name(column) for column in summary.group_by]
     grouping = f", grouped by {', '.join(map(markdown_literal, keys))}" if keys else ""
     direction = spec.direction or ("higher is better" if spec.maximize is not False else "lower is better")
+    direction += f"; {spec.stated_bounds}" if spec.stated_bounds else ""
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
@@ -471,7 +472,8 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     ]
     lines = [
         f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{summary.runs} runs, {len(summary.dropped)} dropped" + (f"; {spec.direction}" if spec.direction else ""),
+        f"{summary.runs} runs, {len(summary.dropped)} dropped"
+        + "".join(f"; {said}" for said in (spec.direction, spec.stated_bounds) if said),
         *_aligned([header, *rows]),
     ]
     if summary.comparisons:

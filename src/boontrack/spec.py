@@ -35,15 +35,21 @@ __all__ = [
     "DEFAULT_CI_METHOD",
     "ESTIMATORS",
     "LOSS_WORDS",
+    "PERCENT_BOUNDS",
     "PICKS",
     "SCORE_WORDS",
+    "SHARE_WORDS",
     "Direction",
     "Spec",
     "curve_request",
     "direction_in_name",
     "loss_word",
     "score_word",
+    "share_word",
 ]
+
+#: The bounds of a share in percent (:meth:`Spec.resolve_bounds`).
+PERCENT_BOUNDS = (0.0, 100.0)
 
 #: How an entry of ``Spec.curves`` asks for a best-so-far curve: ``best-so-far:<val>`` (each run's running best
 #: validation value) or ``best-so-far:<test>`` (its test value at that best step), in the summary's direction.
@@ -126,6 +132,9 @@ class Spec:
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
     direction_from: str | None = None
+    #: Why :meth:`resolve_bounds` inferred ``bounds`` (a percentage's), said in the summary; None for bounds the
+    #: caller gave, and for none. Not an option, like ``direction_from``.
+    bounds_from: str | None = None
 
     def __post_init__(self) -> None:
         """Normalize the values callers spell in several ways, then check every field, once: a bad one is an
@@ -139,6 +148,8 @@ class Spec:
                 raise InputError(f"{vocabulary.name(f.name)} {problem}, got {given!r}")
         if self.direction_from is not None and self.maximize is None:
             raise InputError("direction_from is set by resolve_direction, with maximize")
+        if self.bounds_from is not None and self.bounds is None:
+            raise InputError("bounds_from is set by resolve_bounds, with bounds")
         self._check_best_so_far()
 
     def _check_best_so_far(self) -> None:
@@ -181,11 +192,13 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint. ``curves`` is
-        left out when empty, so that a spec without them keeps the summary key and fingerprint it had before the
-        option existed."""
+        left out when empty and ``bounds_from`` when None, so that a spec without them keeps the summary key and
+        fingerprint it had before they existed."""
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         if not self.curves:
             del data["curves"]
+        if self.bounds_from is None:
+            del data["bounds_from"]
         return data
 
     @classmethod
@@ -282,6 +295,27 @@ class Spec:
             read = f"{names[0]!r} does not name" if len(names) == 1 else f"neither {names[0]!r} nor {names[1]!r} names"
             return f"{better} by default: nothing said which way, and {read} a loss or an error"
         return f"{better}, said by {self.direction_from}"
+
+    def resolve_bounds(self, lowest: float, highest: float) -> Spec:
+        """This spec with the bounds of a percentage when none were given and the reported metric is one: its name
+        says it is a share of a whole (:func:`share_word`: an accuracy, an F1, a recall, a percentage) and its
+        scores, ``lowest`` to ``highest``, lie in [0, 100] but not all in [0, 1] (where [0, 1] holds already,
+        see ``bounds``). The summary says so (:attr:`stated_bounds`); a resolved spec is returned as it is.
+        """
+        word = share_word(self.metric)
+        if self.bounds is not None or word is None or not (lowest >= 0 and 1 < highest <= 100):
+            return self
+        why = f"{self.metric!r} names a share ({word!r}) and its scores lie in [0, 100], above 1: percentages"
+        return dataclasses.replace(self, bounds=PERCENT_BOUNDS, bounds_from=why)
+
+    @property
+    def stated_bounds(self) -> str:
+        """The bounds :meth:`resolve_bounds` inferred and why, as the summary states them; ``""`` for bounds the
+        caller gave and for the default rule."""
+        if self.bounds_from is None or self.bounds is None:
+            return ""
+        low, high = self.bounds
+        return f"bounds [{low:g}, {high:g}]: {self.bounds_from}"
 
     @property
     def budgets(self) -> tuple[int, ...]:
@@ -394,6 +428,7 @@ _PROBLEMS = {
     "bounds": _bounds,
     "curves": _curves,
     "direction_from": _optional_text,
+    "bounds_from": _optional_text,
 }
 
 
@@ -433,8 +468,8 @@ _NORMALIZE = {
 }
 
 
-#: The options of a spec: its fields but ``direction_from``, which :meth:`Spec.resolve_direction` sets.
-_OPTIONS = tuple(f.name for f in fields(Spec) if f.name != "direction_from")
+#: The options of a spec: its fields but those :meth:`Spec.resolve_direction` and :meth:`Spec.resolve_bounds` set.
+_OPTIONS = tuple(f.name for f in fields(Spec) if f.name not in ("direction_from", "bounds_from"))
 
 
 def _better(maximize: bool) -> str:
@@ -476,6 +511,14 @@ SCORE_WORDS = frozenset(
         "ssim", "tpr", "tnr", "sensitivity", "specificity", "reward", "score",
     }
 )  # fmt: skip
+#: The scores of :data:`SCORE_WORDS` that are shares of a whole: in [0, 1], or in [0, 100] in percent, as any
+#: metric named a percentage.
+SHARE_WORDS = frozenset(
+    {
+        "acc", "accuracy", "f1", "fscore", "auc", "auroc", "auprc", "precision", "recall", "bleu", "rouge", "chrf",
+        "iou", "miou", "dice", "tpr", "tnr", "sensitivity", "specificity", "percent", "percentage", "pct",
+    }
+)  # fmt: skip
 #: A name's word parts: runs of letters split at case changes (``valLoss``, ``MSELoss``), with the digits that end
 #: them (``F1``, ``top1``), and runs of digits.
 _WORD_PARTS = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[0-9]+")
@@ -507,6 +550,12 @@ def score_word(metric: str) -> str | None:
     """The word part of ``metric`` that says higher is better (:data:`SCORE_WORDS`), unless a word part says it
     is a loss (:func:`loss_word`): a loss word says what is scored (``brier_score`` is a loss)."""
     return None if loss_word(metric) is not None else _word_in(metric, SCORE_WORDS)
+
+
+def share_word(metric: str) -> str | None:
+    """The word part of ``metric`` that says it is a share of a whole (:data:`SHARE_WORDS`), bounded by 1, or by
+    100 in percent, unless a word part says it is a loss (``accuracy_loss`` is not bounded by 100)."""
+    return None if loss_word(metric) is not None else _word_in(metric, SHARE_WORDS)
 
 
 def direction_in_name(metric: str) -> tuple[bool, str] | None:
