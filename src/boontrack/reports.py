@@ -516,12 +516,16 @@ _TERMINAL_UNSEEN_GROUPS = 4
 
 
 def _terminal_footnotes(groups: Sequence[GroupSummary], maximize: bool) -> list[str]:
-    """Under the table: what the marks mean, and what the runs cannot show (the smallest groups first)."""
+    """Under the table: what the marks mean, what the intervals cannot show, and what the runs cannot show (the
+    smallest groups first)."""
     reasons = sorted({why for g in groups for whys in g.doubts.values() for why in whys})
     lines = []
     if reasons:
         said = (f"{why}: {DOUBT_MEASURED[why]}" if why in DOUBT_MEASURED else why for why in reasons)
         lines.append(f"{_DOUBT_MARK} doubtful: {'; '.join(said)}.")
+    for g in groups:  # intervals that look certain and are not: said with the numbers they qualify
+        who = f", {_printable(g.label)}" if len(groups) > 1 else ""
+        lines += [f"Warning{who}: {limit}." for limit in g.interval_limits]
     shown = sorted(((g, g.unseen) for g in groups if g.unseen is not None), key=lambda s: (s[0].runs, s[0].label))
     if len(shown) > _TERMINAL_UNSEEN_GROUPS:
         shown = shown[:1]
