@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import json
 import math
 import re
@@ -659,3 +661,42 @@ def test_groups_and_batches_are_summarized_in_an_exit_handler(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout == "groups: 3\n"
+
+
+def test_a_share_in_percent_gets_intervals_inside_0_100_and_the_summary_says_so():
+    from boontrack.report_html import to_html
+    from boontrack.reports import format_table, to_json, to_markdown
+
+    rng = np.random.default_rng(4)
+    val = rng.uniform(90, 99.8, 15)
+    frame = pd.DataFrame({"val_acc": val, "test_acc": np.clip(val + rng.normal(0, 0.5, 15), 0, 99.9)})
+    options = dict(val="val_acc", test="test_acc", n_resamples=RESAMPLES)
+    unbounded = Spec(**options, bounds=(None, None))  # declared unbounded: the upper ends pass 100
+    assert (
+        max(i.ci_high for i in analyze(RunTable.from_frame(frame, unbounded), unbounded).groups[0].boo_n.values()) > 100
+    )
+    spec = Spec(**options)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    group = summary.groups[0]
+    assert summary.spec.bounds == group.bounds == (0.0, 100.0) and group.unseen.floor == 0.0
+    ends = [i.ci_high for i in (*group.boo_n.values(), group.mean)]
+    assert max(ends) <= 100 and group.curve.ci_high.max() <= 100 and group.curve.simultaneous_high.max() <= 100
+    said = "; bounds [0, 100]: 'test_acc' names a share ('acc') and its scores lie in [0, 100], above 1: percentages"
+    header = format_table(summary).splitlines()[0]
+    assert header.endswith(said) and format_table(json.loads(to_json(summary))).splitlines()[0] == header
+    assert said[2:] in to_markdown(summary) and html.escape(said[2:]) in to_html(summary)  # the same words
+    fractions = frame / 100  # the same runs as fractions: [0, 1] as before, nothing more to say
+    as_fractions = analyze(RunTable.from_frame(fractions, spec), spec)
+    assert as_fractions.spec.bounds is None and as_fractions.groups[0].bounds == (0.0, 1.0)
+    assert "bounds" not in format_table(as_fractions).splitlines()[0]
+
+
+def test_names_that_disagree_on_the_direction_are_refused_before_any_work():
+    frame = pd.DataFrame({"val_score": [0.5, 0.6, 0.7, 0.8], "test_loss": [0.9, 0.8, 0.7, 0.6]})
+    spec = Spec(val="val_score", test="test_loss", n=(1, 2), n_resamples=RESAMPLES)
+    with pytest.raises(
+        ValueError, match=r"^'val_score' and 'test_loss' disagree .* `maximize=True` or `maximize=False`$"
+    ):
+        analyze(RunTable.from_frame(frame, spec), spec)
+    said = dataclasses.replace(spec, maximize=False)
+    assert analyze(RunTable.from_frame(frame, said), said).spec.direction == "lower is better, as asked"

@@ -355,6 +355,27 @@ def test_a_loss_without_a_direction_exits_2_naming_the_flag(tmp_path, metric, wo
     assert not (tmp_path / "out").exists()  # refused before any work
 
 
+@pytest.mark.parametrize(
+    ("val", "test", "disagreement"),
+    [
+        ("val_score", "test_loss", "('score' says higher, 'loss' lower)"),
+        ("val_acc", "test_err", "('acc' says higher, 'err' lower)"),
+    ],
+)
+def test_names_that_disagree_on_the_direction_exit_2_with_one_line_before_any_work(tmp_path, val, test, disagreement):
+    path = _table_with(tmp_path, **{val: [0.5, 0.6, 0.7, 0.8], test: [0.4, 0.3, 0.2, 0.1]})
+    result = run_boontrack("summarize", str(path), "--val", val, "--test", test, "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"Error: {val!r} and {test!r} disagree on which way is better {disagreement}, and one direction serves both: "
+        "name metrics that agree, or say which way with --maximize or --minimize\n"
+    )
+    assert not (tmp_path / "out").exists()  # refused before any work
+    said = invoke("summarize", str(path), "--val", val, "--test", test, "--minimize", "--resamples", RESAMPLES)
+    assert said.exit_code == 0, said.output
+    assert said.stdout.splitlines()[0].endswith("0 dropped; lower is better, as asked")
+
+
 def test_a_loss_with_its_direction_is_summarized_lower_is_better(tmp_path):
     loss, test = [0.9, 0.4, 0.7, 0.2], [0.85, 0.45, 0.6, 0.3]
     path = _table_with(tmp_path, val_loss=loss, test_loss=test)

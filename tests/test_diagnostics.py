@@ -69,11 +69,15 @@ def test_warnings_few_runs_constant_and_budget():
     assert const.warnings == ("all validation scores are equal: the best-validation run is a random one",)
     assert const.spearman_val_test is None and const.ties == 11
     flat = diagnose(np.linspace(0.6, 0.7, 12), np.full(12, 0.7))
-    assert flat.warnings == (
-        "all test scores are equal: intervals collapse to a point and rank statistics are undefined",
-    )
+    point = "every interval is a point, which cannot show how far other runs may score from it"
+    assert flat.warnings == (f"all test scores are equal: {point}, and rank statistics are undefined",)
     assert flat.spearman_val_test is None
     assert math.isnan(flat.normality_statistic) and not flat.normal and flat.sd == 0 and flat.iqr == 0
+    alone = diagnose(np.full(12, 0.7))  # the validation scores are the reported ones: their intervals are points
+    assert alone.warnings == (
+        "all validation scores are equal: the best-validation run is a random one",
+        f"all validation scores are equal: {point}, and rank statistics are undefined",
+    )
 
 
 def test_single_run():

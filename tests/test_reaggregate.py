@@ -185,8 +185,13 @@ SECOND = JOB.replace('"small"', '"second"').replace("summaries/small", "summarie
         ),
         (JOB + SECOND.replace("n = [1, 3]", 'estimator = "Z"'), "job 'second': `estimator` must be one of V, U, W"),
         (
-            JOB + SECOND.replace('val = "acc"', 'val = "val_loss"'),
+            JOB + SECOND.replace('val = "acc"', 'val = "val_loss"').replace('test = "test_acc"', 'test = "test_loss"'),
             "job 'second': 'val_loss' looks like a loss .* add `maximize = false` \\(or `maximize = true`",
+        ),
+        (
+            JOB + SECOND.replace('val = "acc"', 'val = "val_loss"'),
+            "job 'second': 'val_loss' and 'test_acc' disagree on which way is better .* say which way with "
+            "`maximize = true` or `maximize = false`",
         ),
         (JOB + SECOND + "write_back = 'yes'\n", "job 'second': 'write_back' must be true or false"),
         (JOB + SECOND.replace('out = "summaries/second"', ""), "job 'second': no destination"),

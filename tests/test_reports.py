@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
 import re
@@ -517,3 +518,118 @@ def test_a_summary_stored_without_the_paired_t_test_prints_it_as_not_available(s
         del comparison["paired_t"]
     rows = [line for line in format_table(data).splitlines() if "paired t / Wilcoxon" in line]
     assert len(rows) == 3 and all(" n/a / " in row for row in rows)
+
+
+def _top_at_the_bound(test: np.ndarray, val: np.ndarray | None = None, **options) -> Summary:
+    """A summary of 20 runs with these test scores, their validation scores rising with the run's index unless
+    given (so the last runs are the best by validation)."""
+    frame = pd.DataFrame({"val": np.linspace(0.5, 0.99, 20) if val is None else val, "test": test})
+    spec = Spec(val="val", test="test", n_resamples=RESAMPLES, **{"maximize": True, **options})
+    return analyze(RunTable.from_frame(frame, spec), spec)
+
+
+def _said_everywhere(summary: Summary, statement: str) -> None:
+    """``statement`` is one of the only group's warnings, stated under the terminal table (also from the stored
+    summary), in report.md, report.html and summary.json, in the same words."""
+    group = summary.groups[0]
+    assert group.interval_limits == (statement,) and group.warnings.count(statement) == 1
+    table = format_table(summary)
+    assert f"Warning: {statement}." in table.splitlines()
+    assert format_table(json.loads(to_json(summary))) == table
+    outputs = render_outputs(summary, plots=False)
+    assert f"- warning: {statement}" in outputs.artifacts["report.md"].decode().splitlines()
+    assert html.escape(statement) in outputs.artifacts["report.html"].decode()
+    stored = json.loads(outputs.artifacts["summary.json"])["groups"][group.label]
+    assert statement in stored["warnings"] and stored["interval_limits"] == [statement]
+
+
+def test_boo_n_resting_on_runs_at_the_best_score_possible_is_said_in_every_output():
+    # 20 runs, the best 6 by validation scored 1: with draws with replacement they carry 1 - (14/20)^n of Boo_n's
+    # weight, 83 % at n = 5 and 97 % at n = 10; the mean rests on every run and is not concerned
+    summary = _top_at_the_bound(np.where(np.arange(20) >= 14, 1.0, np.linspace(0.6, 0.95, 20)))
+    assert [round(100 * (1 - (14 / 20) ** n)) for n in (5, 10)] == [83, 97]
+    _said_everywhere(
+        summary,
+        "the runs that scored 1, the best score possible (6 of 20), carry 83 % of Boo_5's and 97 % of Boo_10's "
+        "weight: at the bound their scores show no spread, so their intervals cannot show how far below 1 the best "
+        "runs by validation may score",
+    )
+    assert all(summary.groups[0].boo_n[n].ci_high <= 1 for n in (5, 10))
+
+
+def test_only_the_budgets_where_runs_at_the_bound_carry_half_the_weight_are_named():
+    # the best 2 of 20: 1 - (18/20)^5 = 41 % of Boo_5's weight (not said), 1 - (18/20)^10 = 65 % of Boo_10's
+    summary = _top_at_the_bound(np.where(np.arange(20) >= 18, 1.0, np.linspace(0.6, 0.95, 20)))
+    assert round(100 * (1 - 0.9**5)) == 41 and round(100 * (1 - 0.9**10)) == 65
+    _said_everywhere(
+        summary,
+        "the runs that scored 1, the best score possible (2 of 20), carry 65 % of Boo_10's weight: at the bound "
+        "their scores show no spread, so its interval cannot show how far below 1 the best runs by validation may "
+        "score",
+    )
+
+
+def test_runs_tied_in_validation_share_the_weight_of_their_block():
+    # the best 6 tie at 0.99 on validation, 5 of them scored 1: they carry 5/6 of the block's 1 - (14/20)^n
+    val = np.r_[np.linspace(0.5, 0.9, 14), np.full(6, 0.99)]
+    test = np.r_[np.linspace(0.6, 0.95, 14), [1.0, 1.0, 0.9, 1.0, 1.0, 1.0]]
+    assert [round(100 * 5 / 6 * (1 - (14 / 20) ** n)) for n in (5, 10)] == [69, 81]
+    _said_everywhere(
+        _top_at_the_bound(test, val),
+        "the runs that scored 1, the best score possible (5 of 20), carry 69 % of Boo_5's and 81 % of Boo_10's "
+        "weight: at the bound their scores show no spread, so their intervals cannot show how far below 1 the best "
+        "runs by validation may score",
+    )
+
+
+def test_an_error_at_zero_is_the_best_score_possible_when_lower_is_better():
+    # lower is better: the best 6 by validation (the lowest) scored 0, the lower bound of scores in [0, 1]
+    summary = _top_at_the_bound(
+        np.where(np.arange(20) < 6, 0.0, np.linspace(0.05, 0.4, 20)), np.linspace(0.01, 0.5, 20), maximize=False
+    )
+    _said_everywhere(
+        summary,
+        "the runs that scored 0, the best score possible (6 of 20), carry 83 % of Boo_5's and 97 % of Boo_10's "
+        "weight: at the bound their scores show no spread, so their intervals cannot show how far above 0 the best "
+        "runs by validation may score",
+    )
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        np.where(np.arange(20) >= 14, 50.0, np.linspace(6.0, 45.0, 20)),  # the top ties, but no bound holds it
+        np.where(np.arange(20) == 19, 1.0, np.linspace(0.6, 0.95, 20)),  # 1 of 20: 40 % of Boo_10's weight
+        np.where(np.arange(20) < 6, 1.0, np.linspace(0.6, 0.95, 20)),  # at the bound, but worst by validation
+    ],
+)
+def test_no_statement_where_the_runs_at_the_bound_carry_less_than_half_the_weight(test):
+    group = _top_at_the_bound(test).groups[0]
+    assert group.interval_limits == () and not any("the best score possible" in w for w in group.warnings)
+    assert "Warning" not in format_table(_top_at_the_bound(test))
+
+
+@pytest.mark.parametrize(("test", "scores"), [(np.full(20, 0.9), "test"), (None, "validation")])
+def test_equal_scores_are_said_in_every_output(test, scores):
+    # every interval is a point: the ConstantScoresWarning's case, said as a limit of the intervals
+    frame = pd.DataFrame({"val": np.full(20, 0.8) if test is None else np.linspace(0.5, 0.99, 20)})
+    if test is not None:
+        frame["test"] = test
+    spec = Spec(val="val", test=None if test is None else "test", n_resamples=RESAMPLES, maximize=True)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    assert all(i.ci_low == i.ci_high for i in summary.groups[0].boo_n.values())
+    _said_everywhere(
+        summary,
+        f"all {scores} scores are equal: every interval is a point, which cannot show how far other runs may score "
+        "from it, and rank statistics are undefined",
+    )
+
+
+def test_the_terminal_table_names_the_group_whose_intervals_are_points():
+    frame = pd.DataFrame({"model": ["flat"] * 12 + ["spread"] * 12, "val": np.tile(np.linspace(0.5, 0.9, 12), 2)})
+    frame["test"] = np.r_[np.full(12, 0.7), np.linspace(0.6, 0.8, 12)]
+    spec = Spec(val="val", test="test", group_by=("model",), n_resamples=RESAMPLES, maximize=True)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    lines = [line for line in format_table(summary).splitlines() if line.startswith("Warning")]
+    assert lines == [f"Warning, flat: {summary.group('flat').interval_limits[0]}."]
+    assert summary.group("spread").interval_limits == ()

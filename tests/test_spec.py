@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from boontrack.exceptions import InputError
-from boontrack.spec import Direction, Spec, loss_word
+from boontrack.spec import PERCENT_BOUNDS, Direction, Spec, direction_in_name, loss_word
 from boontrack.vocabulary import CLI, CONFIG, HYDRA, speaking
 
 
@@ -86,10 +86,178 @@ def test_an_option_under_both_names_or_an_unknown_one_is_refused():
         ("val_acc", None),
         ("errand_f1", None),
         ("lossless_bleu", None),
+        ("test_brier", "brier"),
+        ("brier_score", "brier"),
+        ("val/kl", "kl"),
+        ("hinge_loss", "hinge"),
+        ("route_cost", "cost"),
+        ("edit_distance", "distance"),
+        ("test_nll", "nll"),
+        ("valRMSE", "rmse"),
+        ("val_mae", "mae"),
+        ("eval_mse", "mse"),
+        ("test_cer", "cer"),
+        ("cumulative_regret", "regret"),
+        ("p95_latency", "latency"),
+        ("val_loss2", "loss"),
+        ("val_accuracy", None),
+        ("maestro_f1", None),
+        ("costume_acc", None),
+        ("klein_score", None),
+        ("mean_distancing", None),
     ],
 )
 def test_loss_words_are_whole_word_parts_of_real_names(name, word):
     assert loss_word(name) == word
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("val_loss", (False, "loss")),
+        ("brier_score", (False, "brier")),  # a score of a loss is a loss
+        ("accuracy_loss", (False, "loss")),
+        ("val_acc", (True, "acc")),
+        ("val_accuracy", (True, "accuracy")),
+        ("maestro_f1", (True, "f1")),
+        ("test_F1", (True, "f1")),
+        ("macroF1", (True, "f1")),
+        ("eval/rouge1", (True, "rouge")),
+        ("val_score", (True, "score")),
+        ("terrain_acc", (True, "acc")),
+        ("value", None),
+        ("objective", None),
+        ("val_metric", None),
+        ("step", None),
+    ],
+)
+def test_a_name_says_lower_higher_or_nothing(name, said):
+    assert direction_in_name(name) == said
+
+
+ONE_DIRECTION = "and one direction serves both: name metrics that agree, or say which way with --maximize or --minimize"
+
+
+@pytest.mark.parametrize(
+    ("val", "test", "refusal"),
+    [
+        ("val_score", "test_loss", f"'val_score' and 'test_loss' disagree on which way is better ('score' says "
+         f"higher, 'loss' lower), {ONE_DIRECTION}"),
+        ("val_acc", "test_err", f"'val_acc' and 'test_err' disagree on which way is better ('acc' says higher, "
+         f"'err' lower), {ONE_DIRECTION}"),
+        ("val_loss", "test_acc", f"'val_loss' and 'test_acc' disagree on which way is better ('loss' says lower, "
+         f"'acc' higher), {ONE_DIRECTION}"),
+        ("value", "test_loss", "'test_loss' looks like a loss or an error ('loss' in its name) and nothing says "
+         "which way is better: add --minimize (or --maximize if higher is better)"),
+        ("val_loss", "test_mse", "'val_loss' looks like a loss or an error ('loss' in its name) and nothing says "
+         "which way is better: add --minimize (or --maximize if higher is better)"),
+        ("val_acc", "test_acc", None),
+        ("val_score", "test_maestro_f1", None),
+        ("value", "test_acc", None),
+        ("val_acc", None, None),
+        ("value", "other", None),
+    ],
+)  # fmt: skip
+def test_names_that_disagree_or_name_a_loss_are_refused_unless_the_caller_says_which_way(val, test, refusal):
+    with speaking(CLI):
+        if refusal is None:
+            assert Spec(val=val, test=test).resolve_direction().maximize is True
+        else:
+            with pytest.raises(InputError) as refused:
+                Spec(val=val, test=test).resolve_direction()
+            assert str(refused.value) == refusal
+        for maximize in (True, False):  # said: accepted either way, and said to be the caller's
+            resolved = Spec(val=val, test=test, maximize=maximize).resolve_direction()
+            assert (resolved.maximize, resolved.direction_from) == (maximize, "caller")
+
+
+def test_a_refusal_names_the_setting_as_each_caller_writes_it():
+    with pytest.raises(ValueError, match=r"say which way with `maximize=True` or `maximize=False`$"):
+        Spec(val="val_acc", test="test_err").resolve_direction()
+    with speaking(CONFIG), pytest.raises(InputError, match=r"with `maximize = true` or `maximize = false`$"):
+        Spec(val="val_acc", test="test_err").resolve_direction()
+    with speaking(HYDRA), pytest.raises(InputError, match=r"with `maximize: true` or `maximize: false`$"):
+        Spec(val="val_acc", test="test_err").resolve_direction()
+
+
+@pytest.mark.parametrize(
+    ("goal", "val", "test", "refusal"),
+    [
+        (True, "value", "test_loss", "the Optuna study 'cnn' maximizes 'value', but 'test_loss' says lower is better "
+         "('loss' in its name), and one direction serves both: name metrics that agree, or say which way with "
+         "--maximize"),
+        (False, "value", "test_acc", "the Optuna study 'cnn' minimizes 'value', but 'test_acc' says higher is better "
+         "('acc' in its name), and one direction serves both: name metrics that agree, or say which way with "
+         "--minimize"),
+        (False, "value", "test_loss", None),
+        (True, "value", "test_acc", None),
+        (False, "val_loss", None, None),
+        (True, "value", "other", None),
+    ],
+)  # fmt: skip
+def test_a_test_name_that_contradicts_the_sources_direction_is_refused_unless_the_caller_says_it(
+    goal, val, test, refusal
+):
+    study = Direction(maximize=goal, said_by="the Optuna study 'cnn'")
+    with speaking(CLI):
+        if refusal is None:
+            assert Spec(val=val, test=test).resolve_direction(study).maximize is goal
+        else:
+            with pytest.raises(InputError) as refused:
+                Spec(val=val, test=test).resolve_direction(study)
+            assert str(refused.value) == refusal
+        confirmed = Spec(val=val, test=test, maximize=goal).resolve_direction(study)
+        assert confirmed.maximize is goal
+
+
+def test_the_default_direction_names_every_name_it_read():
+    assert Spec(val="val_acc", test="test_acc").resolve_direction().direction == (
+        "higher is better by default: nothing said which way, and neither 'val_acc' nor 'test_acc' names a loss or "
+        "an error"
+    )
+    assert Spec(val="acc").resolve_direction().direction == (
+        "higher is better by default: nothing said which way, and 'acc' does not name a loss or an error"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metric", "lowest", "highest", "bounds"),
+    [
+        ("test_acc", 12.5, 99.0, PERCENT_BOUNDS),  # percentages
+        ("test_acc", 0.0, 100.0, PERCENT_BOUNDS),
+        ("test_acc", 0.4, 97.0, PERCENT_BOUNDS),  # a diverged run below 1 %
+        ("eval/macroF1", 40.0, 60.0, PERCENT_BOUNDS),
+        ("gpu_pct", 5.0, 50.0, PERCENT_BOUNDS),
+        ("test_acc", 0.1, 0.9, None),  # fractions: [0, 1] for each group whose scores lie in it
+        ("test_acc", 0.0, 1.0, None),
+        ("test_acc", 50.0, 100.5, None),  # not a percentage
+        ("test_acc", -1.0, 50.0, None),
+        ("test_score", 50.0, 90.0, None),  # a score, but not a share of a whole
+        ("accuracy_loss", 5.0, 50.0, None),
+        ("test_err", 5.0, 50.0, None),  # an error rate in percent, or an unbounded error: not said by the name
+    ],
+)
+def test_a_share_in_percent_is_bounded_by_100_and_says_so(metric, lowest, highest, bounds):
+    resolved = Spec(val="val", test=metric).resolve_bounds(lowest, highest)
+    assert resolved.bounds == bounds
+    if bounds is None:
+        assert resolved.stated_bounds == "" and resolved == Spec(val="val", test=metric)
+    else:
+        assert resolved.stated_bounds.startswith(f"bounds [0, 100]: {metric!r} names a share (")
+        assert resolved.stated_bounds.endswith("and its scores lie in [0, 100], above 1: percentages")
+        assert resolved.resolve_bounds(lowest, highest) is resolved  # resolved once
+
+
+def test_bounds_the_caller_gives_are_kept_and_not_restated():
+    given = Spec(val="val", test="test_acc", bounds=(0, 1000))
+    assert given.resolve_bounds(5.0, 90.0) is given and given.stated_bounds == ""
+    with pytest.raises(InputError, match="bounds_from is set by resolve_bounds, with bounds"):
+        Spec(val="v", bounds_from="guessed")
+    with pytest.raises(InputError, match="unknown option `bounds_from`"):
+        Spec.from_keywords({"val": "v", "bounds": (0, 100), "bounds_from": "guessed"})
+    inferred = Spec(val="val", test="test_acc").resolve_bounds(5.0, 90.0)
+    assert Spec.from_dict(inferred.to_dict()) == inferred  # a stored summary keeps why
+    assert "bounds_from" not in Spec(val="v").to_dict()  # a spec without it keeps its fingerprint
 
 
 def test_a_loss_without_a_direction_is_refused_naming_the_setting_to_add():

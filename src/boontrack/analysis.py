@@ -139,8 +139,13 @@ class GroupSummary:
     doubts: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     #: What these runs cannot show (:class:`Unseen`).
     unseen: Unseen | None = None
-    #: The test scores' bounds the intervals respect, None for an open side (declared, or [0, 1]).
+    #: The test scores' bounds the intervals respect, None for an open side (declared, [0, 1], or [0, 100] for a
+    #: share in percent: :meth:`Spec.resolve_bounds`).
     bounds: tuple[float | None, float | None] = (None, None)
+    #: What its intervals cannot show because of where the scores lie: every score equal (each interval is a
+    #: point), or Boo_n resting on runs at the best score possible. Each is one of :attr:`warnings` too; the
+    #: terminal table states them under the table.
+    interval_limits: tuple[str, ...] = ()
 
     def trustworthy(self, n: int) -> bool:
         """Whether the number at budget ``n`` (1: the mean) is free of the doubts of :attr:`doubts`."""
@@ -325,6 +330,8 @@ def analyze(
 
     _analyze_iv(table, spec, threads, pairs)
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
+    reported = table.runs["test"]  # one rule for every group (a percentage's bounds), said once in the summary
+    spec = spec.resolve_bounds(float(reported.min()), float(reported.max()))
     with (
         using_threads(threads),
         computation(_bootstrap_work(table, spec)),
@@ -514,7 +521,8 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         normality_critical_5pct=float(diagnostics.normality_critical_5pct),
         unreliable=gaussian_doubts(dict(zip(budgets, map(float, gaussian_values))), diagnostics),
     )
-    messages = [*diagnostics.warnings, *caught]
+    limits = _interval_limits(val, scores, test is not None, budgets, spec, bounds)
+    messages = [*diagnostics.warnings, *caught, *limits]
     if left_out:
         messages.append(_left_out_warning(int(val.size), spec, left_out))
     if duration_warning:
@@ -534,8 +542,62 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         doubts={int(k): doubts(int(val.size), int(k)) for k in sorted({1, *budgets})},
         unseen=_unseen(scores, budgets, spec, bounds),
         bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
+        interval_limits=limits,
     )
     return summary, band
+
+
+def _interval_limits(
+    val: np.ndarray,
+    scores: np.ndarray,
+    test_given: bool,
+    budgets: tuple[int, ...],
+    spec: Spec,
+    bounds: tuple[float, float],
+) -> tuple[str, ...]:
+    """What a group's intervals cannot show because of where its scores lie (:attr:`GroupSummary.interval_limits`):
+    every score equal, else Boo_n at budgets n >= 2 resting on runs at the best score possible."""
+    from boontrack.diagnostics import _equal_scores_message
+
+    if scores.size > 1 and np.ptp(scores) == 0:
+        return (_equal_scores_message(test_given),)
+    at_best = _resting_at_best(val, scores, budgets, spec, bounds)
+    return () if at_best is None else (at_best,)
+
+
+def _resting_at_best(
+    val: np.ndarray, scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tuple[float, float]
+) -> str | None:
+    """The statement that runs at the best score possible carry at least half the weight of Boo_n (the share
+    :func:`~boontrack._bootstrap.doubts.top_runs` says Boo_n rests on), at the budgets n >= 2 where they do; None
+    where they carry less everywhere, or the bound on the better side is open.
+
+    A score at the bound shows no spread: runs that score the bound here may score below it on other test examples
+    or in another sweep, and no resample of these runs can show how far below.
+    """
+    from boontrack._bootstrap.doubts import TOP_SHARE
+    from boontrack.estimators import boo_n
+
+    best = bounds[1] if spec.higher_is_better else bounds[0]
+    at_best = scores == best
+    larger = [k for k in budgets if k > 1]
+    if not (math.isfinite(best) and at_best.any() and larger):
+        return None
+    # Boo_n is linear in the test scores: of the runs' indicator at the best score, it is the weight they carry.
+    indicator = at_best.astype(np.float64)
+    shares = np.atleast_1d(boo_n(val, indicator, n=larger, estimator=spec.estimator, maximize=spec.higher_is_better))
+    # shares of half or more, in whole percents as the reports write them (a bound, as the scores are written)
+    carried = [f"{100 * share:.0f} % of Boo_{k}'s" for k, share in zip(larger, shares) if share >= TOP_SHARE]
+    if not carried:
+        return None
+    weights = carried[0] if len(carried) == 1 else f"{', '.join(carried[:-1])} and {carried[-1]}"
+    intervals = "its interval" if len(carried) == 1 else "their intervals"
+    side = "below" if spec.higher_is_better else "above"
+    return (
+        f"the runs that scored {best:.4g}, the best score possible ({int(at_best.sum())} of {scores.size}), carry "
+        f"{weights} weight: at the bound their scores show no spread, so {intervals} cannot show how far {side} "
+        f"{best:.4g} the best runs by validation may score"
+    )
 
 
 def _finite_or_none(end: float) -> float | None:
@@ -836,6 +898,7 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
             "doubts": {str(k): reasons for k, reasons in g.doubts.items()},
             "unseen": g.unseen,
             "bounds": g.bounds,
+            "interval_limits": g.interval_limits,
         }
     )
 
@@ -982,6 +1045,7 @@ def _group_of(label: str, g: _Stored) -> GroupSummary:
         doubts={int(n): doubts.strings(n) for n in doubts.data},
         unseen=None if unseen is None else _unseen_of(g.part("unseen")),
         bounds=(bounds[0], bounds[1]),
+        interval_limits=g.strings("interval_limits", ()),
     )
 
 

@@ -414,6 +414,7 @@ def _how(summary: Summary) -> str:
         ("validation metric", spec.val),
         ("test metric", spec.test or "none (the validation scores are reported)"),
         ("direction", spec.direction or ("higher is better" if spec.maximize is not False else "lower is better")),
+        *([("scores", spec.stated_bounds)] if spec.stated_bounds else []),
         ("estimator", spec.estimator),
         ("interval method", f"{spec.ci_method} bootstrap over runs"),
         ("resamples", spec.n_resamples),

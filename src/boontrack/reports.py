@@ -278,6 +278,7 @@ def _overview(summary: Summary) -> str:
     keys = spec.group_by or [short_name(column) for column in summary.group_by]
     grouping = f", grouped by {', '.join(map(markdown_literal, keys))}" if keys else ""
     direction = spec.direction or ("higher is better" if spec.maximize is not False else "lower is better")
+    direction += f"; {spec.stated_bounds}" if spec.stated_bounds else ""
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
@@ -471,7 +472,8 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
     ]
     lines = [
         f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
-        f"{summary.runs} runs, {len(summary.dropped)} dropped" + (f"; {spec.direction}" if spec.direction else ""),
+        f"{summary.runs} runs, {len(summary.dropped)} dropped"
+        + "".join(f"; {said}" for said in (spec.direction, spec.stated_bounds) if said),
         *_aligned([header, *rows]),
     ]
     if summary.comparisons:
@@ -514,12 +516,16 @@ _TERMINAL_UNSEEN_GROUPS = 4
 
 
 def _terminal_footnotes(groups: Sequence[GroupSummary], maximize: bool) -> list[str]:
-    """Under the table: what the marks mean, and what the runs cannot show (the smallest groups first)."""
+    """Under the table: what the marks mean, what the intervals cannot show, and what the runs cannot show (the
+    smallest groups first)."""
     reasons = sorted({why for g in groups for whys in g.doubts.values() for why in whys})
     lines = []
     if reasons:
         said = (f"{why}: {DOUBT_MEASURED[why]}" if why in DOUBT_MEASURED else why for why in reasons)
         lines.append(f"{_DOUBT_MARK} doubtful: {'; '.join(said)}.")
+    for g in groups:  # intervals that look certain and are not: said with the numbers they qualify
+        who = f", {_printable(g.label)}" if len(groups) > 1 else ""
+        lines += [f"Warning{who}: {limit}." for limit in g.interval_limits]
     shown = sorted(((g, g.unseen) for g in groups if g.unseen is not None), key=lambda s: (s[0].runs, s[0].label))
     if len(shown) > _TERMINAL_UNSEEN_GROUPS:
         shown = shown[:1]

@@ -35,12 +35,21 @@ __all__ = [
     "DEFAULT_CI_METHOD",
     "ESTIMATORS",
     "LOSS_WORDS",
+    "PERCENT_BOUNDS",
     "PICKS",
+    "SCORE_WORDS",
+    "SHARE_WORDS",
     "Direction",
     "Spec",
     "curve_request",
+    "direction_in_name",
     "loss_word",
+    "score_word",
+    "share_word",
 ]
+
+#: The bounds of a share in percent (:meth:`Spec.resolve_bounds`).
+PERCENT_BOUNDS = (0.0, 100.0)
 
 #: How an entry of ``Spec.curves`` asks for a best-so-far curve: ``best-so-far:<val>`` (each run's running best
 #: validation value) or ``best-so-far:<test>`` (its test value at that best step), in the summary's direction.
@@ -123,6 +132,9 @@ class Spec:
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
     direction_from: str | None = None
+    #: Why :meth:`resolve_bounds` inferred ``bounds`` (a percentage's), said in the summary; None for bounds the
+    #: caller gave, and for none. Not an option, like ``direction_from``.
+    bounds_from: str | None = None
 
     def __post_init__(self) -> None:
         """Normalize the values callers spell in several ways, then check every field, once: a bad one is an
@@ -136,6 +148,8 @@ class Spec:
                 raise InputError(f"{vocabulary.name(f.name)} {problem}, got {given!r}")
         if self.direction_from is not None and self.maximize is None:
             raise InputError("direction_from is set by resolve_direction, with maximize")
+        if self.bounds_from is not None and self.bounds is None:
+            raise InputError("bounds_from is set by resolve_bounds, with bounds")
         self._check_best_so_far()
 
     def _check_best_so_far(self) -> None:
@@ -178,11 +192,13 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint. ``curves`` is
-        left out when empty, so that a spec without them keeps the summary key and fingerprint it had before the
-        option existed."""
+        left out when empty and ``bounds_from`` when None, so that a spec without them keeps the summary key and
+        fingerprint it had before they existed."""
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         if not self.curves:
             del data["curves"]
+        if self.bounds_from is None:
+            del data["bounds_from"]
         return data
 
     @classmethod
@@ -204,33 +220,66 @@ class Spec:
 
     def resolve_direction(self, known: Direction | None = None) -> Spec:
         """This spec with its direction decided, before any work: ``known`` (the source's own direction of
-        ``val``) where there is one, else the caller's ``maximize``, else higher is better, except for a metric
-        whose name says it is a loss or an error (:func:`loss_word`).
+        ``val``) where there is one, else the caller's ``maximize``, else higher is better, as the metrics' names
+        allow (:func:`direction_in_name`).
 
-        Raises :class:`InputError` when the caller's direction contradicts the source's, and when a loss-like
-        metric has no direction: it names the setting to add, as the caller writes it. A resolved spec is
-        returned as it is.
+        One direction serves ``val`` and ``test``. Unless the caller says which way is better, it is refused
+        (:class:`InputError`, naming the setting to add as the caller writes it) when the names of ``val`` and
+        ``test`` disagree on it (``val_acc`` and ``test_err``), when the name of ``test`` contradicts the source's
+        direction of ``val``, and when a metric whose name says it is a loss or an error has no direction. A
+        caller's direction that contradicts the source's is refused too. A resolved spec is returned as it is.
         """
         if self.direction_from is not None:
             return self
-        if known is not None:
-            if self.maximize is not None and self.maximize != known.maximize:
-                verb = "maximizes" if known.maximize else "minimizes"
-                raise InputError(
-                    f"{known.said_by} {verb} {self.val!r}, but {vocabulary.setting('maximize', self.maximize)} says "
-                    "the opposite: leave the direction out"
-                )
-            return dataclasses.replace(self, maximize=known.maximize, direction_from=known.said_by)
-        if self.maximize is not None:
-            return dataclasses.replace(self, direction_from="caller")
-        word = loss_word(self.val)
-        if word is not None:
+        if known is not None and self.maximize is not None and self.maximize != known.maximize:
+            verb = "maximizes" if known.maximize else "minimizes"
             raise InputError(
-                f"{self.val!r} looks like a loss or an error ({word!r} in its name) and nothing says which way is "
-                f"better: add {vocabulary.setting('maximize', False)} (or {vocabulary.setting('maximize', True)} "
-                "if higher is better)"
+                f"{known.said_by} {verb} {self.val!r}, but {vocabulary.setting('maximize', self.maximize)} says "
+                "the opposite: leave the direction out"
             )
+        if self.maximize is not None:
+            return dataclasses.replace(self, direction_from="caller" if known is None else known.said_by)
+        if known is not None:
+            self._check_test_name(known)
+            return dataclasses.replace(self, maximize=known.maximize, direction_from=known.said_by)
+        self._check_names()
         return dataclasses.replace(self, maximize=True, direction_from="default")
+
+    def _check_names(self) -> None:
+        """InputError unless the names of ``val`` and ``test`` allow higher is better by default: they disagree
+        on which way is better, or one of them says it is a loss or an error."""
+        said = [(name, direction_in_name(name)) for name in (self.val, self.test) if name is not None]
+        ways = [way for _, way in said if way is not None]
+        if len(said) == len(ways) == 2 and ways[0][0] != ways[1][0]:
+            (val_higher, val_word), (test_higher, test_word) = ways
+            raise InputError(
+                _one_direction(
+                    f"{self.val!r} and {self.test!r} disagree on which way is better ({val_word!r} says "
+                    f"{_better(val_higher)}, {test_word!r} {_better(test_higher)})",
+                    True,
+                    False,
+                )
+            )
+        for name, way in said:
+            if way is not None and not way[0]:
+                raise InputError(
+                    f"{name!r} looks like a loss or an error ({way[1]!r} in its name) and nothing says which way is "
+                    f"better: add {vocabulary.setting('maximize', False)} (or {vocabulary.setting('maximize', True)} "
+                    "if higher is better)"
+                )
+
+    def _check_test_name(self, known: Direction) -> None:
+        """InputError when the name of ``test`` says the opposite of the source's direction of ``val``."""
+        way = None if self.test is None else direction_in_name(self.test)
+        if way is not None and way[0] != known.maximize:
+            verb = "maximizes" if known.maximize else "minimizes"
+            raise InputError(
+                _one_direction(
+                    f"{known.said_by} {verb} {self.val!r}, but {self.test!r} says {_better(way[0])} is better "
+                    f"({way[1]!r} in its name)",
+                    known.maximize,
+                )
+            )
 
     @property
     def direction(self) -> str:
@@ -238,12 +287,35 @@ class Spec:
         Optuna study 'cnn'"``); ``""`` before :meth:`resolve_direction`."""
         if self.direction_from is None:
             return ""
-        better = "higher is better" if self.maximize else "lower is better"
+        better = f"{_better(self.maximize is True)} is better"
         if self.direction_from == "caller":
             return f"{better}, as asked"
         if self.direction_from == "default":
-            return f"{better} by default: nothing said which way, and {self.val!r} does not name a loss or an error"
+            names = list(dict.fromkeys(name for name in (self.val, self.test) if name is not None))
+            read = f"{names[0]!r} does not name" if len(names) == 1 else f"neither {names[0]!r} nor {names[1]!r} names"
+            return f"{better} by default: nothing said which way, and {read} a loss or an error"
         return f"{better}, said by {self.direction_from}"
+
+    def resolve_bounds(self, lowest: float, highest: float) -> Spec:
+        """This spec with the bounds of a percentage when none were given and the reported metric is one: its name
+        says it is a share of a whole (:func:`share_word`: an accuracy, an F1, a recall, a percentage) and its
+        scores, ``lowest`` to ``highest``, lie in [0, 100] but not all in [0, 1] (where [0, 1] holds already,
+        see ``bounds``). The summary says so (:attr:`stated_bounds`); a resolved spec is returned as it is.
+        """
+        word = share_word(self.metric)
+        if self.bounds is not None or word is None or not (lowest >= 0 and 1 < highest <= 100):
+            return self
+        why = f"{self.metric!r} names a share ({word!r}) and its scores lie in [0, 100], above 1: percentages"
+        return dataclasses.replace(self, bounds=PERCENT_BOUNDS, bounds_from=why)
+
+    @property
+    def stated_bounds(self) -> str:
+        """The bounds :meth:`resolve_bounds` inferred and why, as the summary states them; ``""`` for bounds the
+        caller gave and for the default rule."""
+        if self.bounds_from is None or self.bounds is None:
+            return ""
+        low, high = self.bounds
+        return f"bounds [{low:g}, {high:g}]: {self.bounds_from}"
 
     @property
     def budgets(self) -> tuple[int, ...]:
@@ -356,6 +428,7 @@ _PROBLEMS = {
     "bounds": _bounds,
     "curves": _curves,
     "direction_from": _optional_text,
+    "bounds_from": _optional_text,
 }
 
 
@@ -395,8 +468,19 @@ _NORMALIZE = {
 }
 
 
-#: The options of a spec: its fields but ``direction_from``, which :meth:`Spec.resolve_direction` sets.
-_OPTIONS = tuple(f.name for f in fields(Spec) if f.name != "direction_from")
+#: The options of a spec: its fields but those :meth:`Spec.resolve_direction` and :meth:`Spec.resolve_bounds` set.
+_OPTIONS = tuple(f.name for f in fields(Spec) if f.name not in ("direction_from", "bounds_from"))
+
+
+def _better(maximize: bool) -> str:
+    return "higher" if maximize else "lower"
+
+
+def _one_direction(problem: str, *settings: bool) -> str:
+    """A refusal of metrics whose names disagree on which way is better: ``problem``, then the two ways out, the
+    direction settings that would be accepted written as the caller writes them."""
+    said = " or ".join(vocabulary.setting("maximize", maximize) for maximize in settings)
+    return f"{problem}, and one direction serves both: name metrics that agree, or say which way with {said}"
 
 
 @dataclass(frozen=True)
@@ -408,25 +492,81 @@ class Direction:
     said_by: str
 
 
-#: Word parts of a metric's name that say lower is better: losses, errors and their usual abbreviations.
+#: Word parts of a metric's name that say lower is better: losses, errors, costs, distances, divergences, regret,
+#: latency and their usual abbreviations.
 LOSS_WORDS = frozenset(
     {
         "loss", "losses", "logloss", "error", "errors", "err", "errs", "perplexity", "ppl", "nll", "xent",
-        "crossentropy", "ce", "mse", "mae", "rmse", "msle", "rmsle", "mape", "smape", "wer", "cer", "ter",
-        "bpc", "bpd", "bpb", "fid", "regret",
+        "crossentropy", "ce", "bce", "mse", "mae", "rmse", "nmse", "msle", "rmsle", "mape", "smape", "huber",
+        "wer", "cer", "ter", "eer", "ece", "fpr", "fnr", "bpc", "bpd", "bpb", "fid", "kid", "lpips", "regret",
+        "brier", "kl", "kld", "divergence", "hinge", "cost", "costs", "penalty", "distance", "latency",
     }
 )  # fmt: skip
-#: A name's word parts: runs of letters split at case changes (``valLoss``, ``MSELoss``), and runs of digits.
-_WORD_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+#: Word parts of a metric's name that say higher is better: accuracies, shares of right answers, overlaps,
+#: correlations, rewards and scores.
+SCORE_WORDS = frozenset(
+    {
+        "acc", "accuracy", "f1", "fscore", "auc", "auroc", "auprc", "precision", "recall", "bleu", "rouge", "chrf",
+        "meteor", "iou", "miou", "dice", "ndcg", "mrr", "r2", "mcc", "kappa", "spearman", "pearson", "psnr",
+        "ssim", "tpr", "tnr", "sensitivity", "specificity", "reward", "score",
+    }
+)  # fmt: skip
+#: The scores of :data:`SCORE_WORDS` that are shares of a whole: in [0, 1], or in [0, 100] in percent, as any
+#: metric named a percentage.
+SHARE_WORDS = frozenset(
+    {
+        "acc", "accuracy", "f1", "fscore", "auc", "auroc", "auprc", "precision", "recall", "bleu", "rouge", "chrf",
+        "iou", "miou", "dice", "tpr", "tnr", "sensitivity", "specificity", "percent", "percentage", "pct",
+    }
+)  # fmt: skip
+#: A name's word parts: runs of letters split at case changes (``valLoss``, ``MSELoss``), with the digits that end
+#: them (``F1``, ``top1``), and runs of digits.
+_WORD_PARTS = re.compile(r"[A-Z]+(?![a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[0-9]+")
+
+
+def _word_in(metric: str, words: frozenset[str]) -> str | None:
+    """The first word part of ``metric`` in ``words``, as it is there: whole, or without the digits that end it
+    (``loss2`` is ``loss``, ``f1`` is itself)."""
+    for part in _WORD_PARTS.findall(metric):
+        for word in (part.lower(), part.lower().rstrip("0123456789")):
+            if word in words:
+                return word
+    return None
 
 
 def loss_word(metric: str) -> str | None:
     """The word part of ``metric`` that says it is a loss or an error (:data:`LOSS_WORDS`), or None.
 
     Only whole word parts count: ``val_loss``, ``eval/perplexity``, ``test_error_rate`` and ``valMSE`` are
-    losses, ``terrain_acc`` is not.
+    losses, ``terrain_acc`` and ``maestro_f1`` are not.
 
     >>> loss_word("eval/perplexity"), loss_word("test_error_rate"), loss_word("terrain_acc")
     ('perplexity', 'error', None)
     """
-    return next((part.lower() for part in _WORD_PARTS.findall(metric) if part.lower() in LOSS_WORDS), None)
+    return _word_in(metric, LOSS_WORDS)
+
+
+def score_word(metric: str) -> str | None:
+    """The word part of ``metric`` that says higher is better (:data:`SCORE_WORDS`), unless a word part says it
+    is a loss (:func:`loss_word`): a loss word says what is scored (``brier_score`` is a loss)."""
+    return None if loss_word(metric) is not None else _word_in(metric, SCORE_WORDS)
+
+
+def share_word(metric: str) -> str | None:
+    """The word part of ``metric`` that says it is a share of a whole (:data:`SHARE_WORDS`), bounded by 1, or by
+    100 in percent, unless a word part says it is a loss (``accuracy_loss`` is not bounded by 100)."""
+    return None if loss_word(metric) is not None else _word_in(metric, SHARE_WORDS)
+
+
+def direction_in_name(metric: str) -> tuple[bool, str] | None:
+    """Which way ``metric``'s name says is better, and the word part that says it: ``(False, word)`` for a loss
+    (:func:`loss_word`), ``(True, word)`` for a score (:func:`score_word`), None when it says neither.
+
+    >>> [direction_in_name(name) for name in ("val_loss", "test_F1", "brier_score", "value")]
+    [(False, 'loss'), (True, 'f1'), (False, 'brier'), None]
+    """
+    word = loss_word(metric)
+    if word is not None:
+        return False, word
+    word = score_word(metric)
+    return None if word is None else (True, word)

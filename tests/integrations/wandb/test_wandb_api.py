@@ -248,7 +248,7 @@ def test_post_sweep_callback_adapts_the_default_budgets_to_small_groups(fresh_lo
             r"too few runs for n = 10: group 'cnn' has 5, 'mlp' has 6 runs.*smaller `n`",
         ),
         # a metric no run logged: the same error as from every source, naming the columns there are
-        ({"test": "test_loss"}, r"no column 'test_loss' \(tried 'test_loss', 'metrics.test_loss'.*metrics.val_acc"),
+        ({"test": "test_f1"}, r"no column 'test_f1' \(tried 'test_f1', 'metrics.test_f1'.*metrics.val_acc"),
     ],
 )
 def test_post_sweep_callback_warns_about_the_data_instead_of_raising(fresh_log, options, message):
