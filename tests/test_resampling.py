@@ -355,9 +355,17 @@ def test_a_summary_band_evaluates_the_distribution_at_the_reported_budgets_only(
     options = dict(estimator=estimator, confidence_level=0.95, n_resamples=2999, method=method, rng=5)
     band = resampling._summary_band(val, test, reported, n=n, maximize=True, bounds=None, **options)
     full = boo_n_curve_ci(val, test, n=n, **options)
-    for name in ("n", "estimate", "low", "high", "simultaneous_low", "simultaneous_high", "trustworthy"):
+    for name in ("n", "estimate", "trustworthy"):
         np.testing.assert_array_equal(getattr(band, name), getattr(full, name))
     at = np.isin(n, reported)
+    # a studentized band resamples its pivot at its reported budgets too (a grid of them otherwise): its ends are
+    # those of the public band wherever both resampled the pivot
+    exact = np.ones(n.size, bool)
+    if full.studentized_errors is not None:
+        exact[:] = False
+        exact[np.intersect1d(full.studentized_errors.columns, band.studentized_errors.columns)] = True
+    for name in ("low", "high"):
+        np.testing.assert_array_equal(getattr(band, name)[exact], getattr(full, name)[exact])
     np.testing.assert_allclose(band.bootstrap_distribution[:, at], full.bootstrap_distribution[:, at], rtol=1e-13)
     np.testing.assert_allclose(band.standard_error[at], full.standard_error[at], rtol=1e-12)
     for budget in reported:
@@ -366,12 +374,7 @@ def test_a_summary_band_evaluates_the_distribution_at_the_reported_budgets_only(
     others = band.bootstrap_distribution[:, ~at]
     if method == "percentile":  # its intervals are the distribution's quantiles: every budget is evaluated
         np.testing.assert_allclose(others, full.bootstrap_distribution[:, ~at], rtol=1e-13)
-    elif method == "studentized":  # the centre is the statistic: the studentized resamples give it everywhere
-        studentized = full.studentized_errors.resample_centres.shape[0]
-        assert studentized == 1999
-        np.testing.assert_allclose(others[:studentized], full.bootstrap_distribution[:studentized, ~at], rtol=1e-13)
-        assert np.isnan(others[studentized:]).all() and np.isnan(band.standard_error[~at]).all()
-    else:  # the statistic (V) is not the centre (U): not evaluated at the other budgets
+    else:  # the intervals come from the pivot: the statistic is not evaluated at the other budgets
         assert np.isnan(others).all() and np.isnan(band.standard_error[~at]).all()
 
 
@@ -394,8 +397,8 @@ def test_default_budgets():
         default_budgets(10, estimator="X")
     with pytest.raises(
         ValueError,
-        match="`method` must be one of 'studentized-u-k-of-m', 'studentized-u', 'studentized-u-calibrated', "
-        "'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
+        match="`method` must be one of 'studentized-u-farther', 'studentized-u', 'studentized-u-k-of-m', "
+        "'studentized-u-calibrated', 'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
     ):
         default_budgets(10, method="basic")
 
@@ -518,7 +521,8 @@ def test_extrapolation_warns_for_v_and_w():
         ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
         (
             {"method": "basic"},
-            r"`method` must be one of 'studentized-u-k-of-m', 'studentized-u', 'studentized-u-calibrated', "
+            r"`method` must be one of 'studentized-u-farther', 'studentized-u', 'studentized-u-k-of-m', "
+            r"'studentized-u-calibrated', "
             r"'studentized', 'percentile', 'bca', 'smoothed'; got 'basic'",
         ),
         ({"estimator": "X"}, r"`estimator` must be one of 'V', 'U', 'W'; got 'X'"),
@@ -747,14 +751,43 @@ def test_percentile_simultaneous_band_is_sup_t_of_the_bootstrap_distribution():
     np.testing.assert_allclose(band.simultaneous_low, estimate - c * sd, rtol=1e-12)
 
 
-def test_studentized_default_budgets_are_thinned_at_large_m():
-    assert default_budgets(201).size == 199
-    assert default_budgets(1000).size == 40
-    budgets = default_budgets(10_000)
-    assert budgets.size == 24 and budgets[0] == 1 and budgets[-1] == 10_000
-    assert default_budgets(10_000, method="percentile").size == 200
-    sizes = [default_budgets(m).size for m in (200, 201, 400, 1000, 1666, 1667, 10**4, 10**6)]
-    assert sizes == sorted(sizes, reverse=True)  # budgets per run never rise with m
+def test_a_studentized_band_resamples_its_pivot_at_a_bounded_grid_of_budgets():
+    assert default_budgets(1000).size == default_budgets(1000, method="percentile").size == 200
+    for m in (30, 100, 1000, 10**6):
+        budgets = default_budgets(m)
+        reported = np.isin(budgets, [1, 5, 10, 7, 20])
+        columns = intervals.pivot_columns(budgets, m, reported)
+        assert (np.diff(columns) > 0).all() and columns[0] == 0 and columns[-1] == budgets.size - 1
+        assert reported[columns].sum() == reported.sum()  # every reported budget is resampled
+        assert budgets[columns][budgets[columns] <= m / 2].max() == budgets[budgets <= m / 2].max()  # trust's edge
+        assert columns.size <= intervals.PIVOT_BUDGETS + 6  # the grid, the reported ones and the trusted edge
+    few = np.arange(1, intervals.PIVOT_BUDGETS + 1)
+    assert intervals.pivot_columns(few, 40).tolist() == list(range(few.size))  # few budgets: all of them
+
+
+def test_a_band_interpolates_the_reaches_between_the_budgets_it_resampled():
+    """Between two resampled budgets a band's reach, in standard errors, is their interpolation in log n; at a
+    resampled budget the band is that budget's own interval."""
+    rng = np.random.default_rng(8)
+    val = rng.normal(size=80)
+    test = 0.5 * val + rng.normal(size=80)
+    band = boo_n_curve_ci(val, test, n_resamples=999, rng=2)  # n = 1..80: a grid of them resampled
+    columns = band.studentized_errors.columns
+    assert columns.size < band.n.size
+    for k in columns[[1, 5, -3]]:
+        single = boo_n_ci(val, test, n=int(band.n[k]), n_resamples=999, rng=2)
+        np.testing.assert_allclose(
+            [band.low[k], band.high[k]], [single.confidence_interval.low, single.confidence_interval.high], rtol=1e-12
+        )
+    errors = band.studentized_errors
+    below = (errors.centre - band.low) / errors.standard_error  # no bounds: the reaches are linear
+    trusted = columns[band.trustworthy[columns]]
+    gap = int(np.argmax(np.diff(trusted)))  # the two trustworthy resampled budgets farthest apart
+    nodes = trusted[gap : gap + 2]
+    between = np.arange(nodes[0] + 1, nodes[1])
+    assert between.size and (band.low[nodes[0] : nodes[1] + 1] > test.min()).all()  # not cut to the worst run
+    expected = np.interp(np.log(band.n[between]), np.log(band.n[nodes]), below[nodes])
+    np.testing.assert_allclose(below[between], expected, rtol=1e-9)
 
 
 def test_studentized_resamples_bound_the_work_of_a_group():

@@ -429,12 +429,14 @@ def _bootstrap_work(table: RunTable, spec: Spec) -> Work:
     fast extra), whatever its own size. The studentized elements are counted with m blocks per group, at most
     what its pass evaluates (tie blocks merge runs)."""
     from boontrack._bootstrap.compiled import Work
-    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS, studentized_resamples
+    from boontrack._bootstrap.intervals import STUDENTIZED_METHODS, pivot_columns, studentized_resamples
 
     studentized = 0
     if spec.ci_method in STUDENTIZED_METHODS:
         for m in table.runs["group"].value_counts().to_numpy().tolist():
-            budgets = _curve_budgets(m, spec, spec.budgets_for(m)[0]).size
+            reported_budgets = spec.budgets_for(m)[0]
+            curve = _curve_budgets(m, spec, reported_budgets)
+            budgets = pivot_columns(curve, m, np.isin(curve, [1, *reported_budgets])).size
             studentized += m * budgets * studentized_resamples(m, budgets, spec.n_resamples)
     return Work(draws=len(table.runs) * spec.n_resamples, studentized=studentized)
 
@@ -784,13 +786,15 @@ def _compare_pair(
 def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     """Runs not paired by seed: the two groups' own (independent) resamples are resamples of the difference
     (:func:`boontrack.compare.independent_difference`), studentized with the standard errors the bands keep."""
-    from boontrack.compare import Comparison, independent_difference, mann_whitney, welch_test
+    from boontrack.compare import Comparison, independent_differences, mann_whitney, welch_test
 
-    differences = {int(k): independent_difference(band_a.at(int(k)), band_b.at(int(k))) for k in budgets}
+    chosen = [*map(int, budgets), 1]  # the mean last
+    *boo, mean = independent_differences([band_a.at(k) for k in chosen], [band_b.at(k) for k in chosen])
+    differences = dict(zip(chosen, boo))
     (_, a_scores), (_, b_scores) = table.arrays(table.groups[a]), table.arrays(table.groups[b])
     comparison = Comparison(
         boo_n_difference=differences[max(differences)],
-        mean_difference=independent_difference(band_a.at(1), band_b.at(1)),
+        mean_difference=mean,
         welch=welch_test(a_scores, b_scores),
         mann_whitney=mann_whitney(a_scores, b_scores),
         wilcoxon=None,
@@ -840,6 +844,7 @@ def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
 _RESAMPLED_DIFFERENCES = ("studentized-u-k-of-m",)
 #: The interval method of a difference for each method of the groups' intervals (others: percentile).
 _DIFFERENCE_METHODS = {
+    "studentized-u-farther": "studentized-u",
     "studentized-u": "studentized-u",
     "studentized-u-calibrated": "studentized-u",
     "studentized-u-k-of-m": "studentized-u",

@@ -25,10 +25,11 @@ ESTIMATORS = ("V", "U", "W")
 COMPARE_MODES = ("baseline", "all-pairs")
 CORRECTIONS = ("holm", "bh")
 #: The interval method of every summary and function unless another is asked for.
-DEFAULT_CI_METHOD: Final = "studentized-u-k-of-m"
+DEFAULT_CI_METHOD: Final = "studentized-u-farther"
 CI_METHODS = (
     DEFAULT_CI_METHOD,
     "studentized-u",
+    "studentized-u-k-of-m",
     "studentized-u-calibrated",
     "studentized",
     "percentile",

@@ -39,10 +39,9 @@ from boontrack._bootstrap import (
     difference_intervals,
     difference_range,
     few_runs_messages,
-    percentile_interval,
     studentized_difference,
 )
-from boontrack._bootstrap.intervals import CALIBRATED_METHOD, STUDENTIZED_METHODS
+from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import difference_scale
 from boontrack._collector import warn
 from boontrack._special import ndtr, student_t_sf
@@ -348,6 +347,9 @@ def wilcoxon_signed_rank(a: Any, b: Any) -> WilcoxonResult:
 
 
 DifferenceMethod = Literal["studentized-u", "studentized", "percentile"]
+#: The interval method of a difference of two groups' results of a method (others: their own): a difference is
+#: symmetric (:func:`boontrack._bootstrap.studentized_difference`), and the calibrated level is one group's.
+DIFFERENCE_OF = {"studentized-u-farther": "studentized-u", "studentized-u-calibrated": "studentized-u"}
 DIFFERENCE_METHODS = ("studentized-u", "studentized", "percentile")
 
 
@@ -431,30 +433,57 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
         calibrated ones), else ``"percentile"``.
     """
     _independent_difference_iv(a, b)
-    dist = a.bootstrap_distribution - b.bootstrap_distribution
-    estimate = a.estimate - b.estimate
-    if a.method == b.method and a.method in STUDENTIZED_METHODS:
-        errors_a, errors_b = a.studentized_errors, b.studentized_errors
-        assert errors_a is not None and errors_b is not None  # studentized results keep their standard errors
-        first = min(errors_a.resample_standard_errors.size, errors_b.resample_standard_errors.size)
-        on_data = (
-            estimate,
-            errors_a.centre - errors_b.centre,
-            errors_a.reference - errors_b.reference,
-            math.hypot(errors_a.standard_error, errors_b.standard_error),
-        )
-        interval = studentized_difference(
-            on_data,
-            errors_a.resample_centres[:first] - errors_b.resample_centres[:first],
-            np.hypot(errors_a.resample_standard_errors[:first], errors_b.resample_standard_errors[:first]),
-            difference_range(errors_a.plausible_range, errors_b.plausible_range),
-            difference_scale(errors_a.bounds, errors_b.bounds),
-            a.confidence_level,
-        )
-        method = "studentized-u" if a.method == CALIBRATED_METHOD else a.method
+    return independent_differences([a], [b])[0]
+
+
+def independent_differences(a: Sequence[BootstrapResult], b: Sequence[BootstrapResult]) -> list[BootstrapResult]:
+    """:func:`independent_difference` of each pair ``(a[k], b[k])``, results of the same two groups at several
+    budgets (checked by the caller), their intervals computed together: an analysis that compares many groups pays
+    one pass over the resamples per pair of groups, not one per budget."""
+    level, count, method = a[0].confidence_level, a[0].n_resamples, a[0].method
+    dist = _stacked(a, "bootstrap_distribution") - _stacked(b, "bootstrap_distribution")
+    estimates = _stacked(a, "estimate") - _stacked(b, "estimate")
+    if any(x.method != method for x in (*a, *b)) or method not in STUDENTIZED_METHODS:
+        lows, highs = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        method = "percentile"
     else:
-        interval, method = percentile_interval(dist, a.confidence_level), "percentile"
-    return _difference_result(estimate, dist, interval, method, a.confidence_level, a.n_resamples)
+        errors_a = [x.studentized_errors for x in a]
+        errors_b = [x.studentized_errors for x in b]
+        first = min(len(x.resample_standard_errors) for x in (*errors_a, *errors_b))  # type: ignore[union-attr]
+        on_data = (
+            estimates,
+            _stacked(errors_a, "centre") - _stacked(errors_b, "centre"),
+            _stacked(errors_a, "reference") - _stacked(errors_b, "reference"),
+            np.hypot(_stacked(errors_a, "standard_error"), _stacked(errors_b, "standard_error")),
+        )
+        centres = _stacked(errors_a, "resample_centres", first) - _stacked(errors_b, "resample_centres", first)
+        resample_errors = np.hypot(
+            _stacked(errors_a, "resample_standard_errors", first), _stacked(errors_b, "resample_standard_errors", first)
+        )
+        first_a, first_b = errors_a[0], errors_b[0]
+        assert first_a is not None and first_b is not None  # studentized results keep their standard errors
+        lows, highs = studentized_difference(
+            on_data,
+            centres,
+            resample_errors,
+            difference_range(first_a.plausible_range, first_b.plausible_range),
+            difference_scale(first_a.bounds, first_b.bounds),
+            level,
+        )
+        method = DIFFERENCE_OF.get(method, method)
+    return [
+        _difference_result(float(estimates[k]), dist[:, k], (lows[k], highs[k]), method, level, count)
+        for k in range(dist.shape[1])
+    ]
+
+
+def _stacked(items: Sequence[Any], field: str, rows: int | None = None) -> np.ndarray:
+    """``field`` of each item side by side: a value per item, or the first ``rows`` of an array per item as a
+    column."""
+    parts = [getattr(item, field) for item in items]
+    if np.ndim(parts[0]) == 0:
+        return np.array(parts, dtype=np.float64)
+    return np.stack([part[:rows] for part in parts], axis=1)
 
 
 def _resampling_iv(paired, method, confidence_level, n_resamples, rng):

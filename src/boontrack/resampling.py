@@ -55,7 +55,6 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
-from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._collector import warn
 from boontrack._validation import (
@@ -87,15 +86,18 @@ __all__ = [
 ]
 
 Method = Literal[
-    "studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"
+    "studentized-u-farther",
+    "studentized-u",
+    "studentized-u-k-of-m",
+    "studentized-u-calibrated",
+    "studentized",
+    "percentile",
+    "bca",
+    "smoothed",
 ]
 
 #: Default number of budgets of a curve band.
 _MAX_DEFAULT_BUDGETS = 200
-#: Fewest budgets of a studentized default band, however many runs (see :func:`default_budgets`).
-_MIN_STUDENTIZED_BUDGETS = 24
-#: Runs x budgets of a studentized default band beyond 200 runs (see :func:`default_budgets`).
-_STUDENTIZED_RUNS_X_BUDGETS = 40_000
 
 
 @dataclass(frozen=True)
@@ -124,12 +126,15 @@ class StudentizedErrors:
         themselves) for ``"studentized-u"``.
     resample_centres, resample_standard_errors
         The centre and its standard error on each of the first resamples (all of them, unless the work bound of
-        the studentized methods cut them to 1,999), shape ``(B_t,)`` or ``(B_t, budgets)``.
+        the studentized methods cut them to 1,999), shape ``(B_t,)``, or ``(B_t, len(columns))`` in a band.
     plausible_range
         Where the statistic can plausibly lie (the interval is cut to it): from the worst observed test score
         to the best one plus the whole range, inside the bounds.
     bounds
         The scores' bounds, infinite where there is none.
+    columns
+        In a band, the budgets (indices into its ``n``) whose resamples are studentized: its own and a grid of
+        others, the reaches of the rest interpolated between them; None in a single result.
     """
 
     centre: Any
@@ -139,15 +144,21 @@ class StudentizedErrors:
     resample_standard_errors: np.ndarray
     plausible_range: tuple[float, float]
     bounds: tuple[float, float] = UNBOUNDED_RANGE
+    columns: np.ndarray | None = None
 
-    def at(self, k: int) -> StudentizedErrors:
-        """The errors of budget column ``k`` of a band's, as a single result carries them."""
+    def at(self, k: int) -> StudentizedErrors | None:
+        """The errors of budget column ``k`` of a band's, as a single result carries them; None where the band's
+        resamples were not studentized (a budget whose reaches were interpolated)."""
+        assert self.columns is not None  # a band's errors
+        where = np.flatnonzero(self.columns == k)
+        if not where.size:
+            return None
         return StudentizedErrors(
             float(self.centre[k]),
             float(self.standard_error[k]),
             float(self.reference[k]),
-            self.resample_centres[:, k],
-            self.resample_standard_errors[:, k],
+            self.resample_centres[:, int(where[0])],
+            self.resample_standard_errors[:, int(where[0])],
             self.plausible_range,
             self.bounds,
         )
@@ -251,7 +262,9 @@ class CurveBand:
     bounds: tuple[float, float] = UNBOUNDED_RANGE
 
     def at(self, n: int) -> BootstrapResult:
-        """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples."""
+        """The interval of Boo_n at one budget of the band, as :func:`boo_n_ci` would give it on these resamples
+        (with a studentized method: at a budget whose pivot the band resampled; at the others its reaches are
+        interpolated, and ``studentized_errors`` is None)."""
         matches = np.flatnonzero(self.n == n)
         if not matches.size:
             raise ValueError(f"`n` = {n!r} is not a budget of this band (budgets {self.n.min()}..{self.n.max()})")
@@ -284,6 +297,7 @@ def _studentized_errors(resampled: Resampled) -> StudentizedErrors | None:
         pivot.resample_standard_error,
         resampled.plausible,
         (scale.low, scale.high),
+        pivot.columns,
     )
 
 
@@ -463,27 +477,22 @@ def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, Estim
 def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = DEFAULT_CI_METHOD) -> np.ndarray:
     """The budgets of a curve band when none are given: every n for m <= 200, else 200 log-spaced ones.
 
-    For the studentized method, whose per-resample standard errors cost ``m`` per budget and resample, the
-    count is ``40,000 / m`` beyond m = 200 runs (at least 24, from m = 1,601): 40 log-spaced budgets at
-    m = 1,000, 24 at m = 10,000, so that the cost per run of a band does not rise with m. Log-spaced budgets are the distinct rounded points of a geometric grid from
-    1 to the largest budget, the grid made just fine enough to give the count; they always include 1 and the
-    largest budget. That is m,
-    except for U with BCa, whose jackknife evaluates U on m - 1 runs, where it stops at m - 1.
+    Log-spaced budgets are the distinct rounded points of a geometric grid from 1 to the largest budget, the grid
+    made just fine enough to give the count; they always include 1 and the largest budget. That is m, except for
+    U with BCa, whose jackknife evaluates U on m - 1 runs, where it stops at m - 1. A studentized band resamples
+    its pivot at about 16 of them whatever their number (:func:`boontrack._bootstrap.intervals.pivot_columns`).
     """
     m, estimator, method = _default_budgets_iv(m, estimator, method)
-    count = _MAX_DEFAULT_BUDGETS
-    if method in STUDENTIZED_METHODS:
-        count = min(count, max(_MIN_STUDENTIZED_BUDGETS, _STUDENTIZED_RUNS_X_BUDGETS // m))
     if estimator == "U" and method == "bca" and m > 1:
         m -= 1
-    if m <= count:
+    if m <= _MAX_DEFAULT_BUDGETS:
         return np.arange(1, m + 1)
-    points = count
+    points = _MAX_DEFAULT_BUDGETS
     while True:
         budgets = np.unique(np.round(np.geomspace(1, m, points)).astype(np.int64))
-        if budgets.size >= count:
+        if budgets.size >= _MAX_DEFAULT_BUDGETS:
             return budgets
-        points += count - budgets.size
+        points += _MAX_DEFAULT_BUDGETS - budgets.size
 
 
 def _boo_n_curve_ci_iv(val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds):

@@ -106,8 +106,9 @@ class Spec:
     #: around the estimate (the default of 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level
     #: calibrated by a second-level bootstrap.
     ci_method: Literal[
-        "studentized-u-k-of-m",
+        "studentized-u-farther",
         "studentized-u",
+        "studentized-u-k-of-m",
         "studentized-u-calibrated",
         "studentized",
         "percentile",

@@ -2,13 +2,13 @@
 
 Run by hand (not collected by pytest)::
 
-    python tests/benchmarks/bench_compare.py [--replications 1000] [--resamples 999] [--seed 0]
+    python tests/benchmarks/bench_compare.py [--replications 1000] [--resamples 999] [--seed 0] [--method METHOD]
 
 Prints the Markdown tables of the "Comparing approaches" page of the docs (docs/statistics/comparing.md), measured with
 :func:`boontrack.simulate.comparison_rates`. First the type-I error: A and B of m runs each drawn from the same
 population (paired by seed, a pair's correlation 0.5, or independent), how often the 95 % interval of
-Boo_5(A) - Boo_5(B) and of mean(A) - mean(B) excludes 0 (studentized, the default, and percentile on the same
-resamples) and how often the design's headline tests reject at 5 % (paired t and Wilcoxon signed-rank, or
+Boo_5(A) - Boo_5(B) and of mean(A) - mean(B) excludes 0 (studentized, by ``--method``, the default interval
+method unless told, and percentile on the same resamples) and how often the design's headline tests reject at 5 % (paired t and Wilcoxon signed-rank, or
 Welch and Mann-Whitney). Then the power when A's scores are shifted by half a standard deviation (normal).
 
 ``--groups`` measures instead the differences an analysis makes for groups that share no seeds: each group's own
@@ -59,6 +59,7 @@ def _rows(cells, runs, shift, args):
                     replications=args.replications,
                     n_resamples=args.resamples,
                     rng=np.random.default_rng([args.seed, m, int(paired)]),
+                    method=args.method,
                 )
                 by_name = {r.statistic: r for r in rates}
                 tests = list(by_name)[4:]
@@ -130,6 +131,9 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=999)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--groups", action="store_true", help="the differences of groups without shared seeds")
+    parser.add_argument(
+        "--method", default=DEFAULT_CI_METHOD, help="the studentized method of the differences (without --groups)"
+    )
     args = parser.parse_args()
     if args.groups:
         groups(args)

@@ -42,14 +42,22 @@ STUDENTIZED_WORK = 10**8
 STUDENTIZED_RESAMPLES = 1999
 #: Largest share n / m of budgets whose band is trustworthy (measurements in :class:`CurveBand`).
 TRUSTED_SHARE = 0.5
+#: Budgets of a band whose studentized pivot is resampled, about (:func:`pivot_columns`), besides the reported ones
+#: and the largest trustworthy one: at the others the reaches are interpolated between theirs.
+PIVOT_BUDGETS = 16
 
 
 #: The studentized-u interval at a level calibrated by a second-level bootstrap (:func:`calibration_prepivots`).
 CALIBRATED_METHOD = "studentized-u-calibrated"
-#: The studentized-u interval whose pivot's quantile comes from resamples of fewer runs than the sweep has
+#: The studentized-u pivot, each end as far as the farther of the symmetric and the equal-tailed interval's
+#: (:func:`farther_reaches`): the default.
+FARTHER_METHOD = "studentized-u-farther"
+#: The same ends with the pivot's quantiles from resamples of fewer runs than the sweep has
 #: (:func:`k_out_of_m_sizes`, :func:`k_out_of_m_pivots`).
 K_OF_M_METHOD = "studentized-u-k-of-m"
-STUDENTIZED_METHODS = ("studentized-u", "studentized", CALIBRATED_METHOD, K_OF_M_METHOD)
+STUDENTIZED_METHODS = ("studentized-u", "studentized", CALIBRATED_METHOD, FARTHER_METHOD, K_OF_M_METHOD)
+#: The studentized methods whose ends reach as far as the farther of the symmetric and the equal-tailed interval's.
+FARTHER_METHODS = (FARTHER_METHOD, K_OF_M_METHOD)
 #: A k-out-of-m resample draws at least this share of the sweep's runs ...
 K_OF_M_SHARE = 0.5
 #: ... and at least this many times the budget (at n = m/2 of ten runs: 8 runs, not 5) ...
@@ -79,24 +87,30 @@ class Pivot(NamedTuple):
     the runs themselves: U of a resample is unbiased for it (U is unbiased whatever the population, and the
     resamples' population is the runs), as U of the runs is unbiased for the true Boo_n, so no bias is left
     to estimate. Budgets above m, where U is undefined, fall back to V as centre.
+
+    The resamples are studentized at the budgets of ``columns`` alone (:func:`pivot_columns`); at the others the
+    reaches (q, in standard errors) are interpolated between theirs (:meth:`spread`).
     """
 
-    #: The centre on the data, and its delta-method standard error (budgets,).
+    #: The budgets, and the centre on the data and its delta-method standard error at each (budgets,).
+    budgets: np.ndarray
     centre: np.ndarray
     standard_error: np.ndarray
     #: The value the resamples' centres are compared with (budgets,).
     reference: np.ndarray
-    #: The centre and its standard error on the first B_t resamples (B_t, budgets).
+    #: The budgets (indices into ``budgets``) whose resamples are studentized, ascending.
+    columns: np.ndarray
+    #: The centre and its standard error on the first B_t resamples at the budgets of ``columns`` (B_t, columns).
     resample_centre: np.ndarray
     resample_standard_error: np.ndarray
     scale: Scale
-    #: For the calibrated method: each calibrating resample's prepivot (calibrating resamples, budgets), the
+    #: For the calibrated method: each calibrating resample's prepivot (calibrating resamples, columns), the
     #: share of its own resamples' |pivot| below its |pivot| (:func:`calibration_prepivots`); else None.
     prepivots: np.ndarray | None = None
 
     def calibrated_level(self, confidence_level: float) -> np.ndarray:
-        """The level, per budget, at which the interval holds the truth in ``confidence_level`` of the
-        calibrating resamples' worlds, the ``confidence_level`` quantile of the prepivots (Beran 1987, §3), and
+        """The level, per budget of ``columns``, at which the interval holds the truth in ``confidence_level`` of
+        the calibrating resamples' worlds, the ``confidence_level`` quantile of the prepivots (Beran 1987, §3), and
         never below ``confidence_level``: the calibration only widens. Left free, it narrowed the interval at
         n = m/2, where the resamples of a resample repeat runs more than the resamples do, and cost coverage there
         (SciTail simple_overlap, m = 10, n = 5: 89.0 % where studentized-u covered 95.8 %; 400 sweeps)."""
@@ -104,15 +118,24 @@ class Pivot(NamedTuple):
         return np.maximum(confidence_level, np.quantile(self.prepivots, confidence_level, axis=0))
 
     def studentized(self) -> np.ndarray:
-        """``(centre* - reference) / se*`` on the transformed scale, one row per studentized resample."""
-        return transformed_ratio(self.resample_centre, self.reference, self.resample_standard_error, self.scale)
+        """``(centre* - reference) / se*`` on the transformed scale, one row per studentized resample and one
+        column per budget of ``columns``."""
+        reference = self.reference[self.columns]
+        return transformed_ratio(self.resample_centre, reference, self.resample_standard_error, self.scale)
+
+    def spread(self, reach: np.ndarray) -> np.ndarray:
+        """A reach per budget of ``columns`` (in standard errors), at every budget: interpolated in log n between
+        them (the reach of a pivot changes slowly with n; a reach beyond the plausible range stays so)."""
+        if self.columns.size == self.budgets.size:
+            return reach
+        return np.interp(np.log(self.budgets), np.log(self.budgets[self.columns]), np.minimum(reach, UNBOUNDED))
 
     def bounds(self, quantile: np.ndarray, upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``centre - quantile * se`` and ``centre + upper * se`` (``upper``: ``quantile`` when None) per
-        budget, on the transformed scale and mapped back."""
-        low, high = transformed_bounds(self.centre, self.standard_error, quantile, self.scale)
+        """``centre - quantile * se`` and ``centre + upper * se`` (``upper``: ``quantile`` when None) per budget of
+        ``columns``, spread to every budget (:meth:`spread`), on the transformed scale and mapped back."""
+        low, high = transformed_bounds(self.centre, self.standard_error, self.spread(quantile), self.scale)
         if upper is not None:
-            high = transformed_bounds(self.centre, self.standard_error, upper, self.scale)[1]
+            high = transformed_bounds(self.centre, self.standard_error, self.spread(upper), self.scale)[1]
         return low, high
 
 
@@ -204,36 +227,34 @@ def bootstrap_standard_error(dist: np.ndarray) -> np.ndarray:
 
 
 def studentized_interval(resampled: Resampled, confidence_level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
-    """Bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget: symmetric, and for
-    ``K_OF_M_METHOD`` each end as far as the farther of the symmetric and the equal-tailed one's (below).
+    """Bootstrap-t interval (Hall 1988; Efron & Tibshirani 1993, §12.5), one per budget: symmetric, and for the
+    ``FARTHER_METHODS`` each end as far as the farther of the symmetric and the equal-tailed one's (below).
 
     ``centre +- q se`` (:class:`Pivot`), where q is the ``confidence_level`` quantile of the resamples'
-    ``|centre* - reference| / se*`` and se the delta-method standard error on the data. The symmetric form
-    covered 94-95 % where the equal-tailed one covered 91-92 % (normal scores, m = 10-20, n = 5-10, 1,000 sweeps
-    each): the skewness of a resampled Boo_n, which can lose the runs' best but never exceed it, points the
-    other way from the true one's, so an equal-tailed interval follows it where it should not. The interval is
-    widened to hold the estimate (when the centre is another estimator's) and cut to :func:`plausible_range`,
-    which it may otherwise leave on long-tailed scores; when more than ``1 - confidence_level`` of the
-    resamples are degenerate (se* = 0: every draw had the same test score) q is unbounded and the interval is
-    that range.
+    ``|centre* - reference| / se*`` and se the delta-method standard error on the data. The interval is widened to
+    hold the estimate (when the centre is another estimator's) and cut to :func:`plausible_range`, which it may
+    otherwise leave on long-tailed scores; when more than ``1 - confidence_level`` of the resamples are
+    degenerate (se* = 0: every draw had the same test score) q is unbounded and the interval is that range.
 
     ``CALIBRATED_METHOD`` takes the quantile at the calibrated level of :meth:`Pivot.calibrated_level` instead
     of ``confidence_level``; on the same resamples its interval is otherwise the ``"studentized-u"`` one.
 
-    ``K_OF_M_METHOD`` reaches on each side as far as the farther of that symmetric interval and the equal-tailed
-    one (Hall's percentile-t): ``centre - max(q, t_hi) se`` to ``centre + max(q, -t_lo) se``, t_lo and t_hi the
-    ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(centre* - reference) /
-    se*``. Its resamples of k < m runs miss the runs' best as a sweep misses a long tail's top, far below the
-    reference with a small se*; the symmetric quantile spreads that tail over both sides, and the equal-tailed
-    end carries it where it belongs. Holding the symmetric interval, it covers wherever that one does on the
-    same resamples; the equal-tailed one alone lost more cells of the coverage suite than it gained.
+    The ``FARTHER_METHODS`` reach on each side as far as the farther of that symmetric interval and the
+    equal-tailed one (Hall's percentile-t): ``centre - max(q, t_hi) se`` to ``centre + max(q, -t_lo) se``, t_lo and
+    t_hi the ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(centre* -
+    reference) / se*``. Where the scores have a long tail, the pivot has one on the same side (a resample that
+    misses the runs' best, or holds it twice, moves far with a small se*), and the equal-tailed end carries it
+    where the truth lies when a sweep has missed the population's best; the symmetric quantile would spread it
+    over both sides. The equal-tailed interval alone follows the resampled Boo_n's own skew, which points the
+    other way from the true one's on normal scores (it can lose the runs' best but never exceed it): holding the
+    symmetric interval, the farther one covers wherever that one does on the same resamples.
     """
     pivot = resampled.pivot
     assert pivot is not None  # kept by the studentized resampling
     level = pivot.calibrated_level(confidence_level) if method == CALIBRATED_METHOD else confidence_level
     studentized = pivot.studentized()
     quantile = column_quantiles(np.abs(studentized), level)
-    if method != K_OF_M_METHOD:
+    if method not in FARTHER_METHODS:
         return _held_and_cut(resampled, *pivot.bounds(quantile))
     reaches = farther_reaches(quantile, studentized, -studentized, confidence_level)  # the level is not calibrated
     return _held_and_cut(resampled, *pivot.bounds(*reaches))
@@ -242,7 +263,7 @@ def studentized_interval(resampled: Resampled, confidence_level: float, method: 
 def farther_reaches(
     symmetric: np.ndarray, falling: np.ndarray, rising: np.ndarray, confidence_level: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """How far below and above the centre, in standard errors, ``K_OF_M_METHOD`` reaches: the symmetric reach,
+    """How far below and above the centre, in standard errors, the ``FARTHER_METHODS`` reach: the symmetric reach,
     or the ``(1 + confidence_level) / 2`` quantile (along axis 0) of ``falling`` (the pivot, which sets the lower
     end) and of ``rising`` (its negative, the upper end), the equal-tailed interval's, whichever is farther."""
     tail = (1 + confidence_level) / 2
@@ -304,17 +325,17 @@ def simultaneous_band(
     budgets (over every budget when none is), s the per-resample standard error for the studentized methods,
     else the bootstrap standard error (and the centre and reference the estimate); on the transformed scale of
     the scores' bounds. Budgets whose scale is 0 (constant scores) take no part: their band is a point.
-    ``K_OF_M_METHOD``'s band reaches on each side as far as the farther of c and the ``(1 + confidence_level) /
-    2`` quantile of the largest ``(centre* - reference) / s`` (below) or of its negative (above), as its
-    intervals do (:func:`studentized_interval`), so that it holds each of them.
+    The band of the ``FARTHER_METHODS`` reaches on each side as far as the farther of c and the ``(1 +
+    confidence_level) / 2`` quantile of the largest ``(centre* - reference) / s`` (below) or of its negative
+    (above), as their intervals do (:func:`studentized_interval`), so that it holds each of them.
     """
     over = trustworthy if trustworthy.any() else np.ones_like(trustworthy)
     if method in STUDENTIZED_METHODS:
         pivot = resampled.pivot
         assert pivot is not None  # kept by the studentized resampling
-        studentized = pivot.studentized()[:, over]
-        reach = np.full(resampled.estimate.size, np.quantile(np.abs(studentized).max(axis=1), confidence_level))
-        if method != K_OF_M_METHOD:
+        studentized = pivot.studentized()[:, over[pivot.columns]]  # the smallest budget is a column: never empty
+        reach = np.full(pivot.columns.size, np.quantile(np.abs(studentized).max(axis=1), confidence_level))
+        if method not in FARTHER_METHODS:
             return _held_and_cut(resampled, *pivot.bounds(reach))
         largest = studentized.max(axis=1), (-studentized).max(axis=1)
         return _held_and_cut(resampled, *pivot.bounds(*farther_reaches(reach, *largest, confidence_level)))
@@ -344,7 +365,8 @@ def curve_distribution(
 
     ``bounds`` are the scores' bounds (infinite: none), which the intervals respect (:mod:`.scales`).
     ``reported``: a studentized method's distribution is evaluated at these budgets only (a boolean mask; None:
-    every budget), NaN at the others but on the studentized resamples (see :func:`studentized_distribution`).
+    every budget), NaN at the others (see :func:`studentized_distribution`), and its pivot at these budgets and a
+    grid of others (:func:`pivot_columns`).
     """
     m = val.size
     runs = RankedRuns(val, test, maximize)
@@ -360,17 +382,17 @@ def curve_distribution(
         identity = np.arange(m)[None, :]
         centre, error = (values[0] for values in runs.boo_n_studentized(identity, centre_cdf, centre_slope))
         reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
-        other = None if centre_cdf is rows else rows
+        columns = pivot_columns(budgets, m, reported)
+        tables = centre_cdf[columns], centre_slope[columns], reference_cdf[columns]
         dist, resample_centre, resample_error = studentized_distribution(
-            runs, centre_cdf, centre_slope, other, rng, n_resamples, reported, studentize=method != K_OF_M_METHOD
+            runs, *tables[:2], rows, rng, n_resamples, reported, studentize=method != K_OF_M_METHOD
         )
         prepivots = None
         if method == CALIBRATED_METHOD:
-            tables = centre_cdf, centre_slope, reference_cdf
-            prepivots = calibration_prepivots(runs, tables, reference, scale, rng, n_resamples)
+            prepivots = calibration_prepivots(runs, tables, reference[columns], scale, rng, n_resamples)
         if method == K_OF_M_METHOD:
-            resample_centre, resample_error = k_out_of_m_pivots(runs, budgets, rng, n_resamples)
-        pivot = Pivot(centre, error, reference, resample_centre, resample_error, scale, prepivots)
+            resample_centre, resample_error = k_out_of_m_pivots(runs, budgets[columns], rng, n_resamples)
+        pivot = Pivot(budgets, centre, error, reference, columns, resample_centre, resample_error, scale, prepivots)
     else:
         counting = compiled_counting(m * n_resamples)
         draws = runs.resampled(rng, n_resamples, counting=counting)
@@ -380,6 +402,31 @@ def curve_distribution(
         jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
     plausible = plausible_range(test, maximize, bounds)
     return Resampled(estimate, dist, jackknife, pivot, plausible, scale)
+
+
+def pivot_columns(budgets: np.ndarray, m: int, reported: np.ndarray | None = None) -> np.ndarray:
+    """The budgets (indices into the sorted, distinct ``budgets``) whose studentized pivot is resampled: all of
+    them when they are few, else about :data:`PIVOT_BUDGETS` log-spaced ones from the first to the last, the
+    ``reported`` ones (a boolean mask) and the largest trustworthy one (:func:`trusted_budgets`), so that a band
+    is exact where it is read and where its trustworthy part ends.
+
+    A pivot's cost grows with the budgets it is studentized at (one pass over the tie blocks per budget and
+    resample), while its reaches change slowly with n: the other budgets' are interpolated in log n
+    (:meth:`Pivot.spread`).
+    """
+    count = budgets.size
+    if count <= PIVOT_BUDGETS:
+        return np.arange(count)
+    points = np.geomspace(budgets[0], budgets[-1], PIVOT_BUDGETS)
+    chosen = np.zeros(count, dtype=bool)
+    chosen[np.searchsorted(budgets, points).clip(0, count - 1)] = True
+    chosen[[0, -1]] = True
+    trusted = np.flatnonzero(trusted_budgets(budgets, m))
+    if trusted.size:
+        chosen[trusted[-1]] = True
+    if reported is not None:
+        chosen |= reported
+    return np.flatnonzero(chosen)
 
 
 def pivot_tables(
@@ -426,7 +473,7 @@ def studentized_distribution(
     runs: RankedRuns,
     cdf: np.ndarray,
     slope: np.ndarray,
-    other: np.ndarray | None,
+    rows: np.ndarray,
     rng: np.random.Generator,
     n_resamples: int,
     reported: np.ndarray | None = None,
@@ -434,19 +481,18 @@ def studentized_distribution(
     studentize: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
-    (B_t, budgets; none when not ``studentize``: the k-out-of-m pivot has resamples of its own).
+    (B_t, budgets of the pivot; none when not ``studentize``: the k-out-of-m pivot has resamples of its own).
 
-    ``cdf`` and ``slope`` are the centre's (:func:`pivot_tables`); ``other`` is the statistic's P when it is
-    another estimator's, else None (the centre is the statistic). The standard error costs one pass over the
-    tie blocks per budget and resample, where Boo_n alone is one matrix product for all budgets: only the first
-    :func:`studentized_resamples` resamples are studentized, the others still give the bootstrap distribution.
-    ``reported`` (a boolean mask, None: every budget): the budgets whose statistic is evaluated on every
-    resample; the others' is NaN but where the studentized pass gives it (the centre is the statistic). The
-    interval and the band need none of it. The resamples are those of every other method.
+    ``cdf`` and ``slope`` are the centre's at the budgets of the pivot (:func:`pivot_tables`,
+    :func:`pivot_columns`), ``rows`` the statistic's P at every budget. The standard error costs one pass over
+    the tie blocks per budget and resample, where Boo_n alone is one matrix product for all budgets: only the
+    first :func:`studentized_resamples` resamples are studentized, the others still give the bootstrap
+    distribution. ``reported`` (a boolean mask, None: every budget): the budgets whose statistic is evaluated on
+    every resample, NaN at the others; the interval and the band need none of it. The resamples are those of
+    every other method.
     """
-    rows = cdf if other is None else other
-    wanted = studentized_resamples(runs.m, rows.shape[0], n_resamples) if studentize else 0
-    compiled = compiled_pass(runs.blocks * rows.shape[0] * wanted)
+    wanted = studentized_resamples(runs.m, cdf.shape[0], n_resamples) if studentize else 0
+    compiled = compiled_pass(runs.blocks * cdf.shape[0] * wanted)
     counting = compiled_counting(runs.m * n_resamples, loaded=compiled is not None)
     every = reported is None or bool(reported.all())
     reported_rows = rows if every else rows[reported]  # one table for every batch: its transpose is kept
@@ -461,26 +507,18 @@ def studentized_distribution(
         return filled
 
     def evaluate(resamples: Resamples, studentized: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The batch's statistic, and the centre and its standard error on its first ``studentized`` resamples.
-
-        The statistic, when it is not the centre, comes from its own pass: one matrix product for every budget,
-        a small part of the studentized pass's cost."""
+        """The batch's statistic (one matrix product for every budget, a small part of the studentized pass's
+        cost), and the centre and its standard error on its first ``studentized`` resamples."""
         if studentized == 0:
-            return statistic(resamples), *(np.empty((0, rows.shape[0])),) * 2
+            return statistic(resamples), *(np.empty((0, cdf.shape[0])),) * 2
         first = resample_rows(resamples, slice(studentized))
-        centre, error = runs.boo_n_studentized(first, cdf, slope, compiled, counting)
-        if other is not None:
-            return statistic(resamples), centre, error
-        value = centre
-        if studentized < resample_count(resamples):
-            value = np.concatenate([value, statistic(resample_rows(resamples, slice(studentized, None)))])
-        return value, centre, error
+        return statistic(resamples), *runs.boo_n_studentized(first, cdf, slope, compiled, counting)
 
     def batches() -> Iterator[tuple[Resamples, int]]:
         done = 0
         # A studentized resample costs budgets x blocks: batches sized by it keep the threads busy even when
         # all the draws would fit in one batch (200 runs, 200 budgets: 1.7x faster on two cores).
-        work = runs.blocks * rows.shape[0]
+        work = runs.blocks * cdf.shape[0]
         for resamples in runs.resampled(rng, n_resamples, work=work, squared=wanted, counting=counting):
             size = resample_count(resamples)
             yield resamples, min(size, max(0, wanted - done))

@@ -186,6 +186,7 @@ def sweep_intervals(
 _SERVED_BY = {
     "studentized-u-calibrated": ("studentized-u", "percentile"),
     "studentized-u": ("percentile",),
+    "studentized-u-farther": ("studentized-u", "percentile"),
     "studentized-u-k-of-m": ("percentile",),
     "studentized": ("percentile",),
 }
