@@ -700,3 +700,66 @@ def test_names_that_disagree_on_the_direction_are_refused_before_any_work():
         analyze(RunTable.from_frame(frame, spec), spec)
     said = dataclasses.replace(spec, maximize=False)
     assert analyze(RunTable.from_frame(frame, said), said).spec.direction == "lower is better, as asked"
+
+
+def test_the_unseen_figures_say_what_boo_n_is_without_the_best_runs_by_validation():
+    """Boo_n without the best one and two runs by validation, recomputed here from the runs left: the best by
+    validation score, a tie at the top broken by test score as the bootstrap ranks runs."""
+    val = np.array([0.70, 0.71, 0.72, 0.73, 0.74, 0.75, 0.76, 0.77, 0.80, 0.80])
+    test = np.array([0.60, 0.62, 0.61, 0.66, 0.63, 0.67, 0.64, 0.70, 0.50, 0.68])
+    spec = Spec(val="val", test="test", n=(1, 2, 5), n_resamples=99)
+    summary = analyze(RunTable.from_frame(pd.DataFrame({"val": val, "test": test}), spec), spec)
+    unseen = summary.groups[0].unseen
+    # the two tied best by validation: 0.68 ranks above 0.50 (ties by test), so it is "the best" left out first
+    without_one, without_two = [True] * 10, [True] * 10
+    without_one[9] = without_two[9] = without_two[8] = False
+    for n in (2, 5):
+        expected = (
+            float(boo_n(val[without_one], test[without_one], n=n)),
+            float(boo_n(val[without_two], test[without_two], n=n)),
+        )
+        assert unseen.without_best[n] == pytest.approx(expected, rel=1e-12)
+    assert 1 not in unseen.without_best
+    few = Spec(val="val", test="test", n=(1, 9), n_resamples=99)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # n > m / 2
+        tight = analyze(RunTable.from_frame(pd.DataFrame({"val": val, "test": test}), few), few).groups[0].unseen
+    assert tight.without_best[9][0] is not None and tight.without_best[9][1] is None  # 8 runs left: fewer than 9
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_a_difference_wider_than_the_t_interval_says_so_and_why(paired):
+    """A rare run far below the others makes the bootstrap interval of Δmean wider than the t-interval: one line
+    says both intervals, the t-interval's computed here from scipy's t distribution."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    a = np.where(rng.random(30) < 0.1, 0.3, rng.normal(0.85, 0.02, 30))
+    b = rng.normal(0.83, 0.02, 30)
+    frame = pd.DataFrame({"val": np.r_[a, b], "test": np.r_[a, b], "model": ["a"] * 30 + ["b"] * 30})
+    if paired:
+        frame["seed"] = np.r_[np.arange(30), np.arange(30)]
+    spec = Spec(val="val", test="test", group_by=("model",), baseline="b", seed_column="seed" if paired else None)
+    comparison = analyze(RunTable.from_frame(frame, spec), spec).comparisons[0]
+    if paired:
+        error, df, name = (a - b).std(ddof=1) / np.sqrt(30), 29, "the paired t-interval"
+        assert stats.ttest_rel(a, b).statistic == pytest.approx((a - b).mean() / error)
+    else:
+        welch = stats.ttest_ind(a, b, equal_var=False)
+        error, df, name = (a.mean() - b.mean()) / welch.statistic, welch.df, "Welch's t-interval"
+    reach = stats.t.ppf(0.975, df) * error
+    low, high = a.mean() - b.mean() - reach, a.mean() - b.mean() + reach
+    said = [w for w in comparison.warnings if w.startswith("Δmean:")]
+    assert len(said) == 1 and name in said[0]
+    assert f"[{low:.4g}, {high:.4g}]" in said[0]
+    interval = comparison.mean_difference
+    assert f"{(interval.ci_high - interval.ci_low) / (high - low):.2f}x as wide" in said[0]
+
+
+def test_a_difference_no_wider_than_the_t_interval_says_nothing():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(0.85, 0.02, 40), rng.normal(0.84, 0.02, 40)
+    frame = pd.DataFrame({"val": np.r_[a, b], "test": np.r_[a, b], "model": ["a"] * 40 + ["b"] * 40})
+    spec = Spec(val="val", test="test", group_by=("model",), baseline="b")
+    comparison = analyze(RunTable.from_frame(frame, spec), spec).comparisons[0]
+    assert not [w for w in comparison.warnings if w.startswith("Δmean:")]

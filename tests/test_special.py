@@ -123,3 +123,11 @@ def test_student_t_neither_overflows_nor_warns_where_t_squared_is_subnormal_or_h
         warnings.simplefilter("error")
         got = student_t_sf(np.float64(t), np.float64(1.5))
     assert got == pytest.approx(float(special.stdtr(1.5, -t)), rel=1e-15, abs=1e-300)
+
+
+@pytest.mark.parametrize("df", [1.0, 2.5, 9.0, 35.2, 1e6])
+@pytest.mark.parametrize("p", [1e-6, 0.005, 0.025, 0.3, 0.5, 0.975])
+def test_the_t_quantile_is_scipys(p, df):
+    from boontrack._special import student_t_isf
+
+    assert student_t_isf(p, df) == pytest.approx(special.stdtrit(df, 1.0 - p), rel=1e-9, abs=1e-12)

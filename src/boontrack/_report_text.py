@@ -75,7 +75,12 @@ def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
             f"mean by up to {_num(unseen.mean_shift)}"
         )
     for n, (k, share) in sorted(unseen.top_runs.items()):
-        sentences.append(f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({_percent(share)} of its weight)")
+        sentence = f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({_percent(share)} of its weight)"
+        one, two = unseen.without_best.get(n, (None, None))
+        if one is not None:
+            sentence += f" and would be {_num(one)} without the best run by validation"
+            sentence += "" if two is None else f", {_num(two)} without the best two"
+        sentences.append(sentence)
     return sentences
 
 

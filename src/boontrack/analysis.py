@@ -104,7 +104,8 @@ class Unseen:
     No resampling sees a kind of run the runs do not hold: a failure mode, or a rarer top better by validation.
     ``rate`` is what m runs rule out: a kind of run at least this common per run shows up in 95 % of sweeps of m
     runs (``1 - 0.05^(1/m)``, about 3/m); a rarer one may well be absent from these. ``top_runs`` says how few runs
-    Boo_n rests on, so how much hangs on what they happen to be.
+    Boo_n rests on, and ``without_best`` what it would be without the best of them by validation: a sweep that
+    lacks a run of the population's as good as these stands to one without them as the truth stands to it.
     """
 
     #: Kinds of run rarer than this per run may be absent from the runs.
@@ -115,6 +116,9 @@ class Unseen:
     mean_shift: float | None
     #: Per reported budget n >= 2: (k, share), the best k runs carry ``share`` of Boo_n's weight.
     top_runs: Mapping[int, tuple[int, float]] = field(default_factory=dict)
+    #: Per reported budget n >= 2: Boo_n of the runs without their best one by validation, and without their best
+    #: two (None where too few runs are left for the estimator): how far it rests on what the best runs scored.
+    without_best: Mapping[int, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -542,7 +546,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         warnings=tuple(dict.fromkeys(messages)),
         left_out_budgets=left_out,
         doubts={int(k): doubts(int(val.size), int(k)) for k in sorted({1, *budgets})},
-        unseen=_unseen(scores, budgets, spec, bounds),
+        unseen=_unseen(val, scores, budgets, spec, bounds),
         bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
         interval_limits=limits,
     )
@@ -607,20 +611,43 @@ def _finite_or_none(end: float) -> float | None:
     return None if math.isinf(end) else end
 
 
-def _unseen(scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tuple[float, float]) -> Unseen:
-    """What ``scores`` (a group's test scores) cannot show (see :class:`Unseen`)."""
+def _unseen(
+    val: np.ndarray, scores: np.ndarray, budgets: tuple[int, ...], spec: Spec, bounds: tuple[float, float]
+) -> Unseen:
+    """What a group's runs (validation and test ``scores``) cannot show (see :class:`Unseen`)."""
     from boontrack._bootstrap.doubts import top_runs, unseen_rate
 
     m = scores.size
     rate = unseen_rate(m)
     floor = bounds[0] if spec.higher_is_better else bounds[1]
     known = math.isfinite(floor)
+    shown = [int(k) for k in budgets if k > 1]
     return Unseen(
         rate=rate,
         floor=floor if known else None,
         mean_shift=rate * abs(float(scores.mean()) - floor) if known else None,
-        top_runs={int(k): top_runs(m, int(k), spec.estimator) for k in budgets if k > 1},
+        top_runs={k: top_runs(m, k, spec.estimator) for k in shown},
+        without_best=_without_best(val, scores, shown, spec),
     )
+
+
+def _without_best(
+    val: np.ndarray, scores: np.ndarray, budgets: list[int], spec: Spec
+) -> dict[int, tuple[float | None, float | None]]:
+    """Boo_n at each budget of the runs without their best one, and their best two, by validation (ties by test
+    score, as they are ranked for the bootstrap); None where fewer runs than the budget are left."""
+    from boontrack._bootstrap import RankedRuns
+    from boontrack.estimators import boo_n
+
+    order = RankedRuns(val, scores, spec.higher_is_better).order  # worst to best
+
+    def without(n: int, best: int) -> float | None:
+        kept = order[: val.size - best]
+        if kept.size < n:  # too few runs left: an extrapolation, or undefined for U
+            return None
+        return float(boo_n(val[kept], scores[kept], n=n, estimator=spec.estimator, maximize=spec.higher_is_better))
+
+    return {n: (without(n, 1), without(n, 2)) for n in budgets}
 
 
 def gaussian_doubts(estimates: Mapping[int, float], diagnostics: Diagnostics) -> dict[int, str]:
@@ -779,8 +806,50 @@ def _compare_pair(
             f"{', '.join(f'ΔBoo_{k}' for k in left_out)} left out: group {smaller!r} has {runs[smaller]} runs, "
             "too few for it"
         )
+    scores = (aligned[1], aligned[3]) if aligned is not None else (table.arrays(label_a)[1], table.arrays(label_b)[1])
+    wider = _wider_than_t(comparison.mean_difference, *scores, paired=aligned is not None)
+    if wider:
+        messages.append(wider)
     boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
     return aligned is not None, comparison, boo_differences, tuple(messages)
+
+
+#: A difference's interval at least this many times as wide as the t-interval of the same runs is said to be,
+#: with why (:func:`_wider_than_t`).
+WIDER_THAN_T = 1.1
+
+
+def _wider_than_t(difference: Any, a: np.ndarray, b: np.ndarray, *, paired: bool) -> str | None:
+    """One line when the bootstrap interval of mean(A) - mean(B) is at least :data:`WIDER_THAN_T` times as wide
+    as the t-interval of the same runs (the paired t-test's for runs paired by seed, else Welch's), or holds 0
+    where the t-interval does not: the two intervals, and why they differ. None otherwise, or when the t-interval
+    is undefined (constant scores)."""
+    from boontrack._special import student_t_isf
+
+    level = difference.confidence_level
+    if paired:
+        gaps = a - b
+        centre, error, df = gaps.mean(), gaps.std(ddof=1) / math.sqrt(gaps.size), gaps.size - 1.0
+        name = "the paired t-interval"
+    else:
+        share_a, share_b = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+        centre, error, name = a.mean() - b.mean(), math.sqrt(share_a + share_b), "Welch's t-interval"
+        df = (share_a + share_b) ** 2 / (share_a**2 / (a.size - 1) + share_b**2 / (b.size - 1)) if error else 0.0
+    if not error > 0:
+        return None
+    reach = student_t_isf((1.0 - level) / 2.0, df) * error
+    low, high = difference.confidence_interval.low, difference.confidence_interval.high
+    ratio = (high - low) / (2.0 * reach)
+    t_excludes_zero = abs(centre) > reach
+    if ratio < WIDER_THAN_T and not (t_excludes_zero and low <= 0.0 <= high):
+        return None
+    return (
+        f"Δmean: the interval [{low:.4g}, {high:.4g}] is {ratio:.2f}x as wide as {name} "
+        f"[{centre - reach:.4g}, {centre + reach:.4g}] of the same runs"
+        f"{', which excludes 0' if t_excludes_zero else ''}: its ends come from the resampled differences, whose "
+        "studentized tails are heavier than Student's t here (skewed scores, or a few runs far from the others), "
+        "where the t-interval takes the scores to be normal"
+    )
 
 
 def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
@@ -1094,11 +1163,20 @@ def _unseen_of(stored: _Stored) -> Unseen:
             raise ValueError(f"malformed summary data: {top_runs.at(n)} must be [runs, share], got {pair}")
         return _checked(pair[0], "int", top_runs.at(n)), _checked(pair[1], "float", top_runs.at(n))
 
+    without_best = stored.by_budget("without_best", {})
+
+    def without(n: str) -> tuple[float | None, float | None]:
+        pair = without_best.sequence(n)
+        if len(pair) != 2:
+            raise ValueError(f"malformed summary data: {without_best.at(n)} must be [one, two], got {pair}")
+        return _checked(pair[0], "float | None", without_best.at(n)), _checked(pair[1], "float | None", without_best.at(n))
+
     return Unseen(
         rate=stored.value("rate", "float"),
         floor=stored.value("floor", "float | None", None),
         mean_shift=stored.value("mean_shift", "float | None", None),
         top_runs={int(n): top(n) for n in top_runs.data},
+        without_best={int(n): without(n) for n in without_best.data},
     )
 
 
