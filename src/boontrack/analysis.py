@@ -1169,7 +1169,8 @@ def _unseen_of(stored: _Stored) -> Unseen:
         pair = without_best.sequence(n)
         if len(pair) != 2:
             raise ValueError(f"malformed summary data: {without_best.at(n)} must be [one, two], got {pair}")
-        return _checked(pair[0], "float | None", without_best.at(n)), _checked(pair[1], "float | None", without_best.at(n))
+        one, two = (_checked(value, "float | None", without_best.at(n)) for value in pair)
+        return one, two
 
     return Unseen(
         rate=stored.value("rate", "float"),
