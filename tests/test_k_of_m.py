@@ -184,13 +184,15 @@ def test_groups_without_shared_seeds_are_compared_with_studentized_u_s_differenc
     )
     widths = {}
     for method in (K_OF_M, "studentized-u"):
-        spec = Spec(val="val", test="test", group_by=("model",), seed_column="seed", n=(1, 5), ci_method=method)
+        spec = Spec(
+            val="val", test="test", group_by=("model",), seed_column="seed", n=(1, 5), ci_method=method, n_resamples=9999
+        )
         table = RunTable.from_frame(frame, spec)
         (comparison,) = analyze(table, spec).comparisons
         assert not comparison.paired
         widths[method] = comparison.boo_n_difference[5].ci_high - comparison.boo_n_difference[5].ci_low
         bands = {  # independent generators, as independent_difference asks
-            group: boo_n_curve_ci(*table.arrays(group), n=[1, 5], method=method, rng=seed)
+            group: boo_n_curve_ci(*table.arrays(group), n=[1, 5], method=method, n_resamples=9999, rng=seed)
             for group, seed in (("a", 7), ("b", 8))
         }
         from_bands = independent_difference(bands["b"].at(5), bands["a"].at(5)).confidence_interval

@@ -264,7 +264,7 @@ def test_the_spellings_of_0_2_0_are_accepted_with_a_warning_naming_the_new_ones(
         result = reaggregate(config)
     assert result.exit_code == 2 and result.stderr.splitlines() == [
         "Warning: `resamples` is now `n_resamples`; the old name is accepted until boontrack 0.4.0",
-        "Error: job 'small': `resamples` must be an integer >= 1, got 0",
+        "Error: job 'small': `resamples` must be an integer >= 1 or 'auto', got 0",
     ]
 
 

@@ -516,9 +516,9 @@ def test_extrapolation_warns_for_v_and_w():
         ({"confidence_level": 0.0}, r"`confidence_level` must be in \(0, 1\), got 0.0"),
         ({"confidence_level": 1.0}, r"`confidence_level` must be in \(0, 1\)"),
         ({"confidence_level": "high"}, r"`confidence_level` must be a number in \(0, 1\), got 'high'"),
-        ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1, got 0"),
-        ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1, got 99.5"),
-        ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1, got True"),
+        ({"n_resamples": 0}, r"`n_resamples` must be an integer >= 1 or 'auto', got 0"),
+        ({"n_resamples": 99.5}, r"`n_resamples` must be an integer >= 1 or 'auto', got 99.5"),
+        ({"n_resamples": True}, r"`n_resamples` must be an integer >= 1 or 'auto', got True"),
         (
             {"method": "basic"},
             r"`method` must be one of 'studentized-u-farther', 'studentized-u', 'studentized-u-k-of-m', "

@@ -31,7 +31,7 @@ def test_spellings_become_the_field_types():
         ({"maximize": "yes"}, "`maximize` must be true or false, got 'yes'"),
         ({"group_by": [""]}, "`group_by` must be a list of column names, got ['']"),
         ({"confidence_level": 95}, "`confidence_level` must be a number between 0 and 1, got 95"),
-        ({"n_resamples": 0}, "`n_resamples` must be an integer >= 1, got 0"),
+        ({"n_resamples": 0}, "`n_resamples` must be an integer >= 1 or 'auto', got 0"),
         ({"seed": -1}, "`seed` must be an integer >= 0, got -1"),
         ({"pick": "best"}, "`pick` must be one of last, best_val_step, got 'best'"),
     ],
@@ -43,12 +43,12 @@ def test_a_bad_field_is_refused_when_the_spec_is_built(options, message):
 
 
 def test_messages_name_the_option_as_the_caller_typed_it():
-    with speaking(CLI), pytest.raises(InputError, match=r"^--resamples must be an integer >= 1, got 0$"):
+    with speaking(CLI), pytest.raises(InputError, match=r"^--resamples must be an integer >= 1 or 'auto', got 0$"):
         Spec(val="v", n_resamples=0)
     with speaking(CLI), pytest.raises(InputError, match=r"^--confidence must be a number between 0 and 1"):
         Spec(val="v", confidence_level=2)
     with pytest.warns(DeprecationWarning, match="`resamples` is now `n_resamples`"):
-        with pytest.raises(InputError, match=r"^`resamples` must be an integer >= 1, got 0$"):
+        with pytest.raises(InputError, match=r"^`resamples` must be an integer >= 1 or 'auto', got 0$"):
             Spec.from_keywords({"val": "v", "resamples": 0}, spoken=CONFIG)
     with pytest.warns(DeprecationWarning), pytest.raises(InputError, match=r"^`minimize` must be true or false"):
         Spec.from_keywords({"val": "v", "minimize": "yes"}, spoken=HYDRA)

@@ -84,6 +84,15 @@ def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     return sentences
 
 
+def _resamples(summary: Summary) -> str:
+    """How many bootstrap resamples the groups' intervals took, as the reports say it."""
+    if summary.spec.n_resamples != "auto":
+        return f"{summary.spec.n_resamples:,} bootstrap resamples"
+    counts = sorted({g.n_resamples for g in summary.groups})
+    drawn = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+    return f"{drawn} bootstrap resamples (as many as keep each interval end's Monte Carlo error below 5 % of its reach)"
+
+
 def _num(x: float | None) -> str:
     """A score for people: 4 significant digits, "n/a" when undefined."""
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"

@@ -112,6 +112,16 @@ def as_count(value: Any, name: str) -> int:
     return int(value)
 
 
+def as_resamples(value: Any, name: str = "n_resamples") -> int | str:
+    """A number of resamples (:func:`as_count`), or ``"auto"``: as many as the intervals' precision needs
+    (:mod:`boontrack._bootstrap.precision`)."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or value < 1:
+        raise ValueError(f"{_named(name)} must be an integer >= 1 or 'auto', got {value!r}")
+    return int(value)
+
+
 def as_flag(value: Any, name: str) -> bool:
     """A real boolean (not a truthy string or number), as a Python bool."""
     if not isinstance(value, (bool, np.bool_)):

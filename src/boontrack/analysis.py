@@ -150,6 +150,9 @@ class GroupSummary:
     #: point), or Boo_n resting on runs at the best score possible. Each is one of :attr:`warnings` too; the
     #: terminal table states them under the table.
     interval_limits: tuple[str, ...] = ()
+    #: The bootstrap resamples of the group's intervals: ``Spec.n_resamples``, or as many as ``"auto"`` drew
+    #: (0 in a summary stored before this was kept).
+    n_resamples: int = 0
 
     def trustworthy(self, n: int) -> bool:
         """Whether the number at budget ``n`` (1: the mean) is free of the doubts of :attr:`doubts`."""
@@ -434,15 +437,17 @@ def _bootstrap_work(table: RunTable, spec: Spec) -> Work:
     what its pass evaluates (tie blocks merge runs)."""
     from boontrack._bootstrap.compiled import Work
     from boontrack._bootstrap.intervals import STUDENTIZED_METHODS, pivot_columns, studentized_resamples
+    from boontrack._bootstrap.precision import AUTO, FIRST_RESAMPLES
 
     studentized = 0
+    resamples = FIRST_RESAMPLES if spec.n_resamples == AUTO else int(spec.n_resamples)  # "auto": its first round
     if spec.ci_method in STUDENTIZED_METHODS:
         for m in table.runs["group"].value_counts().to_numpy().tolist():
             reported_budgets = spec.budgets_for(m)[0]
             curve = _curve_budgets(m, spec, reported_budgets)
             budgets = pivot_columns(curve, m, np.isin(curve, [1, *reported_budgets])).size
-            studentized += m * budgets * studentized_resamples(m, budgets, spec.n_resamples)
-    return Work(draws=len(table.runs) * spec.n_resamples, studentized=studentized)
+            studentized += m * budgets * studentized_resamples(m, budgets, resamples)
+    return Work(draws=len(table.runs) * resamples, studentized=studentized)
 
 
 def _curve_budgets(m: int, spec: Spec, budgets: tuple[int, ...]) -> np.ndarray:
@@ -547,6 +552,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         left_out_budgets=left_out,
         doubts={int(k): doubts(int(val.size), int(k)) for k in sorted({1, *budgets})},
         unseen=_unseen(val, scores, budgets, spec, bounds),
+        n_resamples=band.n_resamples,
         bounds=(_finite_or_none(bounds[0]), _finite_or_none(bounds[1])),
         interval_limits=limits,
     )
@@ -798,7 +804,8 @@ def _compare_pair(
             paired = aligned is not None
             arrays = aligned if paired else _group_arrays(table, label_a, label_b)
             has_test = table.test_column is not None
-            comparison, differences = _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets)
+            resamples = max(bands[label_a].n_resamples, bands[label_b].n_resamples)  # as the groups needed
+            comparison, differences = _resampled_comparison(spec, arrays, has_test, paired, (a, b), budgets, resamples)
     left_out = [k for k in spec.budgets if k not in differences and k in reported[label_a] + reported[label_b]]
     if left_out:
         smaller = min(runs, key=lambda label: runs[label])
@@ -877,10 +884,10 @@ def _group_arrays(table, label_a, label_b):
     return a_val, a_test, b_val, b_test
 
 
-def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
-    """The comparison draws its own resamples: of pairs for runs paired by seed, so that a resample keeps them
-    together, else of each group; one draw serves every budget (then the mean difference draws its own, from the
-    same generator)."""
+def _resampled_comparison(spec, arrays, has_test, paired, indices, budgets, resamples):
+    """The comparison draws its own resamples, as many as the groups' intervals took: of pairs for runs paired
+    by seed, so that a resample keeps them together, else of each group; one draw serves every budget (then the
+    mean difference draws its own, from the same generator)."""
     from boontrack.compare import _compare_at_budgets
 
     a_val, a_test, b_val, b_test = arrays
@@ -901,8 +908,8 @@ def _resampled_comparison(spec, arrays, has_test, paired, a, b, budgets):
         method=_DIFFERENCE_METHODS.get(spec.ci_method, "percentile"),
         bounds=spec.bounds,
         confidence_level=spec.confidence_level,
-        n_resamples=spec.n_resamples,
-        rng=_rng(spec, _COMPARE, a, b),
+        n_resamples=resamples,
+        rng=_rng(spec, _COMPARE, *indices),
     )
 
 
@@ -973,6 +980,7 @@ def _group_dict(g: GroupSummary) -> dict[str, Any]:
             "unseen": g.unseen,
             "bounds": g.bounds,
             "interval_limits": g.interval_limits,
+            "n_resamples": g.n_resamples,
         }
     )
 
@@ -1120,6 +1128,7 @@ def _group_of(label: str, g: _Stored) -> GroupSummary:
         unseen=None if unseen is None else _unseen_of(g.part("unseen")),
         bounds=(bounds[0], bounds[1]),
         interval_limits=g.strings("interval_limits", ()),
+        n_resamples=g.value("n_resamples", "int", 0),
     )
 
 

@@ -59,6 +59,23 @@ ENGINES_GROUP = "boontrack.engines"
 EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = ((BackendError, 1), (ValueError, 2))
 
 _SPEC_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Spec)}
+
+
+class _Resamples(click.ParamType):
+    """A number of resamples, or ``auto``."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int | str:
+        if value == "auto" or isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a whole number nor 'auto'", param, ctx)
+
+
+_RESAMPLES = _Resamples()
 _VERBOSE = "boontrack.verbose"
 
 
@@ -233,7 +250,13 @@ def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
 @_option("compare", type=click.Choice(COMPARE_MODES), default=_SPEC_DEFAULTS["compare"], show_default=True)
 @_option("correction", type=click.Choice(CORRECTIONS), default=_SPEC_DEFAULTS["correction"], show_default=True)
 @_option("confidence_level", type=float, default=_SPEC_DEFAULTS["confidence_level"], show_default=True)
-@_option("n_resamples", type=int, default=_SPEC_DEFAULTS["n_resamples"], show_default=True, help="Bootstrap resamples.")
+@_option(
+    "n_resamples",
+    type=_RESAMPLES,
+    default=_SPEC_DEFAULTS["n_resamples"],
+    show_default=True,
+    help="Bootstrap resamples, or auto: as many as keep each interval end's Monte Carlo error below 5 % of its reach.",
+)
 @_option("ci_method", type=click.Choice(CI_METHODS), default=_SPEC_DEFAULTS["ci_method"], show_default=True)
 @_option("bounds", type=(float, float), metavar="LOW HIGH", help="Bounds of the scores (inf: open side).")
 @_option("seed", type=int, default=_SPEC_DEFAULTS["seed"], show_default=True, help="Seed of the bootstrap.")

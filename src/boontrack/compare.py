@@ -439,9 +439,12 @@ def independent_difference(a: BootstrapResult, b: BootstrapResult) -> BootstrapR
 def independent_differences(a: Sequence[BootstrapResult], b: Sequence[BootstrapResult]) -> list[BootstrapResult]:
     """:func:`independent_difference` of each pair ``(a[k], b[k])``, results of the same two groups at several
     budgets (checked by the caller), their intervals computed together: an analysis that compares many groups pays
-    one pass over the resamples per pair of groups, not one per budget."""
-    level, count, method = a[0].confidence_level, a[0].n_resamples, a[0].method
-    dist = _stacked(a, "bootstrap_distribution") - _stacked(b, "bootstrap_distribution")
+    one pass over the resamples per pair of groups, not one per budget. Groups that drew different numbers of
+    resamples (``n_resamples="auto"``) are differenced over the first ones of both (a prefix of a resampling is
+    a resampling)."""
+    level, method = a[0].confidence_level, a[0].method
+    count = min(a[0].n_resamples, b[0].n_resamples)
+    dist = _stacked(a, "bootstrap_distribution", count) - _stacked(b, "bootstrap_distribution", count)
     estimates = _stacked(a, "estimate") - _stacked(b, "estimate")
     if any(x.method != method for x in (*a, *b)) or method not in STUDENTIZED_METHODS:
         lows, highs = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2], axis=0)

@@ -76,6 +76,7 @@ from boontrack._report_text import (  # safe_name: one of this module's public n
     _number_name,
     _pair_doubts,
     _pvalue,
+    _resamples,
     _scores,
     _shown_budgets,
     _unseen_sentences,
@@ -283,7 +284,7 @@ def _overview(summary: Summary) -> str:
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
         + (f", test metric {markdown_literal(spec.test)}" if spec.test else " (no separate test metric)")
-        + f"; estimator {spec.estimator}, {spec.n_resamples} bootstrap resamples ({spec.ci_method}), "
+        + f"; estimator {spec.estimator}, {_resamples(summary)} ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
         + (
             f"Budgets n = {', '.join(map(str, spec.n))}."

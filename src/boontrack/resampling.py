@@ -55,6 +55,7 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
+from boontrack._bootstrap.precision import AUTO, until_precise
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._collector import warn
 from boontrack._validation import (
@@ -62,9 +63,9 @@ from boontrack._validation import (
     as_budget,
     as_budgets,
     as_choice,
-    as_count,
     as_flag,
     as_probability,
+    as_resamples,
     as_rng,
     as_scores,
     as_val_test,
@@ -319,7 +320,7 @@ def _warn_data(val: np.ndarray, test: np.ndarray, stacklevel: int, budgets: np.n
 def _options_iv(confidence_level: Any, n_resamples: Any, method: Any, rng: Any):
     level = as_probability(confidence_level, "confidence_level")
     method = as_choice(method, "method", CI_METHODS)
-    return level, as_count(n_resamples, "n_resamples"), method, as_rng(rng)
+    return level, as_resamples(n_resamples), method, as_rng(rng)
 
 
 def _bca_budget_iv(method: str, m: int, budgets: np.ndarray, estimator: str) -> None:
@@ -335,7 +336,37 @@ def _bca_budget_iv(method: str, m: int, budgets: np.ndarray, estimator: str) -> 
         )
 
 
-def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resamples) -> BootstrapResult:
+def _resampled(
+    v: np.ndarray,
+    t: np.ndarray,
+    test_given: bool,
+    budgets: np.ndarray,
+    estimator: Estimator,
+    maximize: bool,
+    n_resamples: int | str,
+    method: str,
+    rng: np.random.Generator,
+    bounds: tuple[float, float],
+    level: float,
+    reported: np.ndarray | None = None,
+) -> Resampled:
+    """:func:`~boontrack._bootstrap.curve_distribution` of checked arguments; ``n_resamples="auto"``: in rounds,
+    until the ends of the intervals at the ``reported`` budgets are precise, or at every trustworthy budget when
+    None (:func:`boontrack._bootstrap.precision.until_precise`)."""
+
+    def draw(count: int) -> Resampled:
+        return curve_distribution(v, t, test_given, budgets, estimator, maximize, count, method, rng, bounds, reported)
+
+    if n_resamples != AUTO:
+        return draw(int(n_resamples))
+    read = reported
+    if read is None:
+        trusted = trusted_budgets(budgets, v.size)
+        read = trusted if trusted.any() else None
+    return until_precise(draw, level, method, read)
+
+
+def _bootstrap_result(resampled: Resampled, confidence_level, method) -> BootstrapResult:
     """The result at the one budget of ``resampled``."""
     low, high = interval_ends(resampled, confidence_level, method)
     dist = resampled.dist[:, 0]
@@ -347,7 +378,7 @@ def _bootstrap_result(resampled: Resampled, confidence_level, method, n_resample
         bootstrap_distribution=dist,
         method=method,
         confidence_level=confidence_level,
-        n_resamples=n_resamples,
+        n_resamples=resampled.resamples,
         studentized_errors=None if errors is None else errors.at(0),
         bounds=(resampled.scale.low, resampled.scale.high),
     )
@@ -375,7 +406,7 @@ def boo_n_ci(
     estimator: Estimator = "V",
     maximize: bool = True,
     confidence_level: float = 0.95,
-    n_resamples: int = 9999,
+    n_resamples: int | Literal["auto"] = "auto",
     method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
@@ -396,8 +427,11 @@ def boo_n_ci(
         Whether a higher validation score is better.
     confidence_level : float
         In (0, 1).
-    n_resamples : int
-        Number of bootstrap resamples B.
+    n_resamples : int or "auto"
+        Number of bootstrap resamples B. ``"auto"`` (default): as many as keep the Monte Carlo standard error of
+        each end of the interval below 5 % of its reach (its distance from the centre), drawn in rounds of 999
+        then 1,000 more, at most 9,999 (:mod:`boontrack._bootstrap.precision`); ``BootstrapResult.n_resamples``
+        says how many.
     method : {"studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", \
 "bca", "smoothed"}
         ``"studentized-u-k-of-m"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
@@ -463,10 +497,10 @@ def boo_n_ci(
     v, t, budgets, estimator, maximize, level, n_resamples, method, rng, bounds = _boo_n_ci_iv(
         val, test, n, estimator, maximize, confidence_level, n_resamples, method, rng, bounds
     )
-    resampled = curve_distribution(
-        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds
+    resampled = _resampled(
+        v, t, test is not None, budgets, estimator, maximize, n_resamples, method, rng, bounds, level
     )
-    return _bootstrap_result(resampled, level, method, n_resamples)
+    return _bootstrap_result(resampled, level, method)
 
 
 def _default_budgets_iv(m: Any, estimator: Any, method: Any) -> tuple[int, Estimator, Method]:
@@ -518,7 +552,7 @@ def boo_n_curve_ci(
     estimator: Estimator = "V",
     maximize: bool = True,
     confidence_level: float = 0.95,
-    n_resamples: int = 9999,
+    n_resamples: int | Literal["auto"] = "auto",
     method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
@@ -566,7 +600,7 @@ def _summary_band(
     estimator: Estimator,
     maximize: bool,
     confidence_level: float,
-    n_resamples: int,
+    n_resamples: int | str,
     method: Method,
     rng: Any,
     bounds: tuple[float, float] | None,
@@ -590,7 +624,7 @@ def _curve_band(
     estimator: Estimator,
     maximize: bool,
     level: float,
-    n_resamples: int,
+    n_resamples: int | str,
     method: Method,
     rng: np.random.Generator,
     bounds: tuple[float, float],
@@ -599,8 +633,8 @@ def _curve_band(
     reported: np.ndarray | None = None,
 ) -> CurveBand:
     """The band of checked arguments; ``reported``: see :func:`_summary_band` (None: every budget)."""
-    resampled = curve_distribution(
-        v, t, test_given, budgets, estimator, maximize, n_resamples, method, rng, bounds, reported
+    resampled = _resampled(
+        v, t, test_given, budgets, estimator, maximize, n_resamples, method, rng, bounds, level, reported
     )
     low, high = interval_ends(resampled, level, method)
     trustworthy = trusted_budgets(budgets, v.size)
@@ -613,7 +647,7 @@ def _curve_band(
         standard_error=bootstrap_standard_error(resampled.dist),
         confidence_level=level,
         method=method,
-        n_resamples=n_resamples,
+        n_resamples=resampled.resamples,
         bootstrap_distribution=resampled.dist,
         simultaneous_low=simultaneous_low,
         simultaneous_high=simultaneous_high,
@@ -635,7 +669,7 @@ def mean_ci(
     scores: Any,
     *,
     confidence_level: float = 0.95,
-    n_resamples: int = 9999,
+    n_resamples: int | Literal["auto"] = "auto",
     method: Method = DEFAULT_CI_METHOD,
     rng: Any = None,
     bounds: tuple[float, float] | None = None,
@@ -657,5 +691,5 @@ def mean_ci(
     BootstrapResult
     """
     s, level, n_resamples, method, rng, bounds = _mean_ci_iv(scores, confidence_level, n_resamples, method, rng, bounds)
-    resampled = curve_distribution(s, s, False, np.array([1]), "V", True, n_resamples, method, rng, bounds)
-    return _bootstrap_result(resampled, level, method, n_resamples)
+    resampled = _resampled(s, s, False, np.array([1]), "V", True, n_resamples, method, rng, bounds, level)
+    return _bootstrap_result(resampled, level, method)

@@ -123,6 +123,7 @@ def training_of(histories: pd.DataFrame, spec: Spec) -> tuple[TrainingCurves, ..
 
 def _curves_of(histories: pd.DataFrame, entry: str, spec: Spec) -> TrainingCurves:
     """One entry's curves; its warnings (steps with few runs) say which entry they are about."""
+    from boontrack._bootstrap.precision import AUTO, FIRST_RESAMPLES
     from boontrack.training import training_curves
 
     kind, metric = curve_request(entry)
@@ -139,7 +140,8 @@ def _curves_of(histories: pd.DataFrame, entry: str, spec: Spec) -> TrainingCurve
             value="value",
             group_by="group",
             confidence_level=spec.confidence_level,
-            n_resamples=spec.n_resamples,
+            # a band's quantiles of its steps' pivots: "auto" takes the first round of a summary's intervals
+            n_resamples=FIRST_RESAMPLES if spec.n_resamples == AUTO else spec.n_resamples,
             rng=spec.seed,
             **options,
         )

@@ -99,7 +99,7 @@ class BoonCallback(_TuneCallback):
         seed_column: str | None = "seed",
         pick: str = "last",
         maximize: bool | None = None,
-        n_resamples: int = 9999,
+        n_resamples: int | str = "auto",
         confidence_level: float = 0.95,
         seed: int = 0,
         tracking_uri: str | None = None,

@@ -31,7 +31,7 @@ def summarize_sweep(
     seed_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
-    n_resamples: int = 9999,
+    n_resamples: int | str = "auto",
     confidence_level: float = 0.95,
     seed: int = 0,
     tracking_uri: str | None = None,

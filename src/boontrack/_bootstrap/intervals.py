@@ -154,6 +154,28 @@ class Resampled(NamedTuple):
     #: The scale of the score's bounds (the identity without bounds).
     scale: Scale
 
+    @property
+    def resamples(self) -> int:
+        """The resamples drawn."""
+        return self.dist.shape[0]
+
+    def extended(self, more: Resampled) -> Resampled:
+        """These resamples and ``more`` of the same runs (drawn after them from the same generator), as one."""
+        pivot = self.pivot
+        if pivot is not None:
+            assert more.pivot is not None  # the same method
+            prepivots = None
+            if pivot.prepivots is not None and more.pivot.prepivots is not None:
+                prepivots = np.concatenate([pivot.prepivots, more.pivot.prepivots])
+            pivot = pivot._replace(
+                resample_centre=np.concatenate([pivot.resample_centre, more.pivot.resample_centre]),
+                resample_standard_error=np.concatenate(
+                    [pivot.resample_standard_error, more.pivot.resample_standard_error]
+                ),
+                prepivots=prepivots,
+            )
+        return self._replace(dist=np.concatenate([self.dist, more.dist]), pivot=pivot)
+
 
 def transformed_ratio(centre: np.ndarray, reference: np.ndarray, error: np.ndarray, scale: Scale) -> np.ndarray:
     """``(g(centre) - g(reference)) / (error g'(centre))`` for the scale's map g (the identity: a plain ratio).
