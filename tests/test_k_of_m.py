@@ -185,7 +185,13 @@ def test_groups_without_shared_seeds_are_compared_with_studentized_u_s_differenc
     widths = {}
     for method in (K_OF_M, "studentized-u"):
         spec = Spec(
-            val="val", test="test", group_by=("model",), seed_column="seed", n=(1, 5), ci_method=method, n_resamples=9999
+            val="val",
+            test="test",
+            group_by=("model",),
+            seed_column="seed",
+            n=(1, 5),
+            ci_method=method,
+            n_resamples=9999,
         )
         table = RunTable.from_frame(frame, spec)
         (comparison,) = analyze(table, spec).comparisons
