@@ -461,15 +461,15 @@ def last_per_step(runs: np.ndarray, steps: np.ndarray, values: np.ndarray) -> tu
         runs, steps, values = runs[order], steps[order], values[order]
     last = np.ones(runs.size, dtype=bool)
     last[:-1] = (runs[1:] != runs[:-1]) | (steps[1:] != steps[:-1])
+    if last.all():  # no step logged twice: the arrays as they are, not copies
+        return runs, steps, values
     return runs[last], steps[last], values[last]
 
 
 def in_run_and_step_order(runs: np.ndarray, steps: np.ndarray) -> bool:
     """Whether the points are sorted by run (codes, in the order they are to be sorted in), then by step."""
-    import numpy as np
-
-    later = np.diff(runs)
-    return bool(((later > 0) | ((later == 0) & (np.diff(steps) >= 0))).all())
+    same_run = runs[1:] == runs[:-1]  # comparisons of neighbours: a byte per point, no differences
+    return bool(((runs[1:] > runs[:-1]) | (same_run & (steps[1:] >= steps[:-1]))).all())
 
 
 def apply_best_val_step(
