@@ -52,9 +52,15 @@ ONE_THREAD = {
 
 
 def boontrack(*args: str, env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess, float]:
-    """Run the installed command; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
+    """Run the installed command; see :func:`measured`."""
+    return measured([shutil.which("boontrack") or "boontrack", *args], env=env)
+
+
+def measured(
+    command: list[str], env: dict[str, str] | None = None
+) -> tuple[float, float, subprocess.CompletedProcess, float]:
+    """Run ``command`` to its end; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
     seconds (user + system) of its process."""
-    command = [shutil.which("boontrack") or "boontrack", *args]
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env)
