@@ -275,7 +275,8 @@ def test_a_curve_in_chunks_equals_it_in_one_piece(monkeypatch):
 def test_a_long_curve_gets_its_bands_at_band_steps_the_same_as_a_curve_of_those_steps_alone(monkeypatch):
     """Beyond BAND_STEPS steps, the bands are computed at BAND_STEPS of them, evenly spread, first and last
     included: there they are the bands of the curve made of those steps alone (the same resamples; a step's
-    band is its own, the simultaneous one is over those steps); the other steps keep their mean and runs."""
+    band is its own, the simultaneous one is over those steps); the other steps keep their mean and runs, and
+    plots draw the band steps."""
     from boontrack import training
 
     monkeypatch.setattr(training, "BAND_STEPS", 6)
@@ -292,6 +293,8 @@ def test_a_long_curve_gets_its_bands_at_band_steps_the_same_as_a_curve_of_those_
         np.testing.assert_array_equal(getattr(long, name)[banded], getattr(alone, name))
         assert np.isnan(getattr(long, name)[~banded]).all()
     assert long.step.size == 26 and np.isfinite(long.mean).all() and (long.runs > 0).all()
+    assert long.plotted().step.tolist() == alone.step.tolist()  # what the PNG and report.html draw
+    assert alone.plotted().step.tolist() == alone.step.tolist()
 
 
 def test_the_memory_of_a_curve_grows_with_its_points_not_with_resamples_times_steps():

@@ -133,6 +133,15 @@ class TrainingCurves:
         rows = self.group == group
         if not rows.any():
             raise ValueError(f"{_named('group')} {group!r} is not a group of these curves: {list(self.groups)}")
+        return self._rows(rows)
+
+    def plotted(self) -> TrainingCurves:
+        """The rows a plot draws: every row but those between the steps a group's bands were computed at (a
+        group of more than :data:`BAND_STEPS` steps), at most that many per group, which is more than a plot is
+        wide in pixels."""
+        return self._rows(~((self.runs > 1) & np.isnan(self.low)))
+
+    def _rows(self, rows: np.ndarray) -> TrainingCurves:
         arrays = {
             name: getattr(self, name)[rows]
             for name in (
