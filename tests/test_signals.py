@@ -225,10 +225,11 @@ def test_a_signal_between_the_two_renames_waits_for_the_second(tmp_path, name):
 
 # -- a summary stops between two batches of its bootstrap ------------------------------------------------------
 
-#: ``boontrack`` in a child that answers SIGINT and SIGTERM whatever it inherited (a blocked signal stays blocked
-#: across exec; see the swap test above).
+#: ``boontrack`` in a child with Python's own handling of SIGINT and SIGTERM, whatever it inherited (an ignored or
+#: blocked signal stays so across exec, and the command leaves an ignored one ignored; see the swap test above).
 _COMMAND = (
     "import signal; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
     "from boontrack.cli import main; main()"
 )
 
@@ -280,3 +281,20 @@ def test_a_signal_stops_a_summary_between_two_batches_with_one_line(large_sweep,
     assert stdout == ""
     assert batches.count("started after the signal") <= 2, batches
     assert sorted(path.name for path in tmp_path.iterdir()) == ["batches.log"]
+
+
+def test_a_command_leaves_an_ignored_signal_ignored_and_its_handlers_as_they_were():
+    """A shell starts a background job with SIGINT ignored, out of the reach of Ctrl-C: it stays so."""
+    from boontrack._signals import stop_on_signals
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (before[signal.SIGTERM], signal.SIG_IGN)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) == before[signal.SIGTERM]
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

@@ -77,8 +77,10 @@ _BATCH_LOG = _BatchLog(os.environ[BATCH_LOG_VARIABLE]) if os.environ.get(BATCH_L
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Run the block so that SIGINT and SIGTERM stop it between batches: the signal is recorded for every
-    thread's :func:`before_batch`, and :class:`Stopped` is raised in the main thread. The handlers before are
-    restored after the block, and the record cleared. Outside the main thread the block runs as it is."""
+    thread's :func:`before_batch`, and :class:`Stopped` is raised in the main thread. A signal this process
+    ignores stays ignored (a shell runs a job in the background so, with SIGINT ignored, out of the reach of
+    Ctrl-C). The handlers before are restored after the block, and the record cleared. Outside the main thread
+    the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -88,7 +90,8 @@ def stop_on_signals() -> Iterator[None]:
         _STOP.asked.set()
         raise Stopped(signum)
 
-    previous = {signum: signal.signal(signum, stop) for signum in STOPPING}
+    heard = [signum for signum in STOPPING if signal.getsignal(signum) is not signal.SIG_IGN]
+    previous = {signum: signal.signal(signum, stop) for signum in heard}
     try:
         yield
     finally:

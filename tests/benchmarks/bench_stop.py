@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,10 +25,17 @@ from bench_summarize import make_table
 
 from boontrack._signals import BATCH_LOG_VARIABLE
 
+#: ``boontrack`` with Python's own handling of SIGINT and SIGTERM, whatever this process inherited (a shell runs a
+#: background job with SIGINT ignored, and the command leaves an ignored signal ignored).
+COMMAND = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL); from boontrack.cli import main; main()"
+)
+
 
 def stop_once(table: Path, directory: Path, signum: int, after: float) -> str:
     log, out = directory / "batches.log", directory / "out"
-    command = [shutil.which("boontrack") or "boontrack", "summarize", str(table), "--val", "val_acc"]
+    command = [sys.executable, "-c", COMMAND, "summarize", str(table), "--val", "val_acc"]
     command += ["--test", "test_acc", "--group-by", "model", "--out", str(out)]
     with tempfile.TemporaryFile("w+") as stderr:
         process = subprocess.Popen(
