@@ -2,12 +2,13 @@
 bootstrap start after the signal.
 
 For each signal and repetition, ``boontrack summarize FILE --val val_acc --test test_acc --group-by model --out
-DIR`` on ``--runs`` runs in 10 groups (``bench_summarize.py``'s table) starts with a batch log
+DIR`` on ``--runs`` runs in ``--groups`` groups (``bench_summarize.py``'s table; 2 by default: both run on threads
+of their own, which a signal does not interrupt, through all their batches) starts with a batch log
 (``BOONTRACK_BATCH_LOG``), is signalled ``--after`` seconds after its first batch, and is reaped; printed: the
 wall time from the signal to the end of the process, its exit status, its last line on stderr, the batches
 started before and after the signal, and whether the output directory exists.
 
-Run:  python tests/benchmarks/bench_stop.py [--runs 200000] [--after 15] [--repeat 3]
+Run:  python tests/benchmarks/bench_stop.py [--runs 200000] [--groups 2] [--after 15] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -61,17 +62,18 @@ def stop_once(table: Path, directory: Path, signum: int, after: float) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200_000)
+    parser.add_argument("--groups", type=int, default=2)
     parser.add_argument("--after", type=float, default=15.0, help="seconds from the first batch to the signal")
     parser.add_argument("--repeat", type=int, default=3)
     options = parser.parse_args()
     print(
-        f"{options.runs:,} runs in 10 groups, signalled {options.after:g} s after the first batch, load {os.getloadavg()}\n"
+        f"{options.runs:,} runs in {options.groups} groups, signalled {options.after:g} s after the first batch, load {os.getloadavg()}\n"
     )
     print("| signal | gone after | exit | last line | batches before | after | output written |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "runs.csv"
-        make_table(options.runs, 10).to_csv(table, index=False)
+        make_table(options.runs, options.groups).to_csv(table, index=False)
         for _ in range(options.repeat):
             for signum in (signal.SIGINT, signal.SIGTERM):
                 with tempfile.TemporaryDirectory(dir=tmp) as directory:
