@@ -557,7 +557,9 @@ def training_curves(
     confidence_level : float
         In (0, 1).
     n_resamples : int
-        Bootstrap resamples B; memory is about ``8 B x steps`` bytes per group.
+        Bootstrap resamples B. The bands are computed at up to :data:`BAND_STEPS` (1,000) steps per group, a
+        chunk of :data:`CHUNK_ELEMENTS` resamples x steps at a time: memory grows with runs x steps, time with
+        runs x steps plus B x 1,000.
     rng : int or numpy.random.Generator, optional
         Source of randomness; the same seed gives the same result. The global RNG is never used.
     bounds : (low, high), optional
@@ -566,6 +568,10 @@ def training_curves(
     Returns
     -------
     TrainingCurves
+        One row per group and step. A group of more than :data:`BAND_STEPS` steps (with two runs or more) gets
+        its bands at that many of them, evenly spread, the first and the last included (:func:`band_steps`):
+        there they are those of the curve of those steps alone; the other rows have the mean, standard error and
+        runs, and NaN bands. :meth:`TrainingCurves.plotted` gives the rows a plot draws.
 
     Raises
     ------
@@ -595,6 +601,12 @@ def training_curves(
     covers a failure the runs have not shown: when 10 % of the runs diverge (their loss jumps from about 0.3 to
     5), the simultaneous band held the mean curve in 20-70 % of the sweeps at 5-20 runs (pointwise 53-74 %); with
     such runs, look at them, and at the curve without them, rather than at the mean.
+
+    Curves of 3,000 steps (the same shapes on a finer grid, bands at 1,000 steps, 300 sweeps per cell;
+    ``--steps 3000``): pointwise 94.5-98.3 %; simultaneous 95.7-100 % at 10 and 20 runs, 88.0-96.3 % at 5 runs,
+    and 66.3-78.7 % at 5 runs when the noise is nearly independent from one band step to the next. Computing the
+    bands at 100 of 300 steps rather than at all of them changed neither coverage beyond 1.6 points (the same
+    sweeps and resamples); the shortfall at 5 runs comes with the number of steps held at once.
 
     Examples
     --------
