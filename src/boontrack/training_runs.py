@@ -140,8 +140,9 @@ def history_parts(histories: pd.DataFrame) -> tuple[bytes, memoryview, memoryvie
     starts = np.flatnonzero(np.diff(block, prepend=-1))
     sizes = np.diff(np.append(starts, block.size)).tolist()
     heads = [[str(m), str(r), size] for m, r, size in zip(metric[starts], run[starts], sizes)]
-    steps, values = histories["step"].to_numpy(dtype="<i8"), histories["value"].to_numpy(dtype="<f8")
-    return json.dumps(heads).encode(), memoryview(steps).cast("B"), memoryview(values).cast("B")
+    steps = np.ascontiguousarray(histories["step"], dtype="<i8")
+    values = np.ascontiguousarray(histories["value"], dtype="<f8")
+    return json.dumps(heads).encode(), steps.data.cast("B"), values.data.cast("B")
 
 
 def training_of(histories: pd.DataFrame, spec: Spec) -> tuple[TrainingCurves, ...]:
