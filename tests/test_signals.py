@@ -221,3 +221,81 @@ def test_a_signal_between_the_two_renames_waits_for_the_second(tmp_path, name):
     assert "after the swap" not in done.stdout
     assert DirectorySink(out).read_fingerprint() == "f" * 64
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# -- a summary stops between two batches of its bootstrap ------------------------------------------------------
+
+#: ``boontrack`` in a child with Python's own handling of SIGINT and SIGTERM, whatever it inherited (an ignored or
+#: blocked signal stays so across exec, and the command leaves an ignored one ignored; see the swap test above).
+_COMMAND = (
+    "import signal; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+    "from boontrack.cli import main; main()"
+)
+
+
+@pytest.fixture(scope="module")
+def large_sweep(tmp_path_factory) -> Path:
+    """200,000 runs in 2 groups: on 2 threads each group runs on a thread of its own, which a signal does not
+    interrupt, batch after batch for a while (before the stop, SIGINT left both to finish: 15 s and more)."""
+    from bench_summarize import make_table
+
+    path = tmp_path_factory.mktemp("large") / "runs.csv"
+    make_table(200_000, 2).to_csv(path, index=False)
+    return path
+
+
+def _batches(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "name"), [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")])
+def test_a_signal_stops_a_summary_between_two_batches_with_one_line(large_sweep, tmp_path, signum, name):
+    """The summary is signalled once its bootstrap has started (its batch log, BOONTRACK_BATCH_LOG, has a line);
+    the bound is a count: a batch starts after the signal only where its thread looked just before it came (at
+    most one per thread; 2 here). Nothing is written: the summary directory is made after the analysis."""
+    from boontrack._signals import BATCH_LOG_VARIABLE
+
+    log, out = tmp_path / "batches.log", tmp_path / "out"
+    arguments = ["summarize", str(large_sweep), "--val", "val_acc", "--test", "test_acc", "--group-by", "model"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", _COMMAND, *arguments, "--threads", "2", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, BATCH_LOG_VARIABLE: str(log)},
+        start_new_session=True,
+    )
+    try:
+        _wait_for(lambda: bool(_batches(log)) or process.poll() is not None, "the bootstrap's first batch")
+        assert process.poll() is None, process.communicate()
+        os.kill(process.pid, signum)
+        stdout, stderr = process.communicate(timeout=BOUND_S)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+    batches = _batches(log)
+    assert process.returncode == 128 + signum, stderr
+    assert stderr.splitlines() == [f"Error: interrupted by {name}"]  # one line, no traceback
+    assert stdout == ""
+    assert batches.count("started after the signal") <= 2, batches
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["batches.log"]
+
+
+def test_a_command_leaves_an_ignored_signal_ignored_and_its_handlers_as_they_were():
+    """A shell starts a background job with SIGINT ignored, out of the reach of Ctrl-C: it stays so."""
+    from boontrack._signals import stop_on_signals
+
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) not in (before[signal.SIGTERM], signal.SIG_IGN)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) == before[signal.SIGTERM]
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)

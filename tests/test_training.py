@@ -189,6 +189,139 @@ def test_row_order_does_not_matter_and_a_shift_moves_everything_by_it(seed, orde
     np.testing.assert_allclose(moved.standard_error, base.standard_error, rtol=1e-6, atol=1e-9)
 
 
+# -- long curves: chunks of steps, and the steps a band is computed at ---------------------------------------
+
+
+def _dyadic_runs(m: int, steps: int, seed: int) -> dict[str, np.ndarray]:
+    """Runs whose values are multiples of 1/8 below 32, some runs missing some steps: every sum and square of a
+    resample is exact in floating point whatever order it is summed in, so that two computations of the same
+    resamples that group them differently (chunks, batches, matrix products) must agree to the last bit."""
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 256, size=(m, steps)) / 8
+    values[rng.random((m, steps)) < 0.15] = np.nan
+    run, step = np.nonzero(~np.isnan(values))
+    return {"run_id": np.char.add("r", run.astype(str)), "step": step, "value": values[run, step]}
+
+
+def _direct_studentized(data: dict[str, np.ndarray], n_resamples: int, seed: int) -> np.ndarray:
+    """|t*| of every resample at every step, one resample and step at a time, as the module's docstring defines it
+    (each step's values centred on its first run's value; 0/0 is 0, x/0 and a step no drawn run logged are
+    UNBOUNDED), from the resamples ``numpy.random.default_rng(seed)`` draws: rows of m run positions."""
+    from boontrack._bootstrap.intervals import UNBOUNDED
+
+    runs, steps = np.unique(data["run_id"]), np.unique(data["step"])
+    grid = np.full((runs.size, steps.size), np.nan)
+    grid[np.searchsorted(runs, data["run_id"]), np.searchsorted(steps, data["step"])] = data["value"]
+    draws = np.random.default_rng(seed).integers(0, runs.size, size=(n_resamples, runs.size), dtype=np.int32)
+    ratios = np.empty((n_resamples, steps.size))
+    for s in range(steps.size):
+        column = grid[:, s]
+        logged = ~np.isnan(column)
+        reference = column[np.argmax(logged)]
+        centred = column - reference
+        mean = reference + centred[logged].sum() / logged.sum()
+        for b, drawn in enumerate(draws):
+            picked = centred[drawn][logged[drawn]]
+            if picked.size == 0:
+                ratios[b, s] = UNBOUNDED
+                continue
+            total, squares = picked.sum(), (picked**2).sum()
+            shift = total / picked.size
+            error = (
+                math.sqrt(max(squares - total * shift, 0.0) / (picked.size - 1) / picked.size) if picked.size > 1 else 0
+            )
+            apart = (reference + shift) - mean
+            ratios[b, s] = abs(apart / error) if error > 0 else (UNBOUNDED if apart != 0 else 0.0)
+    return ratios
+
+
+@pytest.mark.parametrize("width", [1, 2, 5])
+def test_steps_studentized_in_chunks_give_the_quantiles_of_every_resample_exactly(monkeypatch, width):
+    """The pointwise quantile at each step and the largest |t*| over the steps with enough runs, computed a few steps
+    and a few resamples at a time, are those of the same resamples evaluated one by one here, to the last bit."""
+    from boontrack import training
+    from boontrack._bootstrap.scales import Scale
+
+    n_resamples, seed = 199, 4
+    data = _dyadic_runs(m=6, steps=13, seed=1)
+    monkeypatch.setattr(training, "CHUNK_ELEMENTS", n_resamples * width)
+    monkeypatch.setattr(training, "BATCH_ELEMENTS", 16 * width)  # a few resamples per batch: many batches
+    grid = training._grids(data["run_id"], np.zeros(data["value"].size), data["step"], data["value"], None)["0.0"]
+    moments = training._moments(grid.values)
+    enough = moments.runs >= 5
+    at = np.arange(grid.steps.size)
+    quantiles, largest = training._studentized_quantiles(
+        moments, at, enough, 0.95, n_resamples, np.random.default_rng(seed), Scale(-math.inf, math.inf)
+    )
+    ratios = _direct_studentized(data, n_resamples, seed)
+    np.testing.assert_array_equal(quantiles, np.quantile(ratios, 0.95, axis=0))
+    np.testing.assert_array_equal(largest, ratios[:, enough].max(axis=1))
+
+
+def test_a_curve_in_chunks_equals_it_in_one_piece(monkeypatch):
+    from boontrack import training
+
+    data = _dyadic_runs(m=7, steps=40, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FewRunsWarning)
+        whole = training_curves(data, n_resamples=299, rng=5, bounds=UNBOUNDED)
+        monkeypatch.setattr(training, "CHUNK_ELEMENTS", 299 * 3)
+        monkeypatch.setattr(training, "BATCH_ELEMENTS", 64)
+        chunked = training_curves(data, n_resamples=299, rng=5, bounds=UNBOUNDED)
+    for name in ("mean", "standard_error", "low", "high", "simultaneous_low", "simultaneous_high"):
+        np.testing.assert_array_equal(getattr(chunked, name), getattr(whole, name))
+
+
+def test_a_long_curve_gets_its_bands_at_band_steps_the_same_as_a_curve_of_those_steps_alone(monkeypatch):
+    """Beyond BAND_STEPS steps, the bands are computed at BAND_STEPS of them, evenly spread, first and last
+    included: there they are the bands of the curve made of those steps alone (the same resamples; a step's
+    band is its own, the simultaneous one is over those steps); the other steps keep their mean and runs, and
+    plots draw the band steps."""
+    from boontrack import training
+
+    monkeypatch.setattr(training, "BAND_STEPS", 6)
+    data = _dyadic_runs(m=8, steps=26, seed=3)
+    data["value"][data["step"] == 0] = np.arange(np.count_nonzero(data["step"] == 0))  # every run at the first
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FewRunsWarning)
+        long = training_curves(data, n_resamples=199, rng=6, bounds=UNBOUNDED)
+        banded = np.isfinite(long.low)
+        kept = np.isin(data["step"], long.step[banded])
+        alone = training_curves({k: v[kept] for k, v in data.items()}, n_resamples=199, rng=6, bounds=UNBOUNDED)
+    assert long.step[banded].tolist() == [0, 5, 10, 15, 20, 25] == alone.step.tolist()
+    for name in ("low", "high", "simultaneous_low", "simultaneous_high"):
+        np.testing.assert_array_equal(getattr(long, name)[banded], getattr(alone, name))
+        assert np.isnan(getattr(long, name)[~banded]).all()
+    assert long.step.size == 26 and np.isfinite(long.mean).all() and (long.runs > 0).all()
+    assert long.plotted().step.tolist() == alone.step.tolist()  # what the PNG and report.html draw
+    assert alone.plotted().step.tolist() == alone.step.tolist()
+
+
+def test_the_memory_of_a_curve_grows_with_its_points_not_with_resamples_times_steps():
+    """Allocations traced while 6 runs of 200,000 steps get their bands with 1,999 resamples: at most 12 numbers
+    of 8 bytes per point and 8 chunks of studentized values (64 MiB), where keeping every resample's value at
+    every step would take 3.2 GB. tracemalloc counts numpy's allocations; the figure does not depend on the
+    machine's load."""
+    import tracemalloc
+
+    from boontrack import training
+
+    runs, steps = 6, 200_000
+    data = {
+        "run_id": np.repeat(np.arange(runs).astype(str).astype(object), steps),
+        "step": np.tile(np.arange(steps), runs),
+        "value": np.random.default_rng(0).normal(size=runs * steps),
+    }
+    tracemalloc.start()
+    try:
+        curves = training_curves(data, n_resamples=1999, rng=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert curves.step.size == steps and np.count_nonzero(np.isfinite(curves.low)) == training.BAND_STEPS
+    assert peak <= 12 * 8 * runs * steps + 8 * 8 * training.CHUNK_ELEMENTS, peak
+
+
 # -- validation -------------------------------------------------------------------------------------------
 
 

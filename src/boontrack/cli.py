@@ -5,8 +5,9 @@ Start-up stays fast: this module imports click and boontrack's light modules onl
 tracker SDKs are imported inside the commands that need them.
 
 Exit status: 0 success, 1 a tracker failed or a result could not be written (:class:`BackendError`), 2 bad
-input (:class:`InputError`: data, columns, options or config). Errors are one line on stderr; ``--verbose``
-shows the traceback.
+input (:class:`InputError`: data, columns, options or config), 130 or 143 when SIGINT or SIGTERM stopped the
+command (between two batches of the bootstrap: :func:`boontrack._signals.stop_on_signals`). Errors are one line
+on stderr; ``--verbose`` shows the traceback.
 
 Options are named by the one table of :mod:`boontrack.vocabulary` (``--resamples`` is ``n_resamples`` in Python
 and the config file), and messages name them as this command's caller typed them.
@@ -34,6 +35,7 @@ import click
 
 from boontrack import __version__, vocabulary
 from boontrack._redact import redact
+from boontrack._signals import Stopped, stop_on_signals
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.choices import (
     CI_METHODS,
@@ -109,7 +111,10 @@ class _BoontrackGroup(click.Group):
         if not standalone_mode:
             return run(*args, standalone_mode=False, **kwargs)
         try:
-            code = run(*args, standalone_mode=False, **kwargs)
+            with stop_on_signals():
+                code = run(*args, standalone_mode=False, **kwargs)
+        except Stopped as stopped:  # a signal after the command's own handling
+            code = _stopped(stopped, verbose=False)
         except click.exceptions.ClickException as exc:
             click.echo(f"Error: {_usage_line(exc)}", err=True)
             sys.exit(exc.exit_code)
@@ -123,6 +128,8 @@ class _BoontrackGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except Stopped as stopped:  # before click takes it for a Ctrl-C of its own ("Aborted!", exit 1)
+            ctx.exit(_stopped(stopped, verbose=bool(ctx.meta.get(_VERBOSE))))
         except Exception as exc:
             verbose = bool(ctx.meta.get(_VERBOSE))
             if verbose:
@@ -130,6 +137,15 @@ class _BoontrackGroup(click.Group):
             code = next((code for kind, code in EXIT_CODES if isinstance(exc, kind)), None)
             click.echo(f"Error: {_one_line(exc, expected=code is not None, verbose=verbose)}", err=True)
             ctx.exit(code or 1)
+
+
+def _stopped(stopped: Stopped, *, verbose: bool) -> int:
+    """One line for work stopped by a signal (the traceback before it with ``--verbose``), and the exit status
+    of a process ended by that signal: 128 + its number (130 for SIGINT, 143 for SIGTERM)."""
+    if verbose:
+        click.echo(redact(traceback.format_exc()), err=True, nl=False)
+    click.echo(f"Error: {stopped}", err=True)
+    return 128 + stopped.signum
 
 
 def _one_line(exc: BaseException, *, expected: bool, verbose: bool = False) -> str:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from boontrack._optional import import_optional
 from boontrack.backends import Backend, MetricRequest, Source
 from boontrack.exceptions import InputError
-from boontrack.runframe import POINT_COLUMNS, check_options, pick_values
+from boontrack.runframe import POINT_COLUMNS, check_options, in_run_and_step_order, pick_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,6 +133,7 @@ class FileSource(Source):
                 f"cannot read {self.path}: unknown file type {suffix or '(no extension)'!r} (expected one of {known})"
             )
         self._format, self._reader = _READERS[suffix]
+        self._kept_rows: pd.DataFrame | None = None  # see read_histories
 
     def describe(self) -> str:
         return str(self.path)
@@ -158,22 +159,33 @@ class FileSource(Source):
         if STEP_COLUMN not in frame.columns:
             hint = f" (one row per run and step, with a {STEP_COLUMN!r} column, holds them)"
             return pick_values(frame, request, None, source=f"{self.path}, a file of one row per run,", hint=hint)
-        return _runs_of_steps(frame, request, self.path)
+        rows = _step_rows(frame, self.path)
+        self._kept_rows = rows if request.histories else None
+        return _runs_of_steps(rows, request)
 
     def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
         """Each metric's points from a file of one row per run and step (``run_id``, ``step`` and the metric's
-        column; an empty cell is a value not logged at that step); a file of one row per run has none."""
+        column; an empty cell is a value not logged at that step); a file of one row per run has none.
+
+        The rows the last :meth:`read` parsed, when it was told that histories would follow
+        (``MetricRequest.histories``): the file is then parsed once, and the runs and their histories are of the
+        same version of it. Otherwise the file is read again.
+        """
         from boontrack.runtable import resolve_column
 
-        frame = self._frame()
-        if STEP_COLUMN not in frame.columns:
-            raise InputError(
-                f"{self.path} holds one row per run and no histories: training curves need one row per run and "
-                f"step, with columns 'run_id', {STEP_COLUMN!r} and the metric"
-            )
-        rows = _step_rows(frame, self.path)
-        rows = rows.loc[rows["run_id"].astype(object).map(str).isin(set(run_ids))]
-        columns = [str(c) for c in frame.columns]
+        rows, self._kept_rows = self._kept_rows, None
+        if rows is None:
+            frame = self._frame()
+            if STEP_COLUMN not in frame.columns:
+                raise InputError(
+                    f"{self.path} holds one row per run and no histories: training curves need one row per run and "
+                    f"step, with columns 'run_id', {STEP_COLUMN!r} and the metric"
+                )
+            rows = _step_rows(frame, self.path)
+        summarized = rows["run_id"].astype(str).isin(run_ids)
+        if not summarized.all():
+            rows = rows.loc[summarized]
+        columns = [str(c) for c in rows.columns]
         return {metric: _points(rows, resolve_column(columns, metric, "metric")) for metric in metrics}
 
     def _frame(self) -> pd.DataFrame:
@@ -199,14 +211,14 @@ class FileSource(Source):
         return frame
 
 
-def _runs_of_steps(frame: pd.DataFrame, request: MetricRequest, path: Path) -> pd.DataFrame:
-    """One row per run from rows per run and step: each column's last value logged (empty cells are values not
-    logged at that step), then the values ``request.pick`` asks for, with the rows as the metrics' histories."""
+def _runs_of_steps(rows: pd.DataFrame, request: MetricRequest) -> pd.DataFrame:
+    """One row per run from the rows per run and step (:func:`_step_rows`): each column's last value logged (empty
+    cells are values not logged at that step), then the values ``request.pick`` asks for, with the rows as the
+    metrics' histories."""
     from boontrack.runtable import resolve_column
 
-    rows = _step_rows(frame, path)
     runs = rows.drop(columns=STEP_COLUMN).groupby("run_id", sort=False).last().reset_index()
-    columns = [str(c) for c in frame.columns]
+    columns = [str(c) for c in rows.columns]
     metric_columns = {metric: resolve_column(columns, metric, "metric") for metric in request.metrics}
 
     def histories() -> dict[str, pd.DataFrame]:
@@ -229,11 +241,29 @@ def _step_rows(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
 
     if "run_id" not in frame.columns:
         raise InputError(f"cannot read {path}: a file with a {STEP_COLUMN!r} column needs a 'run_id' column")
-    steps = pd.to_numeric(frame[STEP_COLUMN], errors="coerce")
-    if steps.isna().any() or (steps != steps.round()).any():
-        row = int(steps.index[steps.isna() | (steps != steps.round())][0])
-        raise InputError(f"cannot read {path}: column {STEP_COLUMN!r} must hold whole numbers; row {row + 2} does not")
-    return frame.assign(**{STEP_COLUMN: steps.astype("int64")}).sort_values(["run_id", STEP_COLUMN], kind="stable")
+    steps = frame[STEP_COLUMN]
+    if steps.dtype.kind not in "iu":  # whole numbers as read need no check
+        steps = pd.to_numeric(steps, errors="coerce")
+        if steps.isna().any() or (steps != steps.round()).any():
+            row = int(steps.index[steps.isna() | (steps != steps.round())][0])
+            raise InputError(
+                f"cannot read {path}: column {STEP_COLUMN!r} must hold whole numbers; row {row + 2} does not"
+            )
+    rows = frame.assign(**{STEP_COLUMN: steps.astype("int64")})
+    if _in_run_and_step_order(rows):
+        return rows  # as most exports are: no copy of the whole file
+    return rows.sort_values(["run_id", STEP_COLUMN], kind="stable")
+
+
+def _in_run_and_step_order(rows: pd.DataFrame) -> bool:
+    """Whether the rows are sorted by run and step already: each run's rows together, the runs in the order of
+    their ids (none missing) and each run's steps in order."""
+    import pandas as pd
+
+    runs, ids = pd.factorize(rows["run_id"])  # numbered in order of appearance; -1 for a missing id
+    if (runs < 0).any() or not pd.Index(ids).is_monotonic_increasing:
+        return False
+    return in_run_and_step_order(runs, rows[STEP_COLUMN].to_numpy())
 
 
 class FileBackend(Backend):

@@ -166,7 +166,7 @@ def fingerprint(
     import numpy as np
 
     from boontrack import __version__
-    from boontrack.training_runs import history_bytes
+    from boontrack.training_runs import history_parts
 
     runs = table.runs
     run_ids = runs["run_id"].to_numpy(dtype=str)
@@ -185,7 +185,7 @@ def fingerprint(
         json.dumps(runs["group"].to_numpy(dtype=str)[order].tolist()).encode(),
         runs["val"].to_numpy(dtype="<f8")[order].tobytes(),
         runs["test"].to_numpy(dtype="<f8")[order].tobytes(),
-        *(() if histories is None else (history_bytes(histories),)),
+        *(() if histories is None else history_parts(histories)),
     ):
         # Length-prefixed, so that no two different inputs concatenate to the same bytes.
         digest.update(len(part).to_bytes(8, "little"))
@@ -363,9 +363,11 @@ def run_job(
     from boontrack.analysis import analyze
     from boontrack.reports import group_names
     from boontrack.runtable import RunTable
-    from boontrack.training_runs import summary_histories, training_of
+    from boontrack.training_runs import history_metrics, summary_histories, training_of
 
-    request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
+    request = MetricRequest(
+        val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick, histories=history_metrics(spec)
+    )
     table = RunTable.from_frame(source.read(request), spec)
     group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     histories = summary_histories(source, spec, table)  # None unless spec.curves asks for training curves

@@ -215,8 +215,10 @@ def plot_training_curves(curves: TrainingCurves) -> Figure:
     """Each group's mean training curve against the step, with its bands (:func:`boontrack.training.training_curves`).
 
     The shaded band is pointwise, the dotted lines the simultaneous band; steps with fewer than ``min_runs``
-    runs (outside the simultaneous band) are dashed with a fainter band.
+    runs (outside the simultaneous band) are dashed with a fainter band. A group of more than
+    :data:`boontrack.training.BAND_STEPS` steps is drawn at the steps its bands were computed at.
     """
+    curves = curves.plotted()
     figure = _new_figure()
     ax = figure.add_subplot()
     groups = curves.groups

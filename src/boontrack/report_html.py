@@ -356,6 +356,7 @@ def _curve_plot(summary: Summary, *, standalone: bool = False) -> str:
 
 
 def _training_plot(curves: TrainingCurves) -> str:
+    curves = curves.plotted()  # a long curve at the steps of its bands: the file stays small
     lines = []
     for label in dict.fromkeys(curves.group.tolist()):
         at = curves.group == label

@@ -85,12 +85,17 @@ class MetricRequest:
         :func:`boontrack.runframe.pick_best_val_step`; runs without a history fall back to ``"last"``. A
         source gives each run's last values and, when :attr:`needs_history`, the per-step points to
         :func:`pick_values`, which applies the pick.
+    histories
+        The metrics whose points :meth:`boontrack.backends.Source.read_histories` will be asked for after this
+        read (training curves). A hint: a source that parses every point to read the runs (a file) keeps them
+        for that call instead of parsing them again; others may ignore it.
     """
 
     val: str
     test: str | None = None
     maximize: bool = True
     pick: Literal["last", "best_val_step"] = "last"
+    histories: tuple[str, ...] = ()
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -439,17 +444,32 @@ def pick_best_val_step(
     return result.loc[has_best].sort_index()
 
 
-def _last_per_step(codes: np.ndarray, points: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _last_per_step(codes: np.ndarray, points: pd.DataFrame) -> tuple[np.ndarray, ...]:
     """(run code, step, value) with one point per (run, step): the last one logged, sorted by run and step."""
     import numpy as np
 
-    step = points["step"].to_numpy(dtype=np.int64)
-    value = points["value"].to_numpy(dtype=np.float64)
-    order = np.lexsort((np.arange(codes.size), step, codes))
-    code, step, value = codes[order], step[order], value[order]
-    last = np.ones(code.size, dtype=bool)
-    last[:-1] = (code[1:] != code[:-1]) | (step[1:] != step[:-1])
-    return code[last], step[last], value[last]
+    return last_per_step(codes, points["step"].to_numpy(dtype=np.int64), points["value"].to_numpy(dtype=np.float64))
+
+
+def last_per_step(runs: np.ndarray, steps: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(run, step, value) of the points given in the order logged, one per (run, step): the last one logged, sorted
+    by run and step. Points in that order already (most histories) are not sorted again."""
+    import numpy as np
+
+    if not in_run_and_step_order(runs, steps):
+        order = np.lexsort((np.arange(runs.size), steps, runs))
+        runs, steps, values = runs[order], steps[order], values[order]
+    last = np.ones(runs.size, dtype=bool)
+    last[:-1] = (runs[1:] != runs[:-1]) | (steps[1:] != steps[:-1])
+    if last.all():  # no step logged twice: the arrays as they are, not copies
+        return runs, steps, values
+    return runs[last], steps[last], values[last]
+
+
+def in_run_and_step_order(runs: np.ndarray, steps: np.ndarray) -> bool:
+    """Whether the points are sorted by run (codes, in the order they are to be sorted in), then by step."""
+    same_run = runs[1:] == runs[:-1]  # comparisons of neighbours: a byte per point, no differences
+    return bool(((runs[1:] > runs[:-1]) | (same_run & (steps[1:] >= steps[:-1]))).all())
 
 
 def apply_best_val_step(

@@ -55,9 +55,16 @@ ONE_THREAD = {
 def boontrack(
     *args: str, env: dict[str, str] | None = None, program: Sequence[str] = ()
 ) -> tuple[float, float, subprocess.CompletedProcess, float]:
-    """Run the installed command (or ``program``, e.g. a Python script calling the command line); wall seconds,
-    peak RSS of its process in MiB, the finished process, and the CPU seconds (user + system) of its process."""
-    command = [*(program or [shutil.which("boontrack") or "boontrack"]), *args]
+    """Run the installed command (or ``program``, e.g. a Python script calling the command line); see
+    :func:`measured`."""
+    return measured([*(program or [shutil.which("boontrack") or "boontrack"]), *args], env=env)
+
+
+def measured(
+    command: list[str], env: dict[str, str] | None = None
+) -> tuple[float, float, subprocess.CompletedProcess, float]:
+    """Run ``command`` to its end; wall seconds, peak RSS of its process in MiB, the finished process, and the CPU
+    seconds (user + system) of its process."""
     with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True, env=env)
