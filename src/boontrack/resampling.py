@@ -55,7 +55,7 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
-from boontrack._bootstrap.precision import AUTO, until_precise
+from boontrack._bootstrap.precision import AUTO, FIRST_RESAMPLES, until_precise
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._collector import warn
 from boontrack._validation import (
@@ -354,11 +354,17 @@ def _resampled(
     until the ends of the intervals at the ``reported`` budgets are precise, or at every trustworthy budget when
     None (:func:`boontrack._bootstrap.precision.until_precise`)."""
 
-    def draw(count: int) -> Resampled:
-        return curve_distribution(v, t, test_given, budgets, estimator, maximize, count, method, rng, bounds, reported)
+    def draw(count: int, drawn: int = 0) -> Resampled:
+        return curve_distribution(
+            v, t, test_given, budgets, estimator, maximize, count, method, rng, bounds, reported, drawn=drawn
+        )
 
     if n_resamples != AUTO:
-        return draw(int(n_resamples))
+        count = int(n_resamples)
+        if reported is None or count <= FIRST_RESAMPLES:
+            return draw(count)
+        # the band's reaches from the first resamples, the intervals read from them all (as "auto" draws them)
+        return draw(FIRST_RESAMPLES).extended(draw(count - FIRST_RESAMPLES, FIRST_RESAMPLES))
     read = reported
     if read is None:
         trusted = trusted_budgets(budgets, v.size)
