@@ -14,7 +14,8 @@ Welch and Mann-Whitney). Then the power when A's scores are shifted by half a st
 ``--groups`` measures instead the differences an analysis makes for groups that share no seeds: each group's own
 curve band (:func:`boontrack.boo_n_curve_ci`, n = 1 and 5, independent generators) differenced with
 :func:`boontrack.compare.independent_difference`, for the default interval method and for
-``studentized-u-k-of-m``, on the same sweeps: how often the 95 % interval of ΔBoo_5 and of Δmean excludes 0 (type-I error, then power).
+``studentized-u-k-of-m``, on the same sweeps: how often the 95 % interval of ΔBoo_5 and of Δmean excludes 0
+(type-I error, then power).
 """
 
 from __future__ import annotations
