@@ -441,7 +441,7 @@ def test_doubtful_numbers_are_marked_wherever_they_are_shown(small_and_large):
     large_row = next(line for line in table.splitlines() if line.startswith("large"))
     assert small_row.count("]*") == 1 and "]*" not in large_row
     # the mark says what was measured there: the default's intervals wide, not "too narrow or too wide"
-    assert "* doubtful: n > m/2: intervals there are wide (the default, 5.0-12.0x the percentile width)" in table
+    assert "* doubtful: n > m/2: intervals there are wide (the default, 4.1-11.9x the percentile width)" in table
     assert format_table(json.loads(to_json(summary))) == table  # a stored summary prints the same marks
     report = to_markdown(summary)
     row = next(line for line in report.splitlines() if line.startswith("| small |"))
