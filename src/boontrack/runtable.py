@@ -15,6 +15,7 @@ run by run, so one such run does not stop the analysis; in any other column such
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -201,14 +202,31 @@ class RunTable:
 
     def group_runs(self, group: str) -> pd.DataFrame:
         """The kept runs of ``group``, in run-id order."""
-        if group not in self.groups:
-            raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
-        return self.runs.loc[self.runs["group"] == group]
+        return self.runs.iloc[self._rows(group)]
 
     def arrays(self, group: str) -> tuple[np.ndarray, np.ndarray]:
         """Validation and test scores of ``group`` as float64 arrays (test equals val without a test metric)."""
-        runs = self.group_runs(group)
-        return runs["val"].to_numpy(dtype=np.float64), runs["test"].to_numpy(dtype=np.float64)
+        rows = self._rows(group)
+        return self._scores[0][rows], self._scores[1][rows]
+
+    def _rows(self, group: str) -> np.ndarray:
+        """The positions in :attr:`runs` of ``group``'s runs, ascending."""
+        rows = self._group_rows.get(group)
+        if rows is None:
+            raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
+        return rows
+
+    @functools.cached_property
+    def _group_rows(self) -> dict[str, np.ndarray]:
+        """Each group's positions in :attr:`runs`, found once: an analysis asks for a group's runs per comparison."""
+        codes, labels = pd.factorize(self.runs["group"])
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(labels.size + 1))
+        return {str(label): order[bounds[k] : bounds[k + 1]] for k, label in enumerate(labels)}
+
+    @functools.cached_property
+    def _scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.runs["val"].to_numpy(dtype=np.float64), self.runs["test"].to_numpy(dtype=np.float64)
 
     def all_runs(self) -> pd.DataFrame:
         """Every input row, kept or not, with the canonical columns and ``dropped_reason`` ("" when kept)."""
