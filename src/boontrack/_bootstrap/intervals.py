@@ -44,7 +44,7 @@ STUDENTIZED_RESAMPLES = 1999
 TRUSTED_SHARE = 0.5
 #: Budgets of a band whose studentized pivot is resampled, about (:func:`pivot_columns`), besides the reported ones
 #: and the largest trustworthy one: at the others the reaches are interpolated between theirs.
-PIVOT_BUDGETS = 16
+PIVOT_BUDGETS = 10
 
 
 #: The studentized-u interval at a level calibrated by a second-level bootstrap (:func:`calibration_prepivots`).
