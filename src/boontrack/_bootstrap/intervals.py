@@ -25,6 +25,7 @@ from boontrack._bootstrap.kernels import (
     jackknife_indices,
     resample_count,
     resample_rows,
+    slope_of,
     slope_table,
     smoothed_boo_n,
 )
@@ -503,11 +504,13 @@ def pivot_tables(
         return rows, slope_table(m, budgets, estimator), rows
     plug_in = rows if estimator == "V" else cdf_table(m, budgets, "V")
     unbiased = budgets <= m
-    if unbiased.all() and estimator == "U":
-        return rows, slope_table(m, budgets, "U"), plug_in
+    if unbiased.all():  # U at every budget: its P once, and its slope from it
+        centre = rows if estimator == "U" else cdf_table(m, budgets, "U")
+        return centre, slope_of(centre), plug_in
     within = np.minimum(budgets, m)
-    centre = np.where(unbiased[:, None], cdf_table(m, within, "U"), plug_in)
-    slope = np.where(unbiased[:, None], slope_table(m, within, "U"), slope_table(m, budgets, "V"))
+    u = cdf_table(m, within, "U")
+    centre = np.where(unbiased[:, None], u, plug_in)
+    slope = np.where(unbiased[:, None], slope_of(u), slope_table(m, budgets, "V"))
     return centre, slope, plug_in
 
 
