@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--n", default=None, help="budgets, comma-separated (default: the spec's 1, 5, 10)")
     parser.add_argument("--resamples", type=int, default=None, help="default: the spec's ('auto')")
     options = parser.parse_args()
-    print(f"boontrack {boontrack.__version__} from {os.path.dirname(boontrack.__file__)}; load {os.getloadavg()}")
+    print(f"boontrack {boontrack.__version__}; load average {os.getloadavg()[0]:.2f}\n")
     print(
         f"| runs per group ({options.groups} groups) | analyze CPU (s) | CPU per run (µs) | curve budgets (pivot's) "
         "| resamples (studentized) | CPU ÷ the row before |"
