@@ -644,8 +644,8 @@ ENGINE_OPTIONS = vocabulary.Vocabulary(
     metavar="ADDRESS",
     envvar="RAY_ADDRESS",
     help=(
-        "Ray cluster to run on (default: RAY_ADDRESS, else a Ray instance of this pass alone; "
-        "auto: the one `ray start` left on this host)."
+        "Ray cluster to run on: HOST:PORT, ray://HOST:PORT (Ray Client), or auto (the one `ray start` left on this "
+        "host); default: RAY_ADDRESS, else a Ray instance of this pass alone."
     ),
 )
 @click.option(
