@@ -129,32 +129,65 @@ def _updated(config: Path, names=NAMES) -> list[str]:
     return [f"{name}: updated ({config.parent / 'summaries' / name})" for name in names]
 
 
+@pytest.fixture
+def held_locks(csv_jobs) -> Iterator[list]:
+    """The locks of the three jobs' destinations, held by the test: their tasks wait (in a Ray worker each) until
+    the files are closed."""
+    (csv_jobs.parent / "summaries").mkdir()
+    locks = [open(csv_jobs.parent / "summaries" / f".{name}.lock", "a") for name in NAMES]  # noqa: SIM115
+    for lock in locks:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    yield locks
+    for lock in locks:
+        lock.close()
+
+
 def test_a_pass_without_an_address_starts_a_ray_of_its_own_and_keeps_ray_s_lines_off_standard_output(
-    csv_jobs, start_pass
+    csv_jobs, held_locks, start_pass
 ):
     """With no address the pass starts a Ray of its own (Ray 2.60 started from a helper thread died with it: the
     first task failed after 60 s, exit 1), and ends it. A worker killed under a task makes Ray print ``(raylet) A
     worker died ...`` (yellow on a terminal): on standard error, without colour codes when that is a file;
-    standard output is one line per job. The tasks wait for their destinations' locks, which the test holds,
-    while it kills one task's worker."""
-    (csv_jobs.parent / "summaries").mkdir()
-    locks = [open(csv_jobs.parent / "summaries" / f".{name}.lock", "a") for name in NAMES]  # noqa: SIM115
-    try:
-        for lock in locks:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        run = start_pass(csv_jobs, "--workers", "2", "--lock-timeout", str(BOUND_S))
-        wait_for(lambda: _task_workers(run) or run.process.poll() is not None, "a task waiting for its lock")
-        assert run.process.poll() is None, run.stderr()
-        os.kill(_task_workers(run)[0], signal.SIGKILL)  # Ray runs the task again on a new worker
-        wait_for(lambda: "(raylet)" in run.stderr() or run.process.poll() is not None, "Ray's line on the worker")
-    finally:
-        for lock in locks:
-            lock.close()
+    standard output is one line per job. The test kills a worker whose task waits for its lock."""
+    run = start_pass(csv_jobs, "--workers", "2", "--lock-timeout", str(BOUND_S))
+    _wait_for_tasks(run, 1)
+    os.kill(_task_workers(run)[0], signal.SIGKILL)  # Ray runs the task again on a new worker
+    wait_for(lambda: "(raylet)" in run.stderr() or run.process.poll() is not None, "Ray's line on the worker")
+    for lock in held_locks:
+        lock.close()
     assert run.finish() == 0, run.stderr()
     assert sorted(run.stdout().splitlines()) == _updated(csv_jobs)
     assert "(raylet) A worker died" in run.stderr()
     assert "\x1b[" not in run.stderr() + run.stdout()
     wait_for(lambda: not run.processes(), "the pass's Ray to end")
+
+
+def test_tasks_running_when_the_grace_ends_are_cancelled_and_ray_ends_with_the_pass(csv_jobs, held_locks, start_pass):
+    """SIGTERM with no grace (BOONTRACK_STOP_GRACE=0) while two tasks wait for their locks: both are cancelled,
+    the third job never starts, and the Ray of the pass ends with it."""
+    run = start_pass(csv_jobs, "--workers", "2", "--lock-timeout", str(BOUND_S), env={"BOONTRACK_STOP_GRACE": "0"})
+    _wait_for_tasks(run, 2)
+    os.kill(run.process.pid, signal.SIGTERM)
+    assert run.finish() == 128 + signal.SIGTERM, run.stderr()
+    assert run.stderr().splitlines()[-1] == "Error: interrupted by SIGTERM: 1 job not run"
+    assert run.stdout() == ""
+    wait_for(lambda: not run.processes(), "the pass's Ray to end")
+
+
+def test_the_ray_of_a_pass_ends_when_its_command_is_killed(csv_jobs, held_locks, start_pass):
+    """``kill -9`` of the command: its Ray driver process gets SIGTERM from the kernel, stops its tasks and ends,
+    and the local Ray it started with it."""
+    run = start_pass(csv_jobs, "--workers", "2", "--lock-timeout", str(BOUND_S))
+    _wait_for_tasks(run, 2)
+    run.process.kill()
+    assert run.finish() == -signal.SIGKILL
+    wait_for(lambda: not run.processes(), "the Ray of a killed command to end")
+
+
+def _wait_for_tasks(run: Pass, count: int) -> None:
+    """Wait until ``count`` of the pass's tasks run (in Ray workers)."""
+    wait_for(lambda: len(_task_workers(run)) >= count or run.process.poll() is not None, f"{count} running tasks")
+    assert run.process.poll() is None, run.stderr()
 
 
 def _task_workers(run: Pass) -> list[int]:
@@ -193,6 +226,7 @@ write_back = true
 def mlflow_store(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     """An MLflow sqlite store with one sweep per job name (a parent and its finished children, artifacts under
     the module's directory): the store's file, and each sweep's parent run id. Tests write to copies of it."""
+    pytest.importorskip("mlflow", reason='needs the [mlflow] extra: pip install ".[mlflow]"')
     from mlflow import MlflowClient
 
     from mlflow_helpers import Sweep
