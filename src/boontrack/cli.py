@@ -605,6 +605,12 @@ compare.params[1:1] = [_shared_option(param) for param in summarize.params if pa
 COMPARE = vocabulary.Vocabulary("flags", flags={**FLAGS, **COMPARE_FLAGS})
 
 
+#: How an engine's messages name its keywords: by reaggregate's flags.
+ENGINE_OPTIONS = vocabulary.Vocabulary(
+    "flags", flags={"slots": "--workers", "address": "--ray-address", "connect_timeout": "--ray-timeout"}
+)
+
+
 @main.command()
 @click.option(
     "--config",
@@ -638,8 +644,8 @@ COMPARE = vocabulary.Vocabulary("flags", flags={**FLAGS, **COMPARE_FLAGS})
     metavar="ADDRESS",
     envvar="RAY_ADDRESS",
     help=(
-        "Ray cluster to run on (default: RAY_ADDRESS, else a Ray instance of this pass alone; "
-        "auto: the one `ray start` left on this host)."
+        "Ray cluster to run on: HOST:PORT, ray://HOST:PORT (Ray Client), or auto (the one `ray start` left on this "
+        "host); default: RAY_ADDRESS, else a Ray instance of this pass alone."
     ),
 )
 @click.option(
@@ -686,7 +692,8 @@ def reaggregate(
     on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
     runner = None
     if engine != "local":  # an engine is made with the slots, and where and how long to look for its cluster
-        runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
+        with vocabulary.speaking(ENGINE_OPTIONS):  # it checks them, before any work
+            runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
     try:
         failed = run_jobs(
             jobs,
