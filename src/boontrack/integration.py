@@ -5,7 +5,7 @@ A backend (a tracker such as MLflow or W&B, a sweep framework such as Optuna, Ra
 here and from the public modules (:mod:`boontrack.backends`, :mod:`boontrack.pipeline`, :mod:`boontrack.spec`,
 :mod:`boontrack.exceptions`) only, never a private ``boontrack._*`` module and never another integration. The
 built-in ones hold to it (``tests/test_import_rules.py`` checks it), and a backend written against this module
-alone passes the conformance suite (``tests/conformance``, its in-memory fixture backend).
+alone passes the conformance suite that :mod:`boontrack.testing` ships (``examples/third_party_backend``).
 
 What a backend uses:
 

@@ -73,10 +73,13 @@ class LedgerSource(Source):
             return None
         return Direction(objective["goal"] == "maximize", f"the objective of {self.describe()}")
 
+    # --8<-- [start:read]
     def read(self, request: MetricRequest) -> Any:
         runs = self.ledger.runs()
         records = [_record(run) for run in runs]  # boontrack's own summary runs are left out by build_run_frame
         return pick_values(build_run_frame(records), request, lambda: _points(runs, request.metrics))
+
+    # --8<-- [end:read]
 
     def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> Mapping[str, Any]:
         wanted = set(run_ids)
@@ -86,6 +89,7 @@ class LedgerSource(Source):
         return LedgerSink(self.ledger, key)
 
 
+# --8<-- [start:record]
 def _record(run: LedgerRun) -> RunRecord:
     last: dict[str, float] = {}
     for _, metrics in run.steps:
@@ -117,6 +121,9 @@ def _points(runs: list[LedgerRun], metrics: Sequence[str]) -> dict[str, Any]:
         )
         for metric in metrics
     }
+
+
+# --8<-- [end:record]
 
 
 class LedgerSink(Sink):

@@ -68,6 +68,7 @@ def summarize_ledger(
     InputError
         A mistake in the call (an unknown option, a bad value), whatever ``raise_on_error`` says.
     """
+    # --8<-- [start:body]
     # Checked now, before anything is read: a mistake in the call is not a failure of the sweep.
     options = callback_options(summarize_ledger, locals())
     also = mlflow_destination(mlflow_experiment, options.tracking_uri)
@@ -83,3 +84,4 @@ def summarize_ledger(
         )
 
     return after_sweep(f"summarizing the ledger {directory}", job, raise_on_error=options.raise_on_error)
+    # --8<-- [end:body]
