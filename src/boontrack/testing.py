@@ -239,7 +239,8 @@ def check_source(open_source: Opener, profile: Profile = FULL) -> list[str]:
     Raises
     ------
     AssertionError
-        Naming every check that failed and what the source got wrong in it.
+        Naming every check that failed and what the source got wrong in it. Any other error (the source cannot
+        be opened or read) is raised as it is, at the first check that meets it.
     """
     failures, passed = [], []
     for check in CHECKS:
