@@ -477,8 +477,6 @@ def compare(
     same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
     rerun on unchanged runs writes nothing).
     """
-    import os
-
     from boontrack.sources import _destination_iv, compare_sources, load_comparison, to_markdown, write_comparison
 
     destination: dict[str, Any] = {"write_to": write_to, "write_options": write_options or None}
@@ -510,9 +508,7 @@ def compare(
     markdown = to_markdown(result)
     text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
-            step_summary.write(markdown)
+    _append_step_summary(markdown)
     if destination["write_to"] is not None:  # after the result is shown: a tracker that fails does not hide it
         with vocabulary.speaking(named_by):
             done = write_comparison(result, destination["write_to"], **destination_options)
@@ -521,6 +517,39 @@ def compare(
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
+
+
+def _append_step_summary(markdown: str) -> None:
+    """Append the comparison's Markdown to the job's summary page when ``GITHUB_STEP_SUMMARY`` names one.
+
+    A page that cannot be written (a directory, a missing folder, a full or read-only disk, a broken symbolic
+    link) is one warning line: the verdict and its exit status are what the job runs for, and they go on."""
+    import os
+
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        _append_text(path, markdown)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        click.echo(f"Warning: GITHUB_STEP_SUMMARY: cannot append the report to {redact(path)}: {reason}", err=True)
+
+
+def _append_text(path: str, text: str) -> None:
+    """Append ``text`` to the file at ``path``, creating the file only where nothing is: a symbolic link to a
+    missing file is not followed to create one somewhere else."""
+    import errno
+    import os
+
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise FileNotFoundError(errno.ENOENT, "a symbolic link to a file that does not exist", path) from None
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o666)
+    with open(descriptor, "a", encoding="utf-8") as file:  # closing flushes: a full disk fails there, and is caught
+        file.write(text)
 
 
 #: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
