@@ -282,7 +282,8 @@ def _overview(summary: Summary) -> str:
     direction += f"; {spec.stated_bounds}" if spec.stated_bounds else ""
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
-        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
+        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} "
+        f"({markdown_literal(direction)})"  # the direction's reason names the metrics, or the source that said it
         + (f", test metric {markdown_literal(spec.test)}" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {_resamples(summary)} ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "

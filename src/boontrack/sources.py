@@ -606,7 +606,7 @@ def _curve_text(summary: Summary) -> list[str]:
     import numpy as np
 
     from boontrack._report_text import _num
-    from boontrack.reports import _md_table, markdown_literal
+    from boontrack.reports import _md_table, _printable, markdown_literal
 
     largest = max(int(g.curve.n.max()) for g in summary.groups)
     budgets = np.unique(np.round(np.geomspace(1, largest, min(largest, _TEXT_BUDGETS))).astype(np.int64))
@@ -631,7 +631,9 @@ def _curve_text(summary: Summary) -> list[str]:
     scale = f"{_BLOCKS[0]} {_num(low)} to {_BLOCKS[-1]} {_num(high)}" if high > low else f"every value {_num(low)}"
     return [
         "<details>",
-        f"<summary>Expected best {html.escape(summary.metric)} out of n runs, n = 1 to {largest}, as text</summary>",
+        # raw HTML inside Markdown: the HTML rule, on one line (a blank line would end the block early)
+        f"<summary>Expected best {html.escape(_printable(summary.metric))} out of n runs, n = 1 to {largest}, as "
+        "text</summary>",
         "",
         f"One character per budget n = {', '.join(map(str, budgets.tolist()))}, on one scale for every row: "
         f"{scale}; · where n is more than half the runs of the row (the estimate is doubtful there).",
@@ -738,7 +740,7 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
 
     from boontrack.analysis import _jsonable
     from boontrack.backends import SummaryOutputs
-    from boontrack.reports import flat_metrics, safe_name
+    from boontrack.reports import flat_metrics, markdown_literal, safe_name
 
     metrics: dict[str, float] = {}
     for summary in result.summaries:
@@ -764,5 +766,5 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
             **curve_files(result),
             "comparison.json": json.dumps(data, indent=2).encode(),
         },
-        description=said if gate is None else gate.verdict,
+        description=markdown_literal(said if gate is None else gate.verdict),  # a run's description is Markdown
     )
