@@ -283,6 +283,13 @@ class Backend(abc.ABC):
         """
         raise InputError(f"the {self.name!r} backend cannot hold summaries of runs kept elsewhere")
 
+    def check_discover(self, location: str, select: Mapping[str, Any], **options: Any) -> None:
+        """:class:`InputError` where ``location``, ``select`` (the job's ``discover`` table) and ``options`` cannot
+        name any sweep, seen without reading anything: a scheduled job's config is refused when it is loaded (exit
+        2, nothing runs) rather than failing at each pass. A backend that discovers checks here what its
+        :meth:`discover` would refuse before its first request; the default has nothing to check."""
+        return  # not abstract: a backend that cannot discover has nothing to check
+
     def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
         """Every sweep under ``location`` that ``select`` (the job's ``discover`` table) asks for.
 

@@ -204,6 +204,9 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
     try:
         spec = Spec.from_keywords({key: table[key] for key in _SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
         chosen = source_options(**{key: table[key] for key in SOURCE_OPTIONS if key in table}, options=options)
+        if discover is not None:  # what can be seen of the sweeps to find without looking for them
+            scheme, _, location = table["source"].partition(":")
+            load_backend(scheme).check_discover(location, discover, **chosen)
         if not _may_know_directions(table["source"]):
             spec = spec.resolve_direction()  # a loss without a direction makes the file invalid, before any job
     except InputError as exc:
