@@ -513,7 +513,8 @@ def test_per_source_options_in_a_config_file_reach_each_backend(shifted, tmp_pat
     options = 'options = [{parent = "abc", tracking_uri = "sqlite:///m.db"}, {project-key = "x"}]\n'
     config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + options)
     assert invoke("compare", "--config", config).exit_code == 0
-    assert seen == [{"parent": "abc", "tracking_uri": "sqlite:///m.db"}, {"project_key": "x"}]
+    # the SQLite path relative to the config file, as every path in it (compare.toml's directory: tmp_path)
+    assert seen == [{"parent": "abc", "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}"}, {"project_key": "x"}]
 
 
 @pytest.mark.parametrize(

@@ -269,6 +269,10 @@ class Backend(abc.ABC):
     #: Keys of a job's ``discover = {...}`` table that :meth:`discover` accepts (name -> help text); a backend
     #: that can discover sweeps sets it (an empty table is then valid too: its default selection).
     discover_options: ClassVar[Mapping[str, str] | None] = None
+    #: Whether a location may be a local path (a file, a directory): a config file's relative one is relative to
+    #: the file's directory (a URL, ``...://...``, stays as it is). Locations that are names (an experiment, a
+    #: project) are left as written.
+    local_location: ClassVar[bool] = False
 
     @abc.abstractmethod
     def open_source(self, location: str, **options: Any) -> Source:

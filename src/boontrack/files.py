@@ -290,6 +290,7 @@ class FileBackend(Backend):
     """``file:PATH``, and any source string whose scheme is not a registered backend."""
 
     name: ClassVar[str] = "file"
+    local_location: ClassVar[bool] = True
 
     def open_source(self, location: str, **options: Any) -> FileSource:
         check_options(self.name, options, self.options)

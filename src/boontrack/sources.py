@@ -248,8 +248,9 @@ _COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "write_
 def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The keyword arguments of :func:`compare_sources` that a config file (TOML) gives, ``sources`` included.
 
-    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
-    file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
+    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; every
+    relative path, of a file, a SQLite URI or a local tracker's directory, in ``options`` and ``write_options``
+    too, is relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
     ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
     ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
     ``test``, ``seed_column``, ``n_resamples``, ...). For example::
@@ -273,9 +274,10 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import _SPEC_KEYS, read_config, relative_to
+    from boontrack.reaggregate import _SPEC_KEYS, options_relative_to, read_config, relative_to
 
     path = Path(path)
+    base = path.parent.absolute()
     document = read_config(path)
     unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
     if unknown:
@@ -284,11 +286,14 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
         raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
-    keywords = dict(document, sources=[relative_to(path.parent.absolute(), source) for source in sources])
+    keywords = dict(document, sources=[relative_to(base, source) for source in sources])
+    if isinstance(document.get("write_options"), dict):  # checked with the destination
+        keywords["write_options"] = options_relative_to(base, document["write_options"])
     options = document.get("options")
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(each, dict) for each in options):
             raise InputError(f"config {path}: 'options' must be a list of tables, one per source")
+        options = [options_relative_to(base, each) for each in options]
         named = [{key: value for key, value in each.items() if key in SOURCE_OPTIONS} for each in options]
         keywords["options"] = [
             source_options(**chosen, options={key: value for key, value in each.items() if key not in chosen})

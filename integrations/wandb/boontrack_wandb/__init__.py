@@ -120,6 +120,7 @@ class WandbOfflineBackend(Backend):
     """``wandb-offline:DIR``."""
 
     name: ClassVar[str] = "wandb-offline"
+    local_location: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "sweep": "only runs of this sweep id",
         "group": "only runs of this W&B group",
