@@ -163,8 +163,8 @@ def test_warnings_point_to_a_report_only_where_one_was_written():
     summary = _few_runs()
     (group,) = summary.groups
     assert len(group.warnings) == 2 and not group.interval_limits
-    pointed = format_table(summary, report="the report in out/").splitlines()
-    assert pointed[-1] == "2 warning(s); see the report in out/ for details."
+    pointed = format_table(summary, report_written=True).splitlines()
+    assert pointed[-1] == "2 warning(s); see the summary's report for details."
     shown = format_table(summary).splitlines()
     assert not any("see the report" in line for line in shown)
     assert shown[-2:] == [f"Warning: {warning}" for warning in group.warnings]  # each in full, once

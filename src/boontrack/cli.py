@@ -366,9 +366,8 @@ def summarize(
             )
     shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
     assert shown is not None  # run_job computes the summary where no destination gives one back
-    written = [destination.location for destination in result.destinations if destination.error is None]
-    report = f"the report in {', '.join(written)}" if written else None
-    text = to_json(shown) if output_format == "json" else format_table(shown, report=report)
+    written = any(destination.error is None for destination in result.destinations)
+    text = to_json(shown) if output_format == "json" else format_table(shown, report_written=written)
     click.echo(text, nl=not text.endswith("\n"))
     if result.summary is not None and result.summary.training:
         from boontrack.training_runs import training_lines

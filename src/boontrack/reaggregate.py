@@ -20,9 +20,10 @@ command line's names of 0.2.0 (``minimize``, ``confidence``, ``resamples``) are 
 a DeprecationWarning. Every relative path is relative to the config file's directory, whatever the working
 directory: a file ``source``, ``out``, a tracker's location that is a local path (``wandb-offline:DIR``,
 ``hydra:SWEEP_DIR``, an Optuna journal file), a SQLite URI's path (``tracking_uri = "sqlite:///mlflow.db"``,
-``optuna:sqlite:///optuna.db``, in ``options`` too) and a tracking URI that is a local directory. ``pick`` is spelled ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the
-default budgets 1, 5 and 10 it has enough runs for (the others are named in its warnings); with ``n``, a group
-too small for it fails the job. A job whose source never knows a metric's direction (a file, MLflow) and
+``optuna:sqlite:///optuna.db``, in ``options`` too) and a tracking URI that is a local directory. ``pick`` is
+spelled ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the default budgets 1, 5
+and 10 it has enough runs for (the others are named in its warnings); with ``n``, a group too small for it fails
+the job. A job whose source never knows a metric's direction (a file, MLflow) and
 whose ``val`` is named like a loss without ``maximize`` makes the file invalid.
 
 A job may name a set of sweeps instead of one, with ``discover``: ``discover = true`` (every sweep of the

@@ -450,13 +450,13 @@ def _adjusted_over(comparisons: int, metrics: int) -> str:
     return said if metrics == 1 else f"{said} of the {metrics} metrics"
 
 
-def format_table(summary: Summary | Mapping[str, Any], *, report: str | None = None) -> str:
+def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool = False) -> str:
     """A compact plain-text table for the terminal: one line per group, then one per comparison.
 
     ``summary`` is a :class:`Summary` or its JSON data (:meth:`Summary.to_dict`, as stored in ``summary.json``),
     which is read with :meth:`Summary.from_dict` first: a stored summary prints the table its analysis did.
-    ``report`` says where the summary's report was written (``the report in summary/``): the warnings are then
-    counted under the table and read there; without one, each is printed under the table.
+    ``report_written``: the summary's report was written (``--out``, ``--write-back``), so the warnings are
+    counted under the table and read there; otherwise each is printed under the table.
     """
     if not isinstance(summary, Summary):
         summary = Summary.from_dict(summary)
@@ -503,18 +503,18 @@ def format_table(summary: Summary | Mapping[str, Any], *, report: str | None = N
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
     lines += _terminal_footnotes(summary.groups, spec.higher_is_better)
-    lines += _terminal_warnings(summary, report)
+    lines += _terminal_warnings(summary, report_written)
     return "\n".join(lines)
 
 
-def _terminal_warnings(summary: Summary, report: str | None) -> list[str]:
-    """The warnings under the table: counted, pointing to ``report`` when one was written; else each in full (the
+def _terminal_warnings(summary: Summary, report_written: bool) -> list[str]:
+    """The warnings under the table: counted, pointing to the report when one was written; else each in full (the
     intervals' limits, said with the table, not twice): a pointer to a report that does not exist hides them."""
     warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
     if not warned:
         return []
-    if report is not None:
-        return ["", f"{warned} warning(s); see {report} for details."]
+    if report_written:  # where: the line that says the summary was written
+        return ["", f"{warned} warning(s); see the summary's report for details."]
     several = len(summary.groups) > 1
     unsaid = [
         (g.label if several else None, w) for g in summary.groups for w in g.warnings if w not in g.interval_limits
