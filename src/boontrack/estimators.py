@@ -39,7 +39,6 @@ from boontrack._collector import warn
 from boontrack._validation import as_budgets, as_choice, as_flag, as_scores, as_val_test
 from boontrack.choices import ESTIMATORS
 from boontrack.exceptions import AccuracyWarning, ConstantScoresWarning, ExtrapolationWarning
-from boontrack.vocabulary import name as _named
 
 __all__ = ["Estimator", "boo_n", "boo_n_gaussian", "expected_max", "expected_max_of"]
 
@@ -314,7 +313,7 @@ def _expected_max_std_normal(n: int) -> tuple[float, str | None]:
 def _boo_n_gaussian_iv(val: Any, test: Any, n: Any, maximize: Any):
     v, t = as_val_test(val, test)
     if v.size < 2:
-        raise ValueError(f"{_named('val')} needs at least 2 runs to estimate a standard deviation, got {v.size}")
+        raise ValueError(f"`val` needs at least 2 runs to estimate a standard deviation, got {v.size}")
     budgets, scalar = as_budgets(n)
     return v, t, budgets, scalar, as_flag(maximize, "maximize")
 
