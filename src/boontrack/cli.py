@@ -850,7 +850,7 @@ SIMULATE = vocabulary.Vocabulary(
 def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tuple[Any, int]:
     """The smoothed fit of one group of SOURCE's runs, and its number of runs."""
     from boontrack.backends import MetricRequest, open_source
-    from boontrack.pipeline import resolve_direction
+    from boontrack.pipeline import read_runs, resolve_direction
     from boontrack.runtable import RunTable
     from boontrack.simulate import kernel_fit
 
@@ -858,7 +858,7 @@ def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tupl
         runs = open_source(source)
         spec = resolve_direction(runs, Spec(val=val, test=test, maximize=maximize, group_by=group_by or None))
         request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
-        table = RunTable.from_frame(runs.read(request), spec)
+        table = RunTable.from_frame(read_runs(runs, request), spec)
     if fit_group is None and len(table.groups) > 1:
         raise InputError(
             f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group"

@@ -208,10 +208,11 @@ def _analyzed(
 ) -> Summary:
     """One metric's analysis of the runs of every source, joined and grouped by label."""
     from boontrack.analysis import analyze
+    from boontrack.pipeline import read_runs
     from boontrack.runtable import RunTable
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
-    joined = _joined([source.read(request) for source in opened], names, spec)
+    joined = _joined([read_runs(source, request) for source in opened], names, spec)
     joined_spec = dataclasses.replace(spec, group_by=(*(spec.group_by or ()), SIDE_COLUMN))
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)

@@ -15,7 +15,6 @@ from boontrack.integration import (
     MetricRequest,
     Source,
     check_options,
-    option_name,
     pick_values,
     redact,
 )
@@ -165,11 +164,6 @@ class MlflowSource(Source):
         experiment_id = self.experiment_id()
         with bounded_http(self._budget), backend_errors(f"reading runs of experiment {experiment_id}", self._uri):
             frame, steps, histories = self._read_runs(experiment_id, request)
-            if frame.empty and self._parent:  # said here, where the run is known: the table would only be empty
-                raise InputError(
-                    f"run {self._parent} has no child runs: {option_name('parent')} names a sweep's parent run, the "
-                    "run its trials' runs are children of, not a trial's own run"
-                )
             return pick_values(frame, request, lambda: self._histories(frame, request, steps, histories))
 
     def read_histories(self, metrics: Sequence[str], run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
