@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from boontrack._validation import NOT_NUMBERS, REAL_OR_MISSING
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -280,6 +281,10 @@ def _run_id_order(run_ids: pd.Series) -> np.ndarray:
     return np.concatenate([by_position, by_text]).astype(np.intp)
 
 
+#: Columns refused by their type (numpy's kind): numbers of another kind, and what pandas would turn into numbers.
+_NOT_A_SCORE = {"b": "true/false values", "c": "complex numbers", **NOT_NUMBERS}
+
+
 def _numeric_column(
     frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str, *, text_drops: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -290,14 +295,17 @@ def _numeric_column(
     """
     series = frame[column]
     no_text = np.full(len(frame), None, dtype=object)
-    if pd.api.types.is_bool_dtype(series):
-        raise InputError(f"column {column!r} holds true/false values; a {what} must be a number")
+    held = _NOT_A_SCORE.get(series.dtype.kind)
+    if held is not None:
+        raise InputError(f"column {column!r} holds {held}; a {what} must be a number")
     if pd.api.types.is_numeric_dtype(series):
         return series.to_numpy(dtype=np.float64, na_value=np.nan), no_text
     cells = series.astype(object)
     is_text = cells.map(lambda v: isinstance(v, str))
     missing = series.isna() | (is_text & cells.map(lambda v: isinstance(v, str) and v.strip().lower() in _MISSING_TEXT))
-    numbers = pd.to_numeric(cells.where(~missing), errors="coerce")
+    # cells of other objects (bytes, dates, complex numbers) are not numbers, even where pandas would convert them
+    numeric = is_text | cells.map(lambda v: isinstance(v, REAL_OR_MISSING))
+    numbers = pd.to_numeric(cells.where(~missing & numeric), errors="coerce")
     not_numbers = (~missing & numbers.isna()).to_numpy()
     bad = np.flatnonzero(not_numbers)
     if bad.size and not (text_drops and column.startswith("tags.")):
