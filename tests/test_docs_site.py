@@ -1,5 +1,5 @@
 """The built documentation site: it loads nothing from another host (an offline reader sees every page whole, the
-formulas too) and its formulas are MathML made at build time.
+formulas too), its formulas are MathML made at build time, and its landing page is the README.
 
 The site is built once (``mkdocs build --strict``, about 15 s) into a temporary folder, or read from
 ``BOONTRACK_BUILT_SITE`` where CI has just built it (.ci/run). These tests skip without the ``docs`` extra.
@@ -7,6 +7,7 @@ The site is built once (``mkdocs build --strict``, about 15 s) into a temporary 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+INCLUDE = re.compile(r'^--8<-- "([^"]+)"\s*$')  # pymdownx.snippets: a whole file
 BUILD_TIMEOUT = 600  # seconds: 15 s alone on 2 cores, a few times that beside the rest of the suite
 
 # The attributes through which a page makes the browser fetch something (a plain <a href> is only followed).
@@ -160,3 +162,71 @@ def test_the_formulas_are_mathml_made_at_build_time(site: Path):
     assert formula, "the non-parametric Boo_n formula is not MathML on api/estimators"
     assert 'display="block"' in formula.group(0) and "<munderover>" in formula.group(1)  # the sum's limits
     assert estimators.count("<math ") >= 6
+
+
+def _expanded(page: Path) -> str:
+    """A docs page as pymdownx.snippets includes it: each ``--8<-- "FILE"`` line replaced by the file (from the
+    checkout's root, mkdocs.yml's ``base_path``)."""
+    lines = []
+    for line in page.read_text(encoding="utf-8").splitlines(keepends=True):
+        include = INCLUDE.match(line)
+        lines.append((ROOT / include.group(1)).read_text(encoding="utf-8") if include else line)
+    return "".join(lines)
+
+
+def test_the_site_s_landing_page_is_the_readme():
+    """One text: docs/index.md is the README, included whole (its links are fitted to the site by
+    docs/site_hooks.py); a sentence of its own would be a second copy to keep in step."""
+    assert _expanded(DOCS / "index.md") == (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _text(html: str) -> str:
+    """The words of an HTML fragment, whitespace collapsed, headings' permalink marks (¶) left out."""
+    html = re.sub(r'<a class="headerlink"[^>]*>.*?</a>', "", html, flags=re.DOTALL)
+    html = re.sub(r"<!--.*?-->", "", html, flags=re.DOTALL)
+    parser = _Words()
+    parser.feed(html)
+    parser.close()
+    return " ".join(" ".join(parser.words).split())
+
+
+class _Words(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.words.append(data)
+
+
+def test_the_built_landing_page_says_what_the_readme_says(site: Path):
+    """The site's index shows the README's text word for word, its links to the docs pointing into the site."""
+    markdown = pytest.importorskip("markdown")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    index = (site / "index.html").read_text(encoding="utf-8")
+    article = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', index, re.DOTALL)
+    assert article
+    rendered = markdown.markdown(readme, extensions=["tables", "toc", "pymdownx.superfences"])
+    assert _text(article.group(1)) == _text(rendered)
+    links = re.findall(r'<a href="([^"]+)"', article.group(1))
+    assert len(links) > 20
+    wrong = [link for link in links if link.startswith("docs/") or link.endswith(".md")]
+    assert not wrong, f"links left as the repository's: {wrong}"
+    local = [link.split("#")[0] for link in links if not _from_another_host(link) and not link.startswith("#")]
+    missing = [link for link in local if not (site / link).exists()]
+    assert not missing, f"links to no page of the site: {missing}"
+
+
+def test_root_links_are_fitted_to_the_including_page():
+    """README's and CHANGELOG's links, written from the repository root, as a page in a docs subfolder needs them;
+    code and links elsewhere left alone."""
+    pytest.importorskip("latex2mathml", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    spec = importlib.util.spec_from_file_location("site_hooks", DOCS / "site_hooks.py")
+    assert spec and spec.loader
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    text = "[a](docs/guide/x.md#h) ![p](docs/p.png) [c](CHANGELOG.md) [r](README.md#two) [w](https://x.org/docs/y)"
+    assert hooks.root_links(text, "integrations/mlflow.md") == (
+        "[a](../guide/x.md#h) ![p](../p.png) [c](../changelog.md) [r](../index.md#two) [w](https://x.org/docs/y)"
+    )
+    assert hooks.root_links(text, "index.md").startswith("[a](guide/x.md#h) ![p](p.png) [c](changelog.md)")
