@@ -34,3 +34,11 @@ def test_every_python_version_classified_is_one_requires_python_allows():
     assert versions, "no Python version among the classifiers"
     allowed = SpecifierSet(PROJECT["requires-python"])
     assert [v for v in versions if f"{v}.0" not in allowed] == []
+
+
+def test_the_version_is_one_and_the_changelog_has_its_section():
+    import boontrack
+
+    assert boontrack.__version__ == PROJECT["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## \[{re.escape(PROJECT['version'])}\]", changelog, flags=re.M), "no section for the version"
