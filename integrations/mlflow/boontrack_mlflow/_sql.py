@@ -248,8 +248,15 @@ class SqlStore:
         if not self.revision_known():
             return None
         selection = _Selection(int(experiment_id), parent, metrics)
-        runs, values = self._in_snapshot(
-            "reading runs", lambda c: (_fetch(c, _RUNS_SQL, selection), _fetch(c, _VALUES_SQL, selection))
+        # the histories too, in the same snapshot: read later, they could lack a run deleted meanwhile, which would
+        # then be a finished run without its metrics
+        runs, values, histories = self._in_snapshot(
+            "reading runs",
+            lambda c: (
+                _fetch(c, _RUNS_SQL, selection),
+                _fetch(c, _VALUES_SQL, selection),
+                _fetch_histories(c, selection, metrics),
+            ),
         )
         kind = values["kind"].to_numpy()
         params, tags, latest = (values.loc[kind == k].reset_index(drop=True) for k in ("param", "tag", "metric"))
@@ -270,7 +277,7 @@ class SqlStore:
             metrics=latest.assign(value=_metric_values(latest)),
             tags=tags,
         )
-        return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), self._histories(selection))
+        return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), histories)
 
     def find_run(self, run_id: str) -> tuple[str, str] | None:
         """The experiment id and lifecycle stage of run ``run_id``, None when there is no such run."""
@@ -342,33 +349,14 @@ class SqlStore:
         order = sorted(parents, key=lambda k: (rank[k[0]], parents[k][1] is None, parents[k][1] or 0, k[1]))
         return [Sweep(e, run_id, parents[(e, run_id)][0], children_token(children[(e, run_id)])) for e, run_id in order]
 
-    def every_history(self, experiment_id: str, parent: str | None) -> Callable[[Sequence[str], str], pd.DataFrame]:
-        """``histories(run_ids, key)`` over every selected run, whatever the step of its latest point (training
-        curves: a run that logged once, at step 0, has a point there): one query per metric."""
-        return self._histories(_Selection(int(experiment_id), parent, (), every_run=True))
-
-    def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
-        def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
-            """Every point of ``key`` logged by ``run_ids``: one query over the runs read that logged a val or
-            test point past step 0 (the only runs asked for), kept to ``run_ids``."""
-            points = self._in_snapshot(
-                f"reading the history of {key!r}", lambda c: _fetch(c, _HISTORY_SQL, selection, key=key)
-            )
-            points = points.loc[points["run_id"].isin(run_ids)]
-            timestamp = points["timestamp"].to_numpy(dtype=np.int64)
-            # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts
-            # stably by (run, timestamp); the order within one run and step is what counts.
-            order = np.lexsort((_is_nan(points), points["stored"].to_numpy(dtype=np.float64), timestamp))
-            return pd.DataFrame(
-                {
-                    "run_id": pd.Series(points["run_id"].to_numpy()[order], dtype="str"),
-                    "step": points["step"].to_numpy(dtype=np.int64)[order],
-                    "timestamp": timestamp[order],
-                    "value": _metric_values(points)[order],
-                }
-            )
-
-        return histories
+    def every_history(
+        self, experiment_id: str, parent: str | None, metrics: Sequence[str]
+    ) -> Callable[[Sequence[str], str], pd.DataFrame]:
+        """``histories(run_ids, key)`` of ``metrics`` over every selected run, whatever the step of its latest point
+        (training curves: a run that logged once, at step 0, has a point there): one query per metric, all in one
+        snapshot."""
+        selection = _Selection(int(experiment_id), parent, (), every_run=True)
+        return self._in_snapshot("reading histories", lambda c: _fetch_histories(c, selection, metrics))
 
     def _in_snapshot(self, action: str, work: Callable[[_Snapshot], T], *, checked: bool = True) -> T:
         """``work(snapshot)`` in one read-only transaction: every statement sees the same state of the store.
@@ -515,6 +503,31 @@ def _fetch(snapshot: _Snapshot, sql: str, selection: _Selection, **params: Any) 
         columns = list(zip(*rows)) or [()] * len(names)
     # object columns: no string dtype inferred (lookups on it are several times slower)
     return pd.DataFrame({name: pd.Series(column, dtype=object) for name, column in zip(names, columns)})
+
+
+def _fetch_histories(
+    snapshot: _Snapshot, selection: _Selection, metrics: Sequence[str]
+) -> Callable[[Sequence[str], str], pd.DataFrame]:
+    """``histories(run_ids, key)`` of each of ``metrics``: every point logged by the runs of the selection that may
+    need one (:attr:`_Selection.with_history`), read now, one query per metric, and kept to ``run_ids``."""
+    points = {key: _fetch(snapshot, _HISTORY_SQL, selection, key=key) for key in metrics}
+
+    def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
+        kept = points[key].loc[points[key]["run_id"].isin(run_ids)]
+        timestamp = kept["timestamp"].to_numpy(dtype=np.int64)
+        # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts stably
+        # by (run, timestamp); the order within one run and step is what counts.
+        order = np.lexsort((_is_nan(kept), kept["stored"].to_numpy(dtype=np.float64), timestamp))
+        return pd.DataFrame(
+            {
+                "run_id": pd.Series(kept["run_id"].to_numpy()[order], dtype="str"),
+                "step": kept["step"].to_numpy(dtype=np.int64)[order],
+                "timestamp": timestamp[order],
+                "value": _metric_values(kept)[order],
+            }
+        )
+
+    return histories
 
 
 @contextlib.contextmanager
