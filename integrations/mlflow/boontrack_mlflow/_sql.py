@@ -804,31 +804,91 @@ def _checkpoints_held_off(path: str) -> Iterator[None]:
     checkpoint under way) up to :data:`SQLITE_BUSY_TIMEOUT_S`. (A file in rollback mode needs nothing: SQLite's
     own read lock keeps its writers out, and a lock of ours could hold a committing writer between the two.)
 
-    Linux's open-file-description locks: SQLite's own locks, held by this process's other connections to the file
-    (the user's MlflowClient), stay as they are, which a POSIX lock would break (they are released when any
-    descriptor of the file is closed). Where there are none (macOS, Windows), nothing is held and an immutable read
-    is checked by the file's size and time alone.
+    Linux's open-file-description locks, on the descriptor the process keeps (:func:`_kept_descriptor`): SQLite's
+    own locks, held by this process's other connections to the file (the user's MlflowClient), stay as they are.
+    The reads of the process's threads share the one lock, taken by the first and released by the last. Where
+    there are none (macOS, Windows), nothing is held and an immutable read is checked by the file's size and time
+    alone.
     """
     fcntl = _ofd_locks()
-    if fcntl is None or not _in_wal_mode(path):
+    descriptor = _kept_descriptor(path) if fcntl is not None else None
+    if descriptor is None or not _in_wal_mode(path):
         yield
         return
-    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while not _share_read_lock(fcntl, descriptor):
+        if time.monotonic() >= deadline:
+            raise _LockedByWriter("database is locked")
+        time.sleep(LOCK_RETRY_S)
     try:
-        # struct flock: type, whence, start, length, pid (0 for an open-file-description lock), padding
-        request = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, 0)
-        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
-        while True:
-            try:
-                fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, request)
-                break
-            except (BlockingIOError, PermissionError):  # a writer holds the bytes
-                if time.monotonic() >= deadline:
-                    raise _LockedByWriter("database is locked") from None
-                time.sleep(LOCK_RETRY_S)
         yield
     finally:
-        os.close(descriptor)  # the lock goes with the file's only descriptor
+        _release_read_lock(fcntl, descriptor)
+
+
+#: Descriptor -> how many reads of this process hold its open-file-description lock.
+_read_lock_holders: dict[int, int] = {}
+
+
+def _share_read_lock(fcntl: Any, descriptor: int) -> bool:
+    """Hold the read lock of :func:`_checkpoints_held_off` on ``descriptor``, with the reads that already hold it;
+    False while a writer holds the bytes."""
+    with _descriptors_lock:
+        if not _read_lock_holders.get(descriptor):
+            try:
+                fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, _flock(fcntl.F_RDLCK))
+            except (BlockingIOError, PermissionError):
+                return False
+        _read_lock_holders[descriptor] = _read_lock_holders.get(descriptor, 0) + 1
+        return True
+
+
+def _release_read_lock(fcntl: Any, descriptor: int) -> None:
+    with _descriptors_lock:
+        _read_lock_holders[descriptor] -= 1
+        if not _read_lock_holders[descriptor]:
+            fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, _flock(fcntl.F_UNLCK))
+
+
+def _flock(kind: int) -> bytes:
+    """A ``struct flock`` on SQLite's shared bytes: type, whence, start, length, pid (0 for an open-file-description
+    lock), padding."""
+    return struct.pack("hhqqi4x", kind, os.SEEK_SET, SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, 0)
+
+
+#: Path -> the descriptor of the file kept open for the life of the process (:func:`_kept_descriptor`); the
+#: descriptors of files since replaced at the same path stay open too.
+_descriptors: dict[str, int] = {}
+_replaced_descriptors: list[int] = []
+_descriptors_lock = threading.Lock()
+
+
+def _kept_descriptor(path: str) -> int | None:
+    """A read-only descriptor of the file at ``path`` that this process never closes; None when it cannot be opened.
+
+    Closing any descriptor of a file releases every POSIX lock the process holds on it, SQLite's included
+    (SQLite's "How To Corrupt" page, 2.2): the locks of the process's other connections to the store (an MLflow
+    callback's client beside the read) would be gone, and another process could checkpoint and delete the WAL
+    under them, or write into their transaction. So the header is read, and the lock of
+    :func:`_checkpoints_held_off` taken, through one descriptor per file that stays open, as SQLite keeps its own.
+    """
+    with _descriptors_lock:
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        kept = _descriptors.get(path)
+        if kept is not None:
+            held = os.fstat(kept)
+            if (held.st_dev, held.st_ino) == (found.st_dev, found.st_ino):
+                return kept
+            _replaced_descriptors.append(kept)  # not closed: SQLite may hold locks on that file still
+        try:
+            _descriptors[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            _descriptors.pop(path, None)
+            return None
+        return _descriptors[path]
 
 
 class _LockedByWriter(sqlite3.OperationalError):
@@ -847,10 +907,16 @@ def _ofd_locks() -> Any:
 
 
 def _in_wal_mode(path: str) -> bool:
-    """Whether the SQLite file's header says WAL mode (its read and write versions are 2)."""
+    """Whether the SQLite file's header says WAL mode (its read and write versions are 2). Read through the
+    descriptor the process keeps (:func:`_kept_descriptor`) where it has POSIX locks; on Windows a file's locks
+    belong to its handle, so a handle of its own is opened and closed."""
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(20)
+        if hasattr(os, "pread"):
+            descriptor = _kept_descriptor(path)
+            header = b"" if descriptor is None else os.pread(descriptor, 20, 0)
+        else:
+            with open(path, "rb") as handle:
+                header = handle.read(20)
     except OSError:
         return False
     return len(header) == 20 and header[18] == 2

@@ -302,6 +302,41 @@ def test_a_store_in_wal_mode_with_a_writer_is_read_through_its_wal(store):
         assert _files(path.parent) == before
 
 
+#: Says "held" when another process holds a lock on SQLite's shared lock bytes of the file (a reader), else "free".
+_PROBE_SHARED_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002)
+    print("free")
+except OSError:
+    print("held")
+"""
+
+
+def _shared_lock(path: Path) -> str:
+    probe = [sys.executable, "-c", _PROBE_SHARED_LOCK, str(path)]
+    return subprocess.run(probe, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+
+
+@pytest.mark.parametrize("mode", ["wal", "delete"])
+def test_a_read_keeps_the_locks_of_the_processs_own_connection_to_the_store(store, mode):
+    """SQLite's locks are POSIX locks, which a process loses on a file when it closes any descriptor of that file.
+    A read in a process that has its own connection to the store (an MLflow callback beside the training's
+    client) leaves that connection's shared lock held: in WAL mode it is what keeps another process from
+    checkpointing and deleting ``-wal`` and ``-shm`` under the connection, in rollback mode what keeps writers out
+    of its transaction. Before, the read's look at the file's header released it."""
+    path, experiment, parent = store
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as own:
+        assert own.execute(f"PRAGMA journal_mode = {mode}").fetchone() == (mode,)
+        own.execute("BEGIN")
+        own.execute("SELECT count(*) FROM runs").fetchall()
+        assert _shared_lock(path) == "held"
+        assert len(_read_runs(path, experiment, parent)) == 6
+        assert _shared_lock(path) == "held"
+        own.execute("COMMIT")
+
+
 def test_a_locked_store_is_said_in_one_line_within_the_bound(store, monkeypatch):
     path, experiment, parent = store
     monkeypatch.setattr(_sql, "SQLITE_BUSY_TIMEOUT_S", 0.5)
