@@ -665,7 +665,7 @@ def test_groups_and_batches_are_summarized_in_an_exit_handler(tmp_path):
 
 def test_a_share_in_percent_gets_intervals_inside_0_100_and_the_summary_says_so():
     from boontrack.report_html import to_html
-    from boontrack.reports import format_table, to_json, to_markdown
+    from boontrack.reports import format_table, markdown_literal, to_json, to_markdown
 
     rng = np.random.default_rng(4)
     val = rng.uniform(90, 99.8, 15)
@@ -684,7 +684,8 @@ def test_a_share_in_percent_gets_intervals_inside_0_100_and_the_summary_says_so(
     said = "; bounds [0, 100]: 'test_acc' names a share ('acc') and its scores lie in [0, 100], above 1: percentages"
     header = format_table(summary).splitlines()[0]
     assert header.endswith(said) and format_table(json.loads(to_json(summary))).splitlines()[0] == header
-    assert said[2:] in to_markdown(summary) and html.escape(said[2:]) in to_html(summary)  # the same words
+    in_markdown, in_html = markdown_literal(said[2:]), html.escape(said[2:])  # the same words, each format's escape
+    assert in_markdown in to_markdown(summary) and in_html in to_html(summary)
     fractions = frame / 100  # the same runs as fractions: [0, 1] as before, nothing more to say
     as_fractions = analyze(RunTable.from_frame(fractions, spec), spec)
     assert as_fractions.spec.bounds is None and as_fractions.groups[0].bounds == (0.0, 1.0)

@@ -62,7 +62,7 @@ def test_normality_flags_skewed_scores():
 def test_warnings_few_runs_constant_and_budget():
     d = diagnose([0.5, 0.6, 0.7], n=5)
     assert d.warnings == (
-        "only 3 runs: 95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)",
+        "only 3 runs: 95 % intervals covered 92-98 % at 4-8 runs (default method; percentile 75-88 %)",
         "n = 5 exceeds the number of runs m = 3: the U estimator is undefined, V and W extrapolate",
     )
     const = diagnose(np.full(12, 0.7), np.linspace(0.6, 0.7, 12))
@@ -84,7 +84,7 @@ def test_single_run():
     d = diagnose([0.5])
     assert d.runs == 1 and d.ties == 0 and math.isnan(d.sd) and math.isnan(d.normality_statistic)
     assert d.warnings == (
-        "only 1 run: 95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)",
+        "only 1 run: 95 % intervals covered 92-98 % at 4-8 runs (default method; percentile 75-88 %)",
     )
 
 

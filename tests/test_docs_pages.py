@@ -76,3 +76,17 @@ def test_the_readme_links_reach_their_pages():
         page = ROOT / (target or "README.md")
         assert page.exists(), target
         assert not anchor or anchor in _anchors(page), f"{target}#{anchor}"
+
+
+def test_the_performance_figures_were_measured_with_the_code_s_defaults():
+    """docs/performance.md's generated figures state the configuration they were measured with; a change of the
+    default interval method, resamples or budgets must measure them again (tests/benchmarks/performance_page.py)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+    from performance_page import BEGIN, END, configuration
+
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    generated = page[page.index(BEGIN) : page.index(END)]
+    stated = [line for line in generated.splitlines() if line.startswith("configuration: ")]
+    assert stated == [configuration()], "docs/performance.md was measured with other defaults: regenerate it"

@@ -12,15 +12,14 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-#: Hang guard: seconds a group may take to empty, or a worker to show up, on a loaded machine.
-BOUND_S = 120
+from processes import BOONTRACK, BOUND_S, wait_for
+
 JOB = """
 [[jobs]]
 name = "{name}"
@@ -80,14 +79,6 @@ def _group(pgid: int) -> list[int]:
     return found
 
 
-def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + BOUND_S
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"still waiting after {BOUND_S} s for {what}")
-        time.sleep(0.1)
-
-
 def _workers(pgid: int) -> list[int]:
     """The worker processes of the group (multiprocessing's resource tracker is in the group too)."""
     found = []
@@ -102,7 +93,7 @@ def _workers(pgid: int) -> list[int]:
 
 def _workers_busy(process: subprocess.Popen, count: int) -> None:
     """Wait until the driver has ``count`` worker processes (spawned when their jobs were handed out)."""
-    _wait_for(lambda: len(_workers(process.pid)) >= count or process.poll() is not None, f"{count} workers")
+    wait_for(lambda: len(_workers(process.pid)) >= count or process.poll() is not None, f"{count} workers")
     assert process.poll() is None, process.communicate()
 
 
@@ -118,7 +109,7 @@ def test_a_signal_to_the_driver_ends_the_pass_and_its_workers(held_jobs, signum,
         _workers_busy(process, 2)
         os.kill(process.pid, signum)
         out, err = process.communicate(timeout=BOUND_S)
-        _wait_for(lambda: not _group(process.pid), "the workers to end")
+        wait_for(lambda: not _group(process.pid), "the workers to end")
     finally:
         if _group(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
@@ -137,7 +128,7 @@ def test_workers_end_when_the_driver_is_killed(held_jobs):
         workers = _workers(process.pid)
         os.kill(process.pid, signal.SIGKILL)
         process.communicate(timeout=BOUND_S)
-        _wait_for(lambda: not _group(process.pid), "the workers of a killed driver to end")
+        wait_for(lambda: not _group(process.pid), "the workers of a killed driver to end")
     finally:
         if _group(process.pid):
             os.killpg(process.pid, signal.SIGKILL)
@@ -151,7 +142,7 @@ def test_sigterm_ends_a_pass_run_in_the_driver_at_once(held_jobs):
     lock = config.parent / "summaries" / f".{NAMES[0]}.lock"
     try:
         # the first job waits for its lock in the driver itself
-        _wait_for(lambda: _has_open(process.pid, lock) or process.poll() is not None, "the job to wait")
+        wait_for(lambda: _has_open(process.pid, lock) or process.poll() is not None, "the job to wait")
         os.kill(process.pid, signal.SIGTERM)
         _, err = process.communicate(timeout=BOUND_S)
     finally:
@@ -225,14 +216,6 @@ def test_a_signal_between_the_two_renames_waits_for_the_second(tmp_path, name):
 
 # -- a summary stops between two batches of its bootstrap ------------------------------------------------------
 
-#: ``boontrack`` in a child with Python's own handling of SIGINT and SIGTERM, whatever it inherited (an ignored or
-#: blocked signal stays so across exec, and the command leaves an ignored one ignored; see the swap test above).
-_COMMAND = (
-    "import signal; signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM}); "
-    "signal.signal(signal.SIGINT, signal.default_int_handler); signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-    "from boontrack.cli import main; main()"
-)
-
 
 @pytest.fixture(scope="module")
 def large_sweep(tmp_path_factory) -> Path:
@@ -260,7 +243,7 @@ def test_a_signal_stops_a_summary_between_two_batches_with_one_line(large_sweep,
     log, out = tmp_path / "batches.log", tmp_path / "out"
     arguments = ["summarize", str(large_sweep), "--val", "val_acc", "--test", "test_acc", "--group-by", "model"]
     process = subprocess.Popen(
-        [sys.executable, "-c", _COMMAND, *arguments, "--threads", "2", "--out", str(out)],
+        [sys.executable, "-c", BOONTRACK, *arguments, "--threads", "2", "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -268,7 +251,7 @@ def test_a_signal_stops_a_summary_between_two_batches_with_one_line(large_sweep,
         start_new_session=True,
     )
     try:
-        _wait_for(lambda: bool(_batches(log)) or process.poll() is not None, "the bootstrap's first batch")
+        wait_for(lambda: bool(_batches(log)) or process.poll() is not None, "the bootstrap's first batch")
         assert process.poll() is None, process.communicate()
         os.kill(process.pid, signum)
         stdout, stderr = process.communicate(timeout=BOUND_S)

@@ -7,7 +7,9 @@ known amount must differ from it by exactly that amount.
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 import re
 from pathlib import Path
 
@@ -194,6 +196,64 @@ def test_markdown_and_the_github_step_summary(shifted, tmp_path, monkeypatch):
     assert "| group | runs | Boo_1 | Boo_5 | Boo_10 | mean |" in markdown
     assert "| branch | main | no |" in markdown  # the comparison's row: branch vs main, unpaired
     assert step_summary.read_text(encoding="utf-8") == "earlier step\n" + markdown
+
+
+def _unwritable_step_summary(case: str, tmp_path: Path, monkeypatch) -> tuple[Path, str]:
+    """A GITHUB_STEP_SUMMARY that cannot be written, and the reason the warning must give."""
+    if case == "a directory":
+        return tmp_path, os.strerror(errno.EISDIR)
+    if case == "a missing folder":
+        return tmp_path / "missing" / "summary.md", os.strerror(errno.ENOENT)
+    if case == "a full disk":
+        if not os.path.exists("/dev/full"):
+            pytest.skip("no /dev/full on this system to stand for a full disk")
+        return Path("/dev/full"), os.strerror(errno.ENOSPC)
+    path = tmp_path / "summary.md"
+    if case == "a read-only disk":  # root writes to read-only files: the file system's own refusal, simulated
+        opened = os.open
+
+        def read_only(file, flags, *args, **kwargs):
+            if os.fspath(file) == str(path) and flags & (os.O_WRONLY | os.O_RDWR):
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(file))
+            return opened(file, flags, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", read_only)
+        return path, os.strerror(errno.EROFS)
+    if case == "a dangling symbolic link":
+        path.symlink_to(tmp_path / "gone.md")
+        return path, "a symbolic link to a file that does not exist"
+    assert case == "a symbolic link loop"
+    path.symlink_to(tmp_path / "other.md")
+    (tmp_path / "other.md").symlink_to(path)
+    return path, os.strerror(errno.ELOOP)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "a directory",
+        "a missing folder",
+        "a full disk",
+        "a read-only disk",
+        "a dangling symbolic link",
+        "a symbolic link loop",
+    ],
+)
+def test_an_unwritable_step_summary_is_one_warning_and_the_gate_keeps_its_verdict(shifted, tmp_path, case, monkeypatch):
+    base, better = shifted
+    job = tmp_path / "job"
+    job.mkdir()
+    step_summary, reason = _unwritable_step_summary(case, job, monkeypatch)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    before = sorted(path.name for path in job.iterdir())
+    common = ("--val", "val_acc", "--test", "test_acc", "--resamples", "99", "--require", "better")
+    for sources, status, verdict in (((base, better), 0, "passed: "), ((better, base), 3, "not supported: ")):
+        result = invoke("compare", *sources, *common)
+        assert result.exit_code == status, result.output
+        assert result.stdout.splitlines()[-1].startswith(verdict)
+        warning = f"Warning: GITHUB_STEP_SUMMARY: cannot append the report to {step_summary}: {reason}\n"
+        assert result.stderr == warning
+    assert sorted(path.name for path in job.iterdir()) == before  # nothing created, not even a link's target
 
 
 def _text_curves(markdown: str) -> tuple[list[int], dict[str, str]]:
@@ -453,7 +513,8 @@ def test_per_source_options_in_a_config_file_reach_each_backend(shifted, tmp_pat
     options = 'options = [{parent = "abc", tracking_uri = "sqlite:///m.db"}, {project-key = "x"}]\n'
     config = _config(tmp_path / "compare.toml", CONFIG.replace(', "test_same"', "") + options)
     assert invoke("compare", "--config", config).exit_code == 0
-    assert seen == [{"parent": "abc", "tracking_uri": "sqlite:///m.db"}, {"project_key": "x"}]
+    # the SQLite path relative to the config file, as every path in it (compare.toml's directory: tmp_path)
+    assert seen == [{"parent": "abc", "tracking_uri": f"sqlite:///{tmp_path / 'm.db'}"}, {"project_key": "x"}]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ line).
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Iterable
@@ -22,21 +23,38 @@ from boontrack.vocabulary import name as _named
 MAX_MAGNITUDE = 1e100
 
 
+#: Arrays (by numpy's kind) that numpy would turn into numbers although they hold none: dates and time spans
+#: (their count of time units since an origin), bytes and text (parsed); refused rather than converted.
+NOT_NUMBERS = {"M": "dates and times", "m": "time spans", "S": "bytes", "U": "text", "V": "raw bytes"}
+#: What an array of objects may hold: real numbers (a database's Decimal among them), and None for a missing one.
+REAL_OR_MISSING = (numbers.Real, decimal.Decimal, type(None))
+
+
 def as_real_array(x: Any, name: str) -> np.ndarray:
-    """``x`` as a float64 array; ValueError naming ``name`` when it is not numbers, or holds complex ones
-    (converting them would drop their imaginary parts without a word)."""
+    """``x`` as a float64 array; ValueError naming ``name`` when it is not numbers (dates, time spans, bytes and
+    text included, which numpy would convert), or holds complex ones (converting them would drop their imaginary
+    parts without a word)."""
     try:
         raw = np.asarray(x)
-        is_complex = raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in raw.flat))
-        arr = None if is_complex else np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers: {exc}") from None
-    if arr is None:
-        flat = raw.ravel()
+    flat = raw.ravel()
+    if raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, complex) for v in flat)):
         imaginary = np.flatnonzero(np.asarray(flat, dtype=complex).imag != 0)
         where = f"position {imaginary[0]} is {flat[imaginary[0]]!r}" if imaginary.size else "their type is complex"
         raise ValueError(f"{_named(name)} must hold real numbers; {where}")
-    return arr
+    if raw.dtype.kind in NOT_NUMBERS:
+        raise ValueError(
+            f"{_named(name)} must be a 1-D sequence of numbers, got {NOT_NUMBERS[raw.dtype.kind]} ({raw.dtype})"
+        )
+    if raw.dtype == object:
+        other = next((i for i, v in enumerate(flat) if not isinstance(v, REAL_OR_MISSING)), None)
+        if other is not None:
+            raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers; position {other} is {flat[other]!r}")
+    try:
+        return np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{_named(name)} must be a 1-D sequence of numbers: {exc}") from None
 
 
 def as_scores(x: Any, name: str) -> np.ndarray:

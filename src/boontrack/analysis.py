@@ -329,8 +329,8 @@ def analyze(
     Raises
     ------
     InputError
-        A group with fewer runs than the largest ``spec.n`` given (or than the smallest default budget), an
-        unknown baseline, or invalid spec options.
+        A group with fewer runs than the largest ``spec.n`` given (or than the smallest default budget), a group
+        of one run, an unknown baseline, or invalid spec options.
     """
     from boontrack._bootstrap import evaluate_groups, using_threads
     from boontrack._bootstrap.compiled import computation
@@ -387,8 +387,9 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None, pairs: Sequenc
         unknown = [label for label in pair if label not in table.groups]
         if unknown or len(pair) != 2 or pair[0] == pair[1]:
             raise InputError(f"pairs must hold two distinct groups each; {pair!r} does not (groups: {table.groups})")
-    needed = max(spec.n) if spec.n is not None else min(spec.budgets)
     counts = table.runs["group"].value_counts()
+    keys = f"; groups are split by {', '.join(table.group_by)}" if table.group_by else ""
+    needed = max(spec.n) if spec.n is not None else min(spec.budgets)
     small = [(label, int(counts[label])) for label in table.groups if spec.largest_supported(counts[label]) < needed]
     if small:
         listed = ", ".join(f"{label!r} has {count}" for label, count in small[:5])
@@ -398,12 +399,18 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None, pairs: Sequenc
             if spec.estimator == "U"
             else "Boo_n beyond the number of runs would be an extrapolation"
         )
-        keys = f"; groups are split by {', '.join(table.group_by)}" if table.group_by else ""
         raise InputError(
             f"too few runs for n = {needed}: group {listed}{more} runs; {why}"
             + (" (BCa with U needs n + 1 runs)" if _bca_with_u(spec) else "")
             + f". Give a smaller {vocabulary.name('n')} (or leave it out: the default budgets adapt to each group) or "
             f"add runs{keys}"
+        )
+    alone = [label for label in table.groups if counts[label] < 2]
+    if alone:
+        others = f" (and {len(alone) - 1} more groups)" if len(alone) > 1 else ""
+        raise InputError(
+            f"group {alone[0]!r}{others} has 1 run: a summary needs at least 2 runs in every group, whose spread its "
+            f"intervals and the Gaussian estimate measure; add runs{keys}"
         )
 
 

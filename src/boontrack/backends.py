@@ -269,6 +269,10 @@ class Backend(abc.ABC):
     #: Keys of a job's ``discover = {...}`` table that :meth:`discover` accepts (name -> help text); a backend
     #: that can discover sweeps sets it (an empty table is then valid too: its default selection).
     discover_options: ClassVar[Mapping[str, str] | None] = None
+    #: Whether a location may be a local path (a file, a directory): a config file's relative one is relative to
+    #: the file's directory (a URL, ``...://...``, stays as it is). Locations that are names (an experiment, a
+    #: project) are left as written.
+    local_location: ClassVar[bool] = False
 
     @abc.abstractmethod
     def open_source(self, location: str, **options: Any) -> Source:
@@ -282,6 +286,13 @@ class Backend(abc.ABC):
         identifies the (source, spec) pair, as for :meth:`Source.sink`.
         """
         raise InputError(f"the {self.name!r} backend cannot hold summaries of runs kept elsewhere")
+
+    def check_discover(self, location: str, select: Mapping[str, Any], **options: Any) -> None:
+        """:class:`InputError` where ``location``, ``select`` (the job's ``discover`` table) and ``options`` cannot
+        name any sweep, seen without reading anything: a scheduled job's config is refused when it is loaded (exit
+        2, nothing runs) rather than failing at each pass. A backend that discovers checks here what its
+        :meth:`discover` would refuse before its first request; the default has nothing to check."""
+        return  # not abstract: a backend that cannot discover has nothing to check
 
     def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
         """Every sweep under ``location`` that ``select`` (the job's ``discover`` table) asks for.

@@ -366,7 +366,8 @@ def summarize(
             )
     shown = result.summary if result.summary is not None else result.stored_summary  # unchanged: the stored one
     assert shown is not None  # run_job computes the summary where no destination gives one back
-    text = to_json(shown) if output_format == "json" else format_table(shown)
+    written = any(destination.error is None for destination in result.destinations)
+    text = to_json(shown) if output_format == "json" else format_table(shown, report_written=written)
     click.echo(text, nl=not text.endswith("\n"))
     if result.summary is not None and result.summary.training:
         from boontrack.training_runs import training_lines
@@ -477,8 +478,6 @@ def compare(
     same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
     rerun on unchanged runs writes nothing).
     """
-    import os
-
     from boontrack.sources import _destination_iv, compare_sources, load_comparison, to_markdown, write_comparison
 
     destination: dict[str, Any] = {"write_to": write_to, "write_options": write_options or None}
@@ -510,9 +509,7 @@ def compare(
     markdown = to_markdown(result)
     text = markdown if output_format == "markdown" else _compared_tables(result.summaries)
     click.echo(text, nl=not text.endswith("\n"))
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as step_summary:
-            step_summary.write(markdown)
+    _append_step_summary(markdown)
     if destination["write_to"] is not None:  # after the result is shown: a tracker that fails does not hide it
         with vocabulary.speaking(named_by):
             done = write_comparison(result, destination["write_to"], **destination_options)
@@ -521,6 +518,39 @@ def compare(
     if result.gate is not None:
         click.echo(result.gate.verdict, err=output_format == "markdown")
         ctx.exit(0 if result.gate.passed else 3)
+
+
+def _append_step_summary(markdown: str) -> None:
+    """Append the comparison's Markdown to the job's summary page when ``GITHUB_STEP_SUMMARY`` names one.
+
+    A page that cannot be written (a directory, a missing folder, a full or read-only disk, a broken symbolic
+    link) is one warning line: the verdict and its exit status are what the job runs for, and they go on."""
+    import os
+
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        _append_text(path, markdown)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        click.echo(f"Warning: GITHUB_STEP_SUMMARY: cannot append the report to {redact(path)}: {reason}", err=True)
+
+
+def _append_text(path: str, text: str) -> None:
+    """Append ``text`` to the file at ``path``, creating the file only where nothing is: a symbolic link to a
+    missing file is not followed to create one somewhere else."""
+    import errno
+    import os
+
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        if os.path.lexists(path):
+            raise FileNotFoundError(errno.ENOENT, "a symbolic link to a file that does not exist", path) from None
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o666)
+    with open(descriptor, "a", encoding="utf-8") as file:  # closing flushes: a full disk fails there, and is caught
+        file.write(text)
 
 
 #: Options of ``compare`` that go with a config file: how the result is shown, not what is compared.
@@ -605,6 +635,12 @@ compare.params[1:1] = [_shared_option(param) for param in summarize.params if pa
 COMPARE = vocabulary.Vocabulary("flags", flags={**FLAGS, **COMPARE_FLAGS})
 
 
+#: How an engine's messages name its keywords: by reaggregate's flags.
+ENGINE_OPTIONS = vocabulary.Vocabulary(
+    "flags", flags={"slots": "--workers", "address": "--ray-address", "connect_timeout": "--ray-timeout"}
+)
+
+
 @main.command()
 @click.option(
     "--config",
@@ -638,8 +674,8 @@ COMPARE = vocabulary.Vocabulary("flags", flags={**FLAGS, **COMPARE_FLAGS})
     metavar="ADDRESS",
     envvar="RAY_ADDRESS",
     help=(
-        "Ray cluster to run on (default: RAY_ADDRESS, else a Ray instance of this pass alone; "
-        "auto: the one `ray start` left on this host)."
+        "Ray cluster to run on: HOST:PORT, ray://HOST:PORT (Ray Client), or auto (the one `ray start` left on this "
+        "host); default: RAY_ADDRESS, else a Ray instance of this pass alone."
     ),
 )
 @click.option(
@@ -686,7 +722,8 @@ def reaggregate(
     on_error = (lambda trace: click.echo(redact(trace), err=True, nl=False)) if ctx.meta.get(_VERBOSE) else None
     runner = None
     if engine != "local":  # an engine is made with the slots, and where and how long to look for its cluster
-        runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
+        with vocabulary.speaking(ENGINE_OPTIONS):  # it checks them, before any work
+            runner = engines[engine].load()(workers, address=ray_address, connect_timeout=ray_timeout)
     try:
         failed = run_jobs(
             jobs,
@@ -820,7 +857,7 @@ SIMULATE = vocabulary.Vocabulary(
 def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tuple[Any, int]:
     """The smoothed fit of one group of SOURCE's runs, and its number of runs."""
     from boontrack.backends import MetricRequest, open_source
-    from boontrack.pipeline import resolve_direction
+    from boontrack.pipeline import read_runs, resolve_direction
     from boontrack.runtable import RunTable
     from boontrack.simulate import kernel_fit
 
@@ -828,7 +865,7 @@ def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tupl
         runs = open_source(source)
         spec = resolve_direction(runs, Spec(val=val, test=test, maximize=maximize, group_by=group_by or None))
         request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
-        table = RunTable.from_frame(runs.read(request), spec)
+        table = RunTable.from_frame(read_runs(runs, request), spec)
     if fit_group is None and len(table.groups) > 1:
         raise InputError(
             f"the runs form {len(table.groups)} groups ({', '.join(table.groups)}): choose one with --fit-group"

@@ -152,7 +152,7 @@ def diagnose(val: Any, test: Any = None, *, n: Any = None) -> Diagnostics:
     >>> d.runs, d.ties
     (4, 1)
     >>> d.warnings[0]
-    'only 4 runs: 95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)'
+    'only 4 runs: 95 % intervals covered 92-98 % at 4-8 runs (default method; percentile 75-88 %)'
     """
     v, t, n = _diagnose_iv(val, test, n)
     m = v.size

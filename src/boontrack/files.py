@@ -13,7 +13,9 @@ run has no steps to pick from, and refuses that pick.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -111,6 +113,27 @@ def _format_suffix(path: Path) -> str:
     return suffixes[-1] if suffixes else ""
 
 
+#: What starts a source string ``SCHEME:LOCATION``: a letter, then letters, digits, ``+ - .``; two characters at
+#: least, so that a Windows drive (``C:``) stays part of a path.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+")
+
+
+def _unknown_kind(source: str, suffix: str) -> str:
+    """Why ``source`` is neither a tracker nor a file boontrack reads: a scheme no installed backend has
+    (``mlfow:exp``), named with the installed schemes and the closest one, or a file type it does not know."""
+    types = ", ".join(sorted(_READERS))
+    scheme, colon, _ = source.partition(":")
+    if not (colon and _SCHEME.fullmatch(scheme)):
+        return f"unknown file type {suffix or '(no extension)'!r} (expected one of {types})"
+    from boontrack.backends import available_backends
+
+    schemes = sorted(name for name in available_backends() if name != FileBackend.name)
+    closest = difflib.get_close_matches(scheme, schemes, n=1)
+    guess = f", did you mean '{closest[0]}:'?" if closest else ""
+    listed = ", ".join(f"{name}:" for name in schemes)
+    return f"unknown scheme '{scheme}:'{guess} (schemes: {listed}; file types: {types})"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -128,10 +151,7 @@ class FileSource(Source):
         self.path = Path(path)
         suffix = _format_suffix(self.path)
         if suffix not in _READERS:
-            known = ", ".join(sorted(_READERS))
-            raise InputError(
-                f"cannot read {self.path}: unknown file type {suffix or '(no extension)'!r} (expected one of {known})"
-            )
+            raise InputError(f"cannot read {self.path}: {_unknown_kind(str(path), suffix)}")
         self._format, self._reader = _READERS[suffix]
         self._kept_rows: pd.DataFrame | None = None  # see read_histories
 
@@ -270,6 +290,7 @@ class FileBackend(Backend):
     """``file:PATH``, and any source string whose scheme is not a registered backend."""
 
     name: ClassVar[str] = "file"
+    local_location: ClassVar[bool] = True
 
     def open_source(self, location: str, **options: Any) -> FileSource:
         check_options(self.name, options, self.options)

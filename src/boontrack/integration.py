@@ -16,6 +16,7 @@ What a backend uses:
 - artifacts written under a directory by :func:`write_artifacts`, each path checked by :func:`artifact_path`;
 - optional SDKs imported by :func:`import_optional` (its error names the extra to install), public names
   served lazily by :func:`lazy_exports`, credentials masked by :func:`redact` and :func:`describe_error`;
+- a process that an integration starts ended with its parent, however the parent ends: :func:`end_with_parent`;
 - another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;
 - options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`;
 - the metrics whose per-step histories a spec's training curves read (:meth:`Source.read_histories`):
@@ -44,6 +45,7 @@ from boontrack import vocabulary
 from boontrack._lazy import lazy_exports
 from boontrack._optional import import_optional
 from boontrack._redact import describe_error, redact
+from boontrack._signals import end_with_parent
 from boontrack.backends import (
     DEFAULT_PREFIX,
     Backend,
@@ -118,6 +120,7 @@ __all__ = [
     "check_options",
     "describe_error",
     "discovery_key",
+    "end_with_parent",
     "history_metrics",
     "import_optional",
     "is_summary_run",

@@ -46,6 +46,7 @@ __all__ = [
     "change_token",
     "fingerprint",
     "open_sinks",
+    "read_runs",
     "resolve_direction",
     "run_job",
     "source_options",
@@ -294,6 +295,16 @@ class _Unopened(Sink):
         raise self._error
 
 
+def read_runs(source: Source, request: MetricRequest) -> pd.DataFrame:
+    """The runs ``source`` holds for ``request``; :class:`InputError` naming the source when it holds none (an MLflow
+    run given as a sweep's parent that has no runs as children, an empty file), where the table would only say
+    that it is empty."""
+    frame = source.read(request)
+    if frame.empty:
+        raise InputError(f"no runs in {redact(source.describe())}")
+    return frame
+
+
 def run_job(
     source: Source,
     spec: Spec,
@@ -368,7 +379,7 @@ def run_job(
     request = MetricRequest(
         val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick, histories=history_metrics(spec)
     )
-    table = RunTable.from_frame(source.read(request), spec)
+    table = RunTable.from_frame(read_runs(source, request), spec)
     group_names(table.groups)  # names that cannot be written are bad input, found before the analysis
     histories = summary_histories(source, spec, table)  # None unless spec.curves asks for training curves
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix, histories=histories)

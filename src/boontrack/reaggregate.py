@@ -17,10 +17,13 @@ The other keys are the fields of :class:`~boontrack.spec.Spec`, as in Python (``
 ``n_resamples``, ``ci_method``, ``seed``, ``pick``, ``curves``), ``prefix``, and the source options (``parent``,
 ``tracking_uri``, ``sweep``, ``group``, ``study``, and ``options = {KEY = VALUE}`` for other backends); the
 command line's names of 0.2.0 (``minimize``, ``confidence``, ``resamples``) are accepted for one release with
-a DeprecationWarning. Relative file paths (in ``source`` and ``out``) are relative to the config file's
-directory. ``pick`` is spelled ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the
-default budgets 1, 5 and 10 it has enough runs for (the others are named in its warnings); with ``n``, a group
-too small for it fails the job. A job whose source never knows a metric's direction (a file, MLflow) and
+a DeprecationWarning. Every relative path is relative to the config file's directory, whatever the working
+directory: a file ``source``, ``out``, a tracker's location that is a local path (``wandb-offline:DIR``,
+``hydra:SWEEP_DIR``, an Optuna journal file), a SQLite URI's path (``tracking_uri = "sqlite:///mlflow.db"``,
+``optuna:sqlite:///optuna.db``, in ``options`` too) and a tracking URI that is a local directory. ``pick`` is
+spelled ``"best-val-step"`` or ``"best_val_step"``. Without ``n``, each group reports the default budgets 1, 5
+and 10 it has enough runs for (the others are named in its warnings); with ``n``, a group too small for it fails
+the job. A job whose source never knows a metric's direction (a file, MLflow) and
 whose ``val`` is named like a loss without ``maximize`` makes the file invalid.
 
 A job may name a set of sweeps instead of one, with ``discover``: ``discover = true`` (every sweep of the
@@ -53,6 +56,7 @@ import collections
 import dataclasses
 import functools
 import heapq
+import re
 import signal
 import sys
 import tempfile
@@ -74,6 +78,7 @@ from boontrack._workers import ProcessEngine
 from boontrack.backends import DEFAULT_PREFIX, available_backends, load_backend, open_source
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
+    _TRACKING_URI,
     SOURCE_OPTIONS,
     change_token,
     open_sinks,
@@ -203,7 +208,11 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
 
     try:
         spec = Spec.from_keywords({key: table[key] for key in _SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
-        chosen = source_options(**{key: table[key] for key in SOURCE_OPTIONS if key in table}, options=options)
+        named = options_relative_to(base, {key: table[key] for key in SOURCE_OPTIONS if key in table})
+        chosen = source_options(**named, options=options_relative_to(base, options))
+        if discover is not None:  # what can be seen of the sweeps to find without looking for them
+            scheme, _, location = table["source"].partition(":")
+            load_backend(scheme).check_discover(location, discover, **chosen)
         if not _may_know_directions(table["source"]):
             spec = spec.resolve_direction()  # a loss without a direction makes the file invalid, before any job
     except InputError as exc:
@@ -252,12 +261,41 @@ def _discover_options(table: dict[str, Any], fail: Callable[[str], InputError]) 
     return dict(discover)
 
 
+#: A SQLite URI with a relative path (``sqlite:///runs/mlflow.db``): four slashes make the path absolute, and
+#: ``:memory:`` names no file.
+_RELATIVE_SQLITE = re.compile(r"(sqlite(?:\+\w+)?:///)(?!/|:memory:)(.+)")
+
+
 def relative_to(base: Path, source: str) -> str:
-    """A file source resolved against ``base``; tracker sources (``scheme:...``) as they are."""
-    scheme, sep, _ = source.partition(":")
-    if sep and scheme in available_backends():
-        return source
-    return str(base / source)
+    """A source of a config file in the directory ``base`` as the file means it, whatever the working directory:
+    a file, a SQLite URI's path and a tracker's location that is a local path (:attr:`Backend.local_location
+    <boontrack.backends.Backend.local_location>`) resolved against ``base``; names (an experiment, a project) and
+    other URLs as they are."""
+    scheme, sep, location = source.partition(":")
+    if not (sep and scheme in available_backends()):
+        return str(base / source)
+    location = _sqlite_relative_to(base, location)
+    if location and "://" not in location and load_backend(scheme).local_location:
+        location = str(base / location)
+    return f"{scheme}:{location}"
+
+
+def options_relative_to(base: Path, options: Mapping[str, Any]) -> dict[str, Any]:
+    """A source's or destination's options in a config file in ``base`` as the file means them: SQLite URIs' paths
+    and a tracking URI that is a local directory (MLflow's file store) resolved against ``base``."""
+    resolved = {
+        key: _sqlite_relative_to(base, value) if isinstance(value, str) else value for key, value in options.items()
+    }
+    for key in ("tracking_uri", "tracking-uri"):
+        uri = resolved.get(key)
+        if isinstance(uri, str) and uri and not _TRACKING_URI.fullmatch(uri):
+            resolved[key] = str(base / uri)
+    return resolved
+
+
+def _sqlite_relative_to(base: Path, uri: str) -> str:
+    relative = _RELATIVE_SQLITE.fullmatch(uri)
+    return f"{relative[1]}{base / relative[2]}" if relative else uri
 
 
 def _check_unique(jobs: Any, key: Callable[[Job], Any], what: str, path: Path) -> None:

@@ -282,7 +282,8 @@ def _overview(summary: Summary) -> str:
     direction += f"; {spec.stated_bounds}" if spec.stated_bounds else ""
     return (
         f"{summary.runs} runs kept, {len(summary.dropped)} dropped, in {len(summary.groups)} "
-        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} ({direction})"
+        f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} "
+        f"({markdown_literal(direction)})"  # the direction's reason names the metrics, or the source that said it
         + (f", test metric {markdown_literal(spec.test)}" if spec.test else " (no separate test metric)")
         + f"; estimator {spec.estimator}, {_resamples(summary)} ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
@@ -449,11 +450,13 @@ def _adjusted_over(comparisons: int, metrics: int) -> str:
     return said if metrics == 1 else f"{said} of the {metrics} metrics"
 
 
-def format_table(summary: Summary | Mapping[str, Any]) -> str:
+def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool = False) -> str:
     """A compact plain-text table for the terminal: one line per group, then one per comparison.
 
     ``summary`` is a :class:`Summary` or its JSON data (:meth:`Summary.to_dict`, as stored in ``summary.json``),
     which is read with :meth:`Summary.from_dict` first: a stored summary prints the table its analysis did.
+    ``report_written``: the summary's report was written (``--out``, ``--write-back``), so the warnings are
+    counted under the table and read there; otherwise each is printed under the table.
     """
     if not isinstance(summary, Summary):
         summary = Summary.from_dict(summary)
@@ -500,10 +503,25 @@ def format_table(summary: Summary | Mapping[str, Any]) -> str:
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
     lines += _terminal_footnotes(summary.groups, spec.higher_is_better)
-    warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
-    if warned:
-        lines += ["", f"{warned} warning(s); see the report for details."]
+    lines += _terminal_warnings(summary, report_written)
     return "\n".join(lines)
+
+
+def _terminal_warnings(summary: Summary, report_written: bool) -> list[str]:
+    """The warnings under the table: counted, pointing to the report when one was written; else each in full (the
+    intervals' limits, said with the table, not twice): a pointer to a report that does not exist hides them."""
+    warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
+    if not warned:
+        return []
+    if report_written:  # where: the line that says the summary was written
+        return ["", f"{warned} warning(s); see the summary's report for details."]
+    several = len(summary.groups) > 1
+    unsaid = [
+        (g.label if several else None, w) for g in summary.groups for w in g.warnings if w not in g.interval_limits
+    ]
+    unsaid += [(f"{c.group} vs {c.baseline}", w) for c in summary.comparisons for w in c.warnings]
+    lines = [f"Warning{'' if who is None else ', ' + _printable(who)}: {_printable(w)}" for who, w in unsaid]
+    return ["", *lines] if lines else []
 
 
 def _terminal_cell(group: GroupSummary, n: int) -> str:

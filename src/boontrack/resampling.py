@@ -24,11 +24,12 @@ jackknife value for the BCa acceleration.
 
 The default interval is studentized (bootstrap-t): the same counts give each resample's delta-method standard
 error, from the empirical influence function of the L-statistic (one reverse cumulative sum over the tie
-blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`), the pivot's quantiles come from
-resamples of k < m runs, the first k draws of resamples drawn after the bootstrap distribution's, and each end
-reaches as far as the farther of the symmetric and the equal-tailed bootstrap-t's. It was chosen
-by its measured coverage on populations with a known Boo_n (:mod:`boontrack.simulate`,
-``tests/benchmarks/bench_coverage.py``).
+blocks per budget; :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`), and each end reaches as far as the
+farther of the symmetric and the equal-tailed bootstrap-t's. It was chosen by its measured coverage and width on
+populations with a known Boo_n (:mod:`boontrack.simulate`, ``tests/benchmarks/bench_coverage.py``). A curve's
+band studentizes the resamples at a grid of its budgets and interpolates the reaches between them
+(:func:`boontrack._bootstrap.intervals.pivot_columns`), and ``n_resamples="auto"`` draws as many resamples as
+the ends' precision needs (:mod:`boontrack._bootstrap.precision`).
 
 Resamples are processed in batches of about 2^22 draws (16 MB), counted in cache-sized chunks, so memory
 stays bounded and ``n_resamples`` is limited only by time. The batches are drawn in order in the calling
@@ -55,7 +56,7 @@ from boontrack._bootstrap import (
     simultaneous_band,
     trusted_budgets,
 )
-from boontrack._bootstrap.precision import AUTO, until_precise
+from boontrack._bootstrap.precision import AUTO, FIRST_RESAMPLES, until_precise
 from boontrack._bootstrap.scales import UNBOUNDED_RANGE
 from boontrack._collector import warn
 from boontrack._validation import (
@@ -214,14 +215,14 @@ class CurveBand:
     meant to hold the whole curve at once (the default method's reaches on each side as far as its intervals
     do: see :func:`boo_n_ci`). Measured over n = 1..m/2 (normal scores, ties and published tables,
     m = 20 and 50, 1,000 sweeps each; ``tests/benchmarks/bench_coverage.py --bands-only``), the default method's
-    simultaneous band held the whole curve in 98.5-99.7 % of sweeps at 1.5-3.5x its pointwise width
-    (``"studentized-u"``'s: 93.9-96.1 %, and 88.7-92.7 % on the CIFAR-100 table); percentile bands held the
-    validation curve in 77-81 %.
+    simultaneous band held the whole curve in 94.0-96.9 % of sweeps (90.0 % on the CIFAR-100 table at m = 50,
+    whose decisive runs a sweep may lack) at 1.6-2.3x its pointwise width; percentile bands held the validation
+    curve in 77-81 %.
 
     ``trustworthy`` is False at budgets ``n > m / 2``. There, measured on the validation curve of normal scores
     (333 sweeps per cell, n = m/2 + 1 .. m, m = 10-50), percentile intervals covered 42-65 % and the default
-    ones, though they covered 96-100 %, were 5.0-12.0x as wide; beyond m (extrapolation) they are wider
-    still. For n <= m/2 the default intervals covered 94.8-99.6 % on normal scores at m = 10-100 (see
+    ones, though they covered 96-100 %, were 4.1-11.9x as wide; beyond m (extrapolation) they are wider
+    still. For n <= m/2 the default intervals covered 94.3-97.4 % on normal scores at m = 10-100 (see
     :mod:`boontrack.simulate` and the README's coverage table). Draw and report the band there as doubtful.
 
     Attributes
@@ -354,11 +355,17 @@ def _resampled(
     until the ends of the intervals at the ``reported`` budgets are precise, or at every trustworthy budget when
     None (:func:`boontrack._bootstrap.precision.until_precise`)."""
 
-    def draw(count: int) -> Resampled:
-        return curve_distribution(v, t, test_given, budgets, estimator, maximize, count, method, rng, bounds, reported)
+    def draw(count: int, drawn: int = 0) -> Resampled:
+        return curve_distribution(
+            v, t, test_given, budgets, estimator, maximize, count, method, rng, bounds, reported, drawn=drawn
+        )
 
     if n_resamples != AUTO:
-        return draw(int(n_resamples))
+        count = int(n_resamples)
+        if reported is None or count <= FIRST_RESAMPLES:
+            return draw(count)
+        # the band's reaches from the first resamples, the intervals read from them all (as "auto" draws them)
+        return draw(FIRST_RESAMPLES).extended(draw(count - FIRST_RESAMPLES, FIRST_RESAMPLES))
     read = reported
     if read is None:
         trusted = trusted_budgets(budgets, v.size)
@@ -432,28 +439,30 @@ def boo_n_ci(
         each end of the interval below 5 % of its reach (its distance from the centre), drawn in rounds of 999
         then 1,000 more, at most 9,999 (:mod:`boontrack._bootstrap.precision`); ``BootstrapResult.n_resamples``
         says how many.
-    method : {"studentized-u-k-of-m", "studentized-u", "studentized-u-calibrated", "studentized", "percentile", \
-"bca", "smoothed"}
-        ``"studentized-u-k-of-m"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
+    method : {"studentized-u-farther", "studentized-u", "studentized-u-k-of-m", "studentized-u-calibrated", \
+"studentized", "percentile", "bca", "smoothed"}
+        ``"studentized-u-farther"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
         the unbiased estimator U, ``U - max(q, t_hi) se`` to ``U + max(q, -t_lo) se``, se U's delta-method
         standard error on the data (its empirical influence function, one reverse cumulative sum: no inner
-        bootstrap, no jackknife), q the ``confidence_level`` quantile of ``|U*_k - V| / se*_k`` over resamples
-        of k < m runs (the k-out-of-m bootstrap: Bickel, Götze & van Zwet 1997) and t_lo, t_hi the
-        ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of ``(U*_k - V) / se*_k``:
-        each end as far as the farther of the symmetric and the equal-tailed bootstrap-t's. k = max(m/2, 1.5 n,
-        5) and at most m, the first k draws of each resample; V, Boo_n of the runs, is the truth of the
-        population the resamples are drawn from. A resample of fewer runs misses the runs' best as the sweep
-        misses the population's, which resamples of m runs cannot show, and the equal-tailed end puts the long
-        tail this gives the pivot on the side where the truth lies when the top was missed. Widened to hold the
-        reported estimate if it must. ``"studentized-u"``: the symmetric ``U +- q se`` with k = m.
-        ``"studentized"``: that pivot centred on the reported estimator. With bounds, all three are computed on
-        the logit scale of the bounds and mapped back. Coverage measured on populations with a known Boo_n
-        (:mod:`boontrack.simulate`; ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell, 330 cells; the
-        README's table): the default covers at least 93 % in 321 cells and at least 90 % in all but 5
-        (``"studentized-u"``: 290 and all but 22), 94.8-99.6 % on normal scores at m = 10-100 and n <= m/2, where
-        the percentile interval covers 68.6-94.4 %, at 1.05-6.26x its width, and the long right tail
-        (log-normal) 93.2-96.2 %. No method covers where a rare failure mode or a decisive run is missing from
-        the sweep: the sample has not seen it (docs/statistics/intervals.md).
+        bootstrap, no jackknife), q the ``confidence_level`` quantile of ``|U* - V| / se*`` over the resamples
+        and t_lo, t_hi the ``(1 - confidence_level) / 2`` and ``(1 + confidence_level) / 2`` quantiles of
+        ``(U* - V) / se*``: each end as far as the farther of the symmetric and the equal-tailed bootstrap-t's.
+        V, Boo_n of the runs, is the truth of the population the resamples are drawn from. Where the scores have
+        a long tail the pivot has one on the same side, and the equal-tailed end carries it where the truth lies
+        when a sweep has missed the population's best. Widened to hold the reported estimate if it must.
+        ``"studentized-u"``: the symmetric ``U +- q se`` alone. ``"studentized-u-k-of-m"``: the default's ends
+        with q, t_lo and t_hi from resamples of k < m runs (the k-out-of-m bootstrap: Bickel, Götze & van Zwet
+        1997), k = max(m/2, 1.5 n, 5) and at most m, the first k draws of each resample: wider, for scores with a
+        long tail on the better side. ``"studentized"``: ``"studentized-u"``'s pivot centred on the reported
+        estimator. With bounds, all of these are computed on the logit scale of the bounds and mapped back.
+        Coverage measured on populations with a known Boo_n (:mod:`boontrack.simulate`;
+        ``tests/benchmarks/bench_coverage.py``, 1,000 sweeps per cell, 330 cells; docs/statistics/intervals.md):
+        the default covers the median cell 96.1 %, 307 cells at least 93 % and 61 more than 97.5 %, at a median
+        1.06x the width of the narrowest method measured that covers 93 % in the cell; 94.3-97.4 % on normal
+        scores at m = 10-100 and n <= m/2. It covers less than 93 % where a kind of run is absent from more than
+        7 % of sweeps (a failure mode, a table's decisive runs: the sample has not seen it, and no method covers
+        there) and on a long right tail (log-normal: 88.0-92.9 %, where ``"studentized-u-k-of-m"`` covers
+        93.3-96.2 % at 1.11-1.65x the width).
         ``"studentized-u-calibrated"``: ``"studentized-u"``'s interval on the same resamples, at a level
         calibrated by a second-level bootstrap (Beran 1987; Hall & Martin 1988; 249 resamples with 39 resamples
         each), never below ``confidence_level``. On 400 sweeps per cell it raised the cells where

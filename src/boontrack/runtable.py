@@ -15,6 +15,7 @@ run by run, so one such run does not stop the analysis; in any other column such
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from boontrack._validation import NOT_NUMBERS, REAL_OR_MISSING
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
@@ -201,14 +203,31 @@ class RunTable:
 
     def group_runs(self, group: str) -> pd.DataFrame:
         """The kept runs of ``group``, in run-id order."""
-        if group not in self.groups:
-            raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
-        return self.runs.loc[self.runs["group"] == group]
+        return self.runs.iloc[self._rows(group)]
 
     def arrays(self, group: str) -> tuple[np.ndarray, np.ndarray]:
         """Validation and test scores of ``group`` as float64 arrays (test equals val without a test metric)."""
-        runs = self.group_runs(group)
-        return runs["val"].to_numpy(dtype=np.float64), runs["test"].to_numpy(dtype=np.float64)
+        rows = self._rows(group)
+        return self._scores[0][rows], self._scores[1][rows]
+
+    def _rows(self, group: str) -> np.ndarray:
+        """The positions in :attr:`runs` of ``group``'s runs, ascending."""
+        rows = self._group_rows.get(group)
+        if rows is None:
+            raise InputError(f"no group {group!r}; groups are: {_listing(self.groups)}")
+        return rows
+
+    @functools.cached_property
+    def _group_rows(self) -> dict[str, np.ndarray]:
+        """Each group's positions in :attr:`runs`, found once: an analysis asks for a group's runs per comparison."""
+        codes, labels = pd.factorize(self.runs["group"])
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(labels.size + 1))
+        return {str(label): order[bounds[k] : bounds[k + 1]] for k, label in enumerate(labels)}
+
+    @functools.cached_property
+    def _scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.runs["val"].to_numpy(dtype=np.float64), self.runs["test"].to_numpy(dtype=np.float64)
 
     def all_runs(self) -> pd.DataFrame:
         """Every input row, kept or not, with the canonical columns and ``dropped_reason`` ("" when kept)."""
@@ -262,6 +281,10 @@ def _run_id_order(run_ids: pd.Series) -> np.ndarray:
     return np.concatenate([by_position, by_text]).astype(np.intp)
 
 
+#: Columns refused by their type (numpy's kind): numbers of another kind, and what pandas would turn into numbers.
+_NOT_A_SCORE = {"b": "true/false values", "c": "complex numbers", **NOT_NUMBERS}
+
+
 def _numeric_column(
     frame: pd.DataFrame, column: str, run_ids: np.ndarray, what: str, *, text_drops: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -272,14 +295,17 @@ def _numeric_column(
     """
     series = frame[column]
     no_text = np.full(len(frame), None, dtype=object)
-    if pd.api.types.is_bool_dtype(series):
-        raise InputError(f"column {column!r} holds true/false values; a {what} must be a number")
+    held = _NOT_A_SCORE.get(series.dtype.kind)
+    if held is not None:
+        raise InputError(f"column {column!r} holds {held}; a {what} must be a number")
     if pd.api.types.is_numeric_dtype(series):
         return series.to_numpy(dtype=np.float64, na_value=np.nan), no_text
     cells = series.astype(object)
     is_text = cells.map(lambda v: isinstance(v, str))
     missing = series.isna() | (is_text & cells.map(lambda v: isinstance(v, str) and v.strip().lower() in _MISSING_TEXT))
-    numbers = pd.to_numeric(cells.where(~missing), errors="coerce")
+    # cells of other objects (bytes, dates, complex numbers) are not numbers, even where pandas would convert them
+    numeric = is_text | cells.map(lambda v: isinstance(v, REAL_OR_MISSING))
+    numbers = pd.to_numeric(cells.where(~missing & numeric), errors="coerce")
     not_numbers = (~missing & numbers.isna()).to_numpy()
     bad = np.flatnonzero(not_numbers)
     if bad.size and not (text_drops and column.startswith("tags.")):

@@ -208,10 +208,11 @@ def _analyzed(
 ) -> Summary:
     """One metric's analysis of the runs of every source, joined and grouped by label."""
     from boontrack.analysis import analyze
+    from boontrack.pipeline import read_runs
     from boontrack.runtable import RunTable
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
-    joined = _joined([source.read(request) for source in opened], names, spec)
+    joined = _joined([read_runs(source, request) for source in opened], names, spec)
     joined_spec = dataclasses.replace(spec, group_by=(*(spec.group_by or ()), SIDE_COLUMN))
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)
@@ -248,8 +249,9 @@ _COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "write_
 def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The keyword arguments of :func:`compare_sources` that a config file (TOML) gives, ``sources`` included.
 
-    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; relative
-    file paths are relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
+    The file's top-level keys are those of :func:`compare_sources`, as in Python: ``sources`` (a list; every
+    relative path, of a file, a SQLite URI or a local tracker's directory, in ``options`` and ``write_options``
+    too, is relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
     ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
     ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
     ``test``, ``seed_column``, ``n_resamples``, ...). For example::
@@ -273,9 +275,10 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import _SPEC_KEYS, read_config, relative_to
+    from boontrack.reaggregate import _SPEC_KEYS, options_relative_to, read_config, relative_to
 
     path = Path(path)
+    base = path.parent.absolute()
     document = read_config(path)
     unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
     if unknown:
@@ -284,11 +287,14 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
         raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
-    keywords = dict(document, sources=[relative_to(path.parent.absolute(), source) for source in sources])
+    keywords = dict(document, sources=[relative_to(base, source) for source in sources])
+    if isinstance(document.get("write_options"), dict):  # checked with the destination
+        keywords["write_options"] = options_relative_to(base, document["write_options"])
     options = document.get("options")
     if options is not None:
         if not isinstance(options, list) or not all(isinstance(each, dict) for each in options):
             raise InputError(f"config {path}: 'options' must be a list of tables, one per source")
+        options = [options_relative_to(base, each) for each in options]
         named = [{key: value for key, value in each.items() if key in SOURCE_OPTIONS} for each in options]
         keywords["options"] = [
             source_options(**chosen, options={key: value for key, value in each.items() if key not in chosen})
@@ -606,7 +612,7 @@ def _curve_text(summary: Summary) -> list[str]:
     import numpy as np
 
     from boontrack._report_text import _num
-    from boontrack.reports import _md_table, markdown_literal
+    from boontrack.reports import _md_table, _printable, markdown_literal
 
     largest = max(int(g.curve.n.max()) for g in summary.groups)
     budgets = np.unique(np.round(np.geomspace(1, largest, min(largest, _TEXT_BUDGETS))).astype(np.int64))
@@ -631,7 +637,9 @@ def _curve_text(summary: Summary) -> list[str]:
     scale = f"{_BLOCKS[0]} {_num(low)} to {_BLOCKS[-1]} {_num(high)}" if high > low else f"every value {_num(low)}"
     return [
         "<details>",
-        f"<summary>Expected best {html.escape(summary.metric)} out of n runs, n = 1 to {largest}, as text</summary>",
+        # raw HTML inside Markdown: the HTML rule, on one line (a blank line would end the block early)
+        f"<summary>Expected best {html.escape(_printable(summary.metric))} out of n runs, n = 1 to {largest}, as "
+        "text</summary>",
         "",
         f"One character per budget n = {', '.join(map(str, budgets.tolist()))}, on one scale for every row: "
         f"{scale}; · where n is more than half the runs of the row (the estimate is doubtful there).",
@@ -738,7 +746,7 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
 
     from boontrack.analysis import _jsonable
     from boontrack.backends import SummaryOutputs
-    from boontrack.reports import flat_metrics, safe_name
+    from boontrack.reports import flat_metrics, markdown_literal, safe_name
 
     metrics: dict[str, float] = {}
     for summary in result.summaries:
@@ -764,5 +772,5 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
             **curve_files(result),
             "comparison.json": json.dumps(data, indent=2).encode(),
         },
-        description=said if gate is None else gate.verdict,
+        description=markdown_literal(said if gate is None else gate.verdict),  # a run's description is Markdown
     )

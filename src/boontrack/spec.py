@@ -100,13 +100,12 @@ class Spec:
     #: A number of bootstrap resamples, or ``"auto"``: as many as keep each interval end's Monte Carlo error below 5 %
     #: of its reach, 999 to 9,999 (:mod:`boontrack._bootstrap.precision`).
     n_resamples: int | Literal["auto"] = "auto"
-    #: ``"studentized-u-k-of-m"`` (bootstrap-t around the unbiased U, its pivot's quantiles from resamples of
-    #: fewer runs than the sweep has, each end as far as the farther of the symmetric and the equal-tailed
-    #: interval's): the method chosen by its measured coverage (:mod:`boontrack.resampling`); ``"studentized-u"``
-    #: is the symmetric interval with the quantile from resamples of all the runs (narrower; it misses more where
-    #: the sweep rarely holds the population's top); ``"studentized"`` is that
-    #: around the estimate (the default of 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level
-    #: calibrated by a second-level bootstrap.
+    #: ``"studentized-u-farther"`` (bootstrap-t around the unbiased U, each end as far as the farther of the
+    #: symmetric and the equal-tailed interval's): the method chosen by its measured coverage and width
+    #: (:mod:`boontrack.resampling`); ``"studentized-u"`` is the symmetric interval alone; ``"studentized-u-k-of-m"``
+    #: takes the pivot's quantiles from resamples of fewer runs than the sweep has (wider: for scores with a long
+    #: tail on the better side); ``"studentized"`` is the symmetric pivot around the estimate (the default of
+    #: 0.2.0); ``"studentized-u-calibrated"`` is ``"studentized-u"`` at a level calibrated by a second-level bootstrap.
     ci_method: Literal[
         "studentized-u-farther",
         "studentized-u",

@@ -7,14 +7,15 @@ Run by hand (not collected by pytest)::
 Prints the Markdown tables of the "Comparing approaches" page of the docs (docs/statistics/comparing.md), measured with
 :func:`boontrack.simulate.comparison_rates`. First the type-I error: A and B of m runs each drawn from the same
 population (paired by seed, a pair's correlation 0.5, or independent), how often the 95 % interval of
-Boo_5(A) - Boo_5(B) and of mean(A) - mean(B) excludes 0 (studentized, by ``--method``, the default interval
-method unless told, and percentile on the same resamples) and how often the design's headline tests reject at 5 % (paired t and Wilcoxon signed-rank, or
+Boo_5(A) - Boo_5(B) and of mean(A) - mean(B) excludes 0 (studentized, by ``--method``, the difference's method
+of the default interval unless told, and percentile on the same resamples) and how often the design's headline tests reject at 5 % (paired t and Wilcoxon signed-rank, or
 Welch and Mann-Whitney). Then the power when A's scores are shifted by half a standard deviation (normal).
 
 ``--groups`` measures instead the differences an analysis makes for groups that share no seeds: each group's own
 curve band (:func:`boontrack.boo_n_curve_ci`, n = 1 and 5, independent generators) differenced with
-:func:`boontrack.compare.independent_difference`, for the default interval method and for ``studentized-u``, on
-the same sweeps: how often the 95 % interval of ΔBoo_5 and of Δmean excludes 0 (type-I error, then power).
+:func:`boontrack.compare.independent_difference`, for the default interval method and for
+``studentized-u-k-of-m``, on the same sweeps: how often the 95 % interval of ΔBoo_5 and of Δmean excludes 0
+(type-I error, then power).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import warnings
 import numpy as np
 
 from boontrack.choices import DEFAULT_CI_METHOD
-from boontrack.compare import independent_difference
+from boontrack.compare import DIFFERENCE_OF, independent_difference
 from boontrack.resampling import boo_n_curve_ci
 from boontrack.simulate import comparison_rates, population, sample_comparison
 
@@ -71,7 +72,7 @@ def _rows(cells, runs, shift, args):
 def _group_rows(cells, runs, shift, args):
     """One row per population and m: the share of sweeps whose ΔBoo_5 and Δmean intervals exclude 0, for each
     method, from the groups' own bands (see the module's docstring)."""
-    methods = (DEFAULT_CI_METHOD, "studentized-u")
+    methods = (DEFAULT_CI_METHOD, "studentized-u-k-of-m")
     for name, label in cells:
         for m in runs:
             rng = np.random.default_rng([args.seed, m, 2])
@@ -101,8 +102,8 @@ def _group_rows(cells, runs, shift, args):
 
 def groups(args: argparse.Namespace) -> None:
     header = (
-        f"| population | m | ΔBoo_5 {DEFAULT_CI_METHOD} | Δmean {DEFAULT_CI_METHOD} | ΔBoo_5 studentized-u "
-        "| Δmean studentized-u |\n|---|---|---|---|---|---|"
+        f"| population | m | ΔBoo_5 {DEFAULT_CI_METHOD} | Δmean {DEFAULT_CI_METHOD} | ΔBoo_5 studentized-u-k-of-m "
+        "| Δmean studentized-u-k-of-m |\n|---|---|---|---|---|---|"
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # few runs, ties: the figures are the point here
@@ -132,7 +133,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--groups", action="store_true", help="the differences of groups without shared seeds")
     parser.add_argument(
-        "--method", default=DEFAULT_CI_METHOD, help="the studentized method of the differences (without --groups)"
+        "--method",
+        default=DIFFERENCE_OF.get(DEFAULT_CI_METHOD, DEFAULT_CI_METHOD),
+        help="the studentized method of the differences (without --groups); default: the default interval's",
     )
     args = parser.parse_args()
     if args.groups:

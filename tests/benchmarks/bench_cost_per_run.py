@@ -7,10 +7,11 @@ Run by hand (not collected by pytest)::
         --sizes 1000,10000 --repeats 3
 
 Prints a Markdown row per m: the median CPU time (user + system of this process) of ``boontrack.analyze`` on
-``--groups`` groups of m runs each (default one; budgets 1, 5, 10 or ``--n``, the curve's default budgets,
-9,999 resamples or ``--resamples``, the default interval) on one thread, that time per run in microseconds, the
-number of curve budgets, how many resamples were studentized, and the CPU time against the row before. The goal:
-microseconds per run non-increasing in m, and 10 groups of 1,000 runs at most a quarter of the CPU of 10 groups
+``--groups`` groups of m runs each (default one; budgets 1, 5, 10 or ``--n``, the curve's default budgets, the
+spec's resamples (``"auto"``) or ``--resamples``, the default interval) on one thread, that time per run in
+microseconds, the number of curve budgets (and of the budgets the pivot is resampled at), the resamples the groups
+drew (their range with ``"auto"``) and how many of them were studentized, and the CPU time against the row before.
+The goal: microseconds per run non-increasing in m, and 10 groups of 1,000 runs at most a quarter of the CPU of 10 groups
 of 10,000 (the second command: the summarize benchmark's groups, budgets and resamples, ``bench_summarize.py``,
 without its reading, plots and start-up). CPU time, not wall time, is the figure to compare on a shared machine.
 The runs are those of ``bench_group_cost.py`` (a bivariate normal, rounded to 4 decimals), a generator of its own
@@ -29,7 +30,7 @@ import pandas as pd
 from bench_group_cost import frame  # this folder is on sys.path when run as a script
 
 import boontrack
-from boontrack._bootstrap.intervals import studentized_resamples
+from boontrack._bootstrap.intervals import pivot_columns, studentized_resamples
 from boontrack.analysis import analyze
 from boontrack.resampling import default_budgets
 from boontrack.runtable import RunTable
@@ -42,12 +43,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--groups", type=int, default=1)
     parser.add_argument("--n", default=None, help="budgets, comma-separated (default: the spec's 1, 5, 10)")
-    parser.add_argument("--resamples", type=int, default=None, help="default: the spec's 9,999")
+    parser.add_argument("--resamples", type=int, default=None, help="default: the spec's ('auto')")
     options = parser.parse_args()
-    print(f"boontrack {boontrack.__version__} from {os.path.dirname(boontrack.__file__)}; load {os.getloadavg()}")
+    print(f"boontrack {boontrack.__version__}; load average {os.getloadavg()[0]:.2f}\n")
     print(
-        f"| runs per group ({options.groups} groups) | analyze CPU (s) | CPU per run (µs) | curve budgets "
-        "| studentized resamples | CPU ÷ the row before |"
+        f"| runs per group ({options.groups} groups) | analyze CPU (s) | CPU per run (µs) | curve budgets (pivot's) "
+        "| resamples (studentized) | CPU ÷ the row before |"
     )
     print("|---|---|---|---|---|---|")
     chosen = {
@@ -62,15 +63,18 @@ def main() -> None:
         cpu = []
         for _ in range(options.repeats):
             start = time.process_time()
-            analyze(table, spec, threads=1)
+            summary = analyze(table, spec, threads=1)
             cpu.append(time.process_time() - start)
-        budgets = np.union1d(default_budgets(m, estimator=spec.estimator, method=spec.ci_method), spec.budgets).size
-        studentized = studentized_resamples(m, budgets, spec.n_resamples)
+        curve = np.union1d(default_budgets(m, estimator=spec.estimator, method=spec.ci_method), spec.budgets)
+        pivot = pivot_columns(curve, m, np.isin(curve, [1, *spec.budgets_for(m)[0]])).size
+        drawn = sorted(g.n_resamples for g in summary.groups)
+        resamples = f"{drawn[0]:,}" if drawn[0] == drawn[-1] else f"{drawn[0]:,}-{drawn[-1]:,}"
+        studentized = studentized_resamples(m, pivot, drawn[-1])
         seconds = statistics.median(cpu)
         ratio = "" if before is None else f"{seconds / before:.2f}"
         print(
-            f"| {m:,} | {seconds:.2f} | {1e6 * seconds / (m * options.groups):,.0f} | {budgets} | {studentized:,} "
-            f"| {ratio} |",
+            f"| {m:,} | {seconds:.2f} | {1e6 * seconds / (m * options.groups):,.0f} | {curve.size} ({pivot}) "
+            f"| {resamples} ({studentized:,}) | {ratio} |",
             flush=True,
         )
         before = seconds

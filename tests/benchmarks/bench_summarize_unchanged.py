@@ -3,7 +3,7 @@ with ``--mlflow`` ``summarize --write-back`` of one sweep in an MLflow sqlite st
 
 Run by hand (not collected by pytest), from the checkout whose code is measured::
 
-    python tests/benchmarks/bench_summarize_unchanged.py [--runs 10000] [--groups 10] [--resamples 9999]
+    python tests/benchmarks/bench_summarize_unchanged.py [--runs 10000] [--groups 10] [--resamples auto]
     python tests/benchmarks/bench_summarize_unchanged.py --mlflow [--runs 10000] [--repeat 3]
 
 Prints Markdown rows: CPU seconds (user + system) and wall time of the whole ``boontrack`` process for
@@ -46,7 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--groups", type=int, default=10, help="groups of the file (--mlflow: the 3 models)")
-    parser.add_argument("--resamples", type=int, default=9999)
+    parser.add_argument("--resamples", default="auto", help="a number, or auto (the default's)")
     parser.add_argument("--n", default=BUDGETS)
     parser.add_argument("--mlflow", action="store_true", help="--write-back to an MLflow sqlite store")
     parser.add_argument("--repeat", type=int, default=1, help="unchanged reruns (median CPU)")
@@ -78,9 +78,7 @@ def main() -> None:
     print("| command | runs | groups | resamples | CPU (s) | wall (s) | MLflow imported |")
     print("|---|---|---|---|---|---|---|")
     for label, cpu, wall, _, imported in rows:
-        print(
-            f"| {label} | {options.runs:,} | {groups} | {options.resamples:,} | {cpu:.2f} | {wall:.2f} | {imported} |"
-        )
+        print(f"| {label} | {options.runs:,} | {groups} | {options.resamples} | {cpu:.2f} | {wall:.2f} | {imported} |")
     cpus = sorted(row[1] for row in reruns)
     print(f"\nunchanged / first CPU: {rows[1][1] / rows[0][1]:.2f}x (reruns: {', '.join(f'{c:.2f}' for c in cpus)} s)")
 

@@ -242,6 +242,7 @@ class HydraBackend(Backend):
     multirun whose launching process was killed before it could summarize)."""
 
     name: ClassVar[str] = "hydra"
+    local_location: ClassVar[bool] = True
     knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "tracking-uri": "MLflow tracking URI that --write-back writes the summary run to",

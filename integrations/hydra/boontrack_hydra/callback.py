@@ -316,7 +316,7 @@ def _report(result: JobResult, records: Sequence[Mapping[str, Any]], note: str) 
     lines += [f"boontrack: summary in {other.location} ({other.status})" for other in others if other.error is None]
     summary = result.summary if result.summary is not None else result.stored_summary
     if summary is not None:
-        lines.append(format_table(summary))
+        lines.append(format_table(summary, report_written=directory.error is None))
     failed = [r for r in records if r.get("status") == FAILED]
     lines += [
         f"job {r['job']} ({' '.join(r.get('overrides', []))}) failed: {r.get('error', '')}"

@@ -64,11 +64,8 @@ class MlflowBackend(Backend):
             read_path=options.get("read_path"),
         )
 
-    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
-        """Every sweep (parent run with children) of the experiment ``location``, or of the experiments the
-        ``experiments`` glob and/or the ``filter`` of ``select`` name: ``mlflow:EXPERIMENT_ID`` with option
-        ``parent``, as one writes a sweep by hand, with its change token as found."""
-        options = check_options(self.name, options, self.options)
+    def check_discover(self, location: str, select: Mapping[str, Any], **options: Any) -> None:
+        """The experiments named once, in ``location`` or by ``select``, and no ``parent``."""
         if "parent" in options:
             raise InputError("mlflow: discover finds the parent runs itself; give no parent")
         pattern, extra = _discover.selected_experiments(select)
@@ -76,6 +73,14 @@ class MlflowBackend(Backend):
             raise InputError(f"mlflow: name the experiments as mlflow:{location} or in discover, not both")
         if not (pattern or extra or location):
             raise InputError("mlflow: discover needs an experiment (mlflow:NAME_OR_ID) or discover experiments/filter")
+
+    def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
+        """Every sweep (parent run with children) of the experiment ``location``, or of the experiments the
+        ``experiments`` glob and/or the ``filter`` of ``select`` name: ``mlflow:EXPERIMENT_ID`` with option
+        ``parent``, as one writes a sweep by hand, with its change token as found."""
+        options = check_options(self.name, options, self.options)
+        self.check_discover(location, select, **options)
+        pattern, extra = _discover.selected_experiments(select)
         # Without an experiment, the source only lends its store: the experiments are searched, not resolved.
         experiment = location or DEFAULT_EXPERIMENT_ID
         source = MlflowSource(experiment, tracking_uri=options.get("tracking_uri"), read_path=options.get("read_path"))

@@ -91,7 +91,7 @@ def run_demo(
     shown = result.summary if result.summary is not None else result.stored_summary
     assert shown is not None  # run_job computes the summary where the sink cannot give it back
     echo("")
-    echo(format_table(shown))
+    echo(format_table(shown, report_written=result.error is None))
     echo("")
     done = "already up to date" if result.status == "unchanged" else "written"
     echo(f"Summary run {done}: {result.location}")

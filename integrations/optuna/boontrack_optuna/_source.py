@@ -51,6 +51,7 @@ class OptunaBackend(Backend):
     path of a journal file (``optuna:./optuna-journal.log``)."""
 
     name: ClassVar[str] = "optuna"
+    local_location: ClassVar[bool] = True
     knows_directions: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "study": "study name (may be left out when the storage holds one study)",

@@ -53,12 +53,22 @@ class WandbBackend(Backend):
         "by": "sweep (default): one job per W&B sweep of the project; group: one per run group"
     }
 
+    def check_discover(self, location: str, select: Mapping[str, Any], **options: Any) -> None:
+        """A project named as ``ENTITY/PROJECT``, sweeps or groups to find, and no option naming one of them."""
+        _project(location)
+        by = select.get("by", "sweep")
+        if by not in ("sweep", "group"):
+            raise InputError(f'wandb: discover \'by\' must be "sweep" or "group", got {by!r}')
+        if options.get(by) is not None:
+            raise InputError(f"wandb: discover by {by} finds the {by}s itself; give no {by} option")
+
     def discover(self, location: str, select: Mapping[str, Any], **options: Any) -> list[Discovered]:
         """Every sweep (``by = "sweep"``) or run group (``by = "group"``) of ``wandb:ENTITY/PROJECT``, each as
         the source with option ``sweep`` or ``group``."""
         from boontrack_wandb import _discover
 
-        return _discover.discover(self.open_source(location, **options), select)
+        self.check_discover(location, select, **options)
+        return _discover.discover(self.open_source(location, **options), select.get("by", "sweep"))
 
     def open_source(self, location: str, **options: Any):
         from boontrack_wandb._online import WandbSource, parse_filters
@@ -110,6 +120,7 @@ class WandbOfflineBackend(Backend):
     """``wandb-offline:DIR``."""
 
     name: ClassVar[str] = "wandb-offline"
+    local_location: ClassVar[bool] = True
     options: ClassVar[dict[str, str]] = {
         "sweep": "only runs of this sweep id",
         "group": "only runs of this W&B group",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from boontrack.backends import Discovered, discovery_key
@@ -23,14 +22,9 @@ SWEEPS_PER_REQUEST = 100
 TOKEN_RUNS = 10
 
 
-def discover(source: Selection, select: Mapping[str, Any]) -> list[Discovered]:
+def discover(source: Selection, by: str) -> list[Discovered]:
     """One :class:`Discovered` per sweep (``by = "sweep"``) or run group (``by = "group"``) of the project that
     ``source`` (its filters included) selects; the source's options stay, the sweep or group is added."""
-    by = select.get("by", "sweep")
-    if by not in ("sweep", "group"):
-        raise InputError(f'wandb: discover \'by\' must be "sweep" or "group", got {by!r}')
-    if getattr(source, by) is not None:
-        raise InputError(f"wandb: discover by {by} finds the {by}s itself; give no {by} option")
     api = make_api(source.entity, source.timeout_s)
     with translate_errors(f"discovering {by}s of wandb:{source.path}", source.timeout_s):
         names = _sweeps(api, source) if by == "sweep" else _groups(api, source)

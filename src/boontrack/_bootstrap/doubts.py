@@ -34,8 +34,8 @@ FEW_RUNS, ABOVE_HALF = f"fewer than {FEW_RUNS_INTERVAL} runs", "n > m/2"
 #: What was measured where each doubt applies (see :func:`few_runs_messages`): said by its warning, and beside
 #: its mark.
 DOUBT_MEASURED = {
-    FEW_RUNS: "95 % intervals covered 92-99 % at 4-8 runs (default method; percentile 75-88 %)",
-    ABOVE_HALF: "intervals there are wide (the default, 5.0-12.0x the percentile width) or under-cover (percentile "
+    FEW_RUNS: "95 % intervals covered 92-98 % at 4-8 runs (default method; percentile 75-88 %)",
+    ABOVE_HALF: "intervals there are wide (the default, 4.1-11.9x the percentile width) or under-cover (percentile "
     "42-65 %)",
 }
 
@@ -49,8 +49,8 @@ def few_runs_messages(m: int, budgets: np.ndarray | None = None) -> list[str]:
     """Why intervals on these runs may under-cover or be very wide, from measured coverage (:mod:`boontrack.simulate`).
 
     Two keys, each with what was measured for nominal 95 % (default method / percentile, 1,000 sweeps per cell;
-    ``tests/benchmarks/bench_coverage.py --doubts-only``): fewer than 8 runs (92-99 % / 75-88 % at m = 4-8, normal
-    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 5.0-12.0x
+    ``tests/benchmarks/bench_coverage.py --doubts-only``): fewer than 8 runs (92-98 % / 75-88 % at m = 4-8, normal
+    and 200-example accuracies); a budget above m / 2 (the trust rule of :class:`CurveBand`: 96-100 % at 4.1-11.9x
     the percentile width / 42-65 % on the validation curve, m = 10-50).
     """
     reasons = []

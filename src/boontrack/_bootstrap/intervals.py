@@ -25,6 +25,7 @@ from boontrack._bootstrap.kernels import (
     jackknife_indices,
     resample_count,
     resample_rows,
+    slope_of,
     slope_table,
     smoothed_boo_n,
 )
@@ -44,7 +45,7 @@ STUDENTIZED_RESAMPLES = 1999
 TRUSTED_SHARE = 0.5
 #: Budgets of a band whose studentized pivot is resampled, about (:func:`pivot_columns`), besides the reported ones
 #: and the largest trustworthy one: at the others the reaches are interpolated between theirs.
-PIVOT_BUDGETS = 16
+PIVOT_BUDGETS = 10
 
 
 #: The studentized-u interval at a level calibrated by a second-level bootstrap (:func:`calibration_prepivots`).
@@ -58,6 +59,9 @@ K_OF_M_METHOD = "studentized-u-k-of-m"
 STUDENTIZED_METHODS = ("studentized-u", "studentized", CALIBRATED_METHOD, FARTHER_METHOD, K_OF_M_METHOD)
 #: The studentized methods whose ends reach as far as the farther of the symmetric and the equal-tailed interval's.
 FARTHER_METHODS = (FARTHER_METHOD, K_OF_M_METHOD)
+#: The studentized methods whose pivot is the resamples' own (no second level, no resamples of fewer runs): a band
+#: can take the reaches of its unread budgets from its first resamples alone (:func:`curve_distribution`).
+PLAIN_METHODS = ("studentized-u", "studentized", FARTHER_METHOD)
 #: A k-out-of-m resample draws at least this share of the sweep's runs ...
 K_OF_M_SHARE = 0.5
 #: ... and at least this many times the budget (at n = m/2 of ten runs: 8 runs, not 5) ...
@@ -289,14 +293,16 @@ def farther_reaches(
     or the ``(1 + confidence_level) / 2`` quantile (along axis 0) of ``falling`` (the pivot, which sets the lower
     end) and of ``rising`` (its negative, the upper end), the equal-tailed interval's, whichever is farther."""
     tail = (1 + confidence_level) / 2
-    below, above = (np.maximum(symmetric, np.quantile(values, tail, axis=0)) for values in (falling, rising))
+    below, above = (np.maximum(symmetric, quantiles(values, tail)) for values in (falling, rising))
     return below, above
 
 
 def column_quantiles(values: np.ndarray, probabilities: float | np.ndarray) -> np.ndarray:
-    """The ``probabilities[k]`` quantile of column k of ``values`` (numpy's default, linear interpolation)."""
+    """The ``probabilities[k]`` quantile of column k of ``values`` (numpy's default, linear interpolation), over its
+    values that are not NaN (a pivot's budgets studentized on the first resamples only: :class:`Pivot`) when
+    ``probabilities`` is one number."""
     if np.ndim(probabilities) == 0:
-        return np.quantile(values, probabilities, axis=0)
+        return quantiles(values, float(probabilities))
     ordered = np.sort(values, axis=0)
     position = np.asarray(probabilities) * (values.shape[0] - 1)
     below = np.floor(position).astype(np.intp)
@@ -304,6 +310,13 @@ def column_quantiles(values: np.ndarray, probabilities: float | np.ndarray) -> n
     columns = np.arange(values.shape[1])
     low, high = ordered[below, columns], ordered[above, columns]
     return low + (position - below) * (high - low)
+
+
+def quantiles(values: np.ndarray, probability: float) -> np.ndarray:
+    """The ``probability`` quantile of each column of ``values``, over its values that are not NaN."""
+    if np.isnan(values).any():
+        return np.nanquantile(values, probability, axis=0)
+    return np.quantile(values, probability, axis=0)
 
 
 def _held_and_cut(resampled: Resampled, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -356,6 +369,7 @@ def simultaneous_band(
         pivot = resampled.pivot
         assert pivot is not None  # kept by the studentized resampling
         studentized = pivot.studentized()[:, over[pivot.columns]]  # the smallest budget is a column: never empty
+        studentized = studentized[~np.isnan(studentized).any(axis=1)]  # the resamples studentized at every budget
         reach = np.full(pivot.columns.size, np.quantile(np.abs(studentized).max(axis=1), confidence_level))
         if method not in FARTHER_METHODS:
             return _held_and_cut(resampled, *pivot.bounds(reach))
@@ -382,13 +396,18 @@ def curve_distribution(
     rng: np.random.Generator,
     bounds: tuple[float, float] = UNBOUNDED_RANGE,
     reported: np.ndarray | None = None,
+    *,
+    drawn: int = 0,
 ) -> Resampled:
     """The estimates, the bootstrap distribution and what the method needs besides (see :class:`Resampled`).
 
     ``bounds`` are the scores' bounds (infinite: none), which the intervals respect (:mod:`.scales`).
     ``reported``: a studentized method's distribution is evaluated at these budgets only (a boolean mask; None:
     every budget), NaN at the others (see :func:`studentized_distribution`), and its pivot at these budgets and a
-    grid of others (:func:`pivot_columns`).
+    grid of others (:func:`pivot_columns`). ``drawn``: these resamples follow ``drawn`` others of the same runs,
+    from which the band took its reaches: the pivot of ``"studentized-u-farther"``, ``"studentized-u"`` and
+    ``"studentized"`` is studentized at the ``reported`` budgets alone (NaN at the grid's others), where the
+    intervals read are, and as many of them as one draw of them all would have studentized.
     """
     m = val.size
     runs = RankedRuns(val, test, maximize)
@@ -406,9 +425,22 @@ def curve_distribution(
         reference = estimate if reference_cdf is rows else runs.estimate(reference_cdf)
         columns = pivot_columns(budgets, m, reported)
         tables = centre_cdf[columns], centre_slope[columns], reference_cdf[columns]
+        read = np.ones(columns.size, bool)
+        if drawn and reported is not None and method in PLAIN_METHODS:
+            read = reported[columns]
         dist, resample_centre, resample_error = studentized_distribution(
-            runs, *tables[:2], rows, rng, n_resamples, reported, studentize=method != K_OF_M_METHOD
+            runs,
+            tables[0][read],
+            tables[1][read],
+            rows,
+            rng,
+            n_resamples,
+            reported,
+            studentize=method != K_OF_M_METHOD,
+            drawn=drawn,
         )
+        if not read.all():  # the grid's other budgets: NaN, as the resamples were not studentized there
+            resample_centre, resample_error = (widened(values, read) for values in (resample_centre, resample_error))
         prepivots = None
         if method == CALIBRATED_METHOD:
             prepivots = calibration_prepivots(runs, tables, reference[columns], scale, rng, n_resamples)
@@ -424,6 +456,13 @@ def curve_distribution(
         jackknife = np.concatenate(evaluate_batches(lambda i: runs.boo_n(i, rows_loo), jackknife_indices(runs)))
     plausible = plausible_range(test, maximize, bounds)
     return Resampled(estimate, dist, jackknife, pivot, plausible, scale)
+
+
+def widened(values: np.ndarray, read: np.ndarray) -> np.ndarray:
+    """``values`` of the columns ``read`` (a boolean mask) placed among NaN columns for the others."""
+    out = np.full((values.shape[0], read.size), np.nan)
+    out[:, read] = values
+    return out
 
 
 def pivot_columns(budgets: np.ndarray, m: int, reported: np.ndarray | None = None) -> np.ndarray:
@@ -465,11 +504,13 @@ def pivot_tables(
         return rows, slope_table(m, budgets, estimator), rows
     plug_in = rows if estimator == "V" else cdf_table(m, budgets, "V")
     unbiased = budgets <= m
-    if unbiased.all() and estimator == "U":
-        return rows, slope_table(m, budgets, "U"), plug_in
+    if unbiased.all():  # U at every budget: its P once, and its slope from it
+        centre = rows if estimator == "U" else cdf_table(m, budgets, "U")
+        return centre, slope_of(centre), plug_in
     within = np.minimum(budgets, m)
-    centre = np.where(unbiased[:, None], cdf_table(m, within, "U"), plug_in)
-    slope = np.where(unbiased[:, None], slope_table(m, within, "U"), slope_table(m, budgets, "V"))
+    u = cdf_table(m, within, "U")
+    centre = np.where(unbiased[:, None], u, plug_in)
+    slope = np.where(unbiased[:, None], slope_of(u), slope_table(m, budgets, "V"))
     return centre, slope, plug_in
 
 
@@ -501,6 +542,7 @@ def studentized_distribution(
     reported: np.ndarray | None = None,
     *,
     studentize: bool = True,
+    drawn: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The statistic on every resample (B, budgets), and the centre and its standard error on the first ones
     (B_t, budgets of the pivot; none when not ``studentize``: the k-out-of-m pivot has resamples of its own).
@@ -511,9 +553,9 @@ def studentized_distribution(
     first :func:`studentized_resamples` resamples are studentized, the others still give the bootstrap
     distribution. ``reported`` (a boolean mask, None: every budget): the budgets whose statistic is evaluated on
     every resample, NaN at the others; the interval and the band need none of it. The resamples are those of
-    every other method.
+    every other method. ``drawn``: resamples drawn (and studentized as far as the bound allows) before these.
     """
-    wanted = studentized_resamples(runs.m, cdf.shape[0], n_resamples) if studentize else 0
+    wanted = max(0, studentized_resamples(runs.m, cdf.shape[0], drawn + n_resamples) - drawn) if studentize else 0
     compiled = compiled_pass(runs.blocks * cdf.shape[0] * wanted)
     counting = compiled_counting(runs.m * n_resamples, loaded=compiled is not None)
     every = reported is None or bool(reported.all())
@@ -533,8 +575,10 @@ def studentized_distribution(
         cost), and the centre and its standard error on its first ``studentized`` resamples."""
         if studentized == 0:
             return statistic(resamples), *(np.empty((0, cdf.shape[0])),) * 2
-        first = resample_rows(resamples, slice(studentized))
-        return statistic(resamples), *runs.boo_n_studentized(first, cdf, slope, compiled, counting)
+        # counted once, with the squares the standard error needs where there are ties, for both passes
+        counted = runs.counted(resamples, squares=runs.blocks < runs.m, counting=counting)
+        first = resample_rows(counted, slice(studentized))
+        return statistic(counted), *runs.boo_n_studentized(first, cdf, slope, compiled, counting)
 
     def batches() -> Iterator[tuple[Resamples, int]]:
         done = 0

@@ -339,8 +339,12 @@ def slope_table(m: int, budgets: np.ndarray, estimator: Estimator) -> np.ndarray
     if estimator == "V":
         n = np.asarray(budgets, dtype=np.float64)[:, None]
         return n * np.power(np.arange(m + 1)[None, :] / m, n - 1.0)  # 0^0 = 1: g = 1 for the mean
-    p = cdf_table(m, budgets, estimator)
-    return m * np.gradient(p, axis=1)
+    return slope_of(cdf_table(m, budgets, estimator))
+
+
+def slope_of(cdf: np.ndarray) -> np.ndarray:
+    """The slope :func:`slope_table` gives U and W, from their P (one row per budget): ``m dP/dk``."""
+    return (cdf.shape[1] - 1) * np.gradient(cdf, axis=1)
 
 
 def _falls(means: np.ndarray) -> np.ndarray:

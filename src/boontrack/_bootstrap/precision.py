@@ -34,16 +34,18 @@ PRECISION = 0.05
 
 
 def until_precise(
-    draw: Callable[[int], Resampled], confidence_level: float, method: str, read: np.ndarray | None
+    draw: Callable[[int, int], Resampled], confidence_level: float, method: str, read: np.ndarray | None
 ) -> Resampled:
-    """``draw(count)`` in rounds until :func:`monte_carlo_error` of the budgets ``read`` (a boolean mask; None:
-    every budget) is at most :data:`PRECISION`, or :data:`MOST_RESAMPLES` are drawn."""
-    resampled = draw(FIRST_RESAMPLES)
+    """``draw(count, drawn)`` in rounds (``drawn`` resamples drawn before) until :func:`monte_carlo_error` of the
+    budgets ``read`` (a boolean mask; None: every budget) is at most :data:`PRECISION`, or :data:`MOST_RESAMPLES`
+    are drawn."""
+    resampled = draw(FIRST_RESAMPLES, 0)
     while (
         resampled.resamples < MOST_RESAMPLES
         and monte_carlo_error(resampled, confidence_level, method, read) > PRECISION
     ):
-        resampled = resampled.extended(draw(min(RESAMPLES_STEP, MOST_RESAMPLES - resampled.resamples)))
+        more = min(RESAMPLES_STEP, MOST_RESAMPLES - resampled.resamples)
+        resampled = resampled.extended(draw(more, resampled.resamples))
     return resampled
 
 

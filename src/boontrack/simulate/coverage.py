@@ -60,6 +60,8 @@ def _coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, 
     if not isinstance(pop, Population):
         raise ValueError(f"`population` must be a boontrack.simulate.Population, got {pop!r}")
     m = as_count(m, "m")
+    if m < 2:
+        raise ValueError(f"{named('m')} must be at least 2: an interval needs the spread of 2 runs, got {m}")
     budgets = np.unique(as_budgets(n)[0])
     estimator = as_choice(estimator, "estimator", ESTIMATORS)
     if estimator == "U" and budgets.max() > m:

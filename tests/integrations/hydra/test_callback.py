@@ -283,7 +283,7 @@ def test_bad_options_are_one_clear_error(options, message):
     [
         ({"confidence": 2}, "`confidence` must be a number between 0 and 1, got 2"),
         ({"minimize": "yes"}, "`minimize` must be true or false, got 'yes'"),
-        ({"resamples": 0}, "`resamples` must be an integer >= 1, got 0"),
+        ({"resamples": 0}, "`resamples` must be an integer >= 1 or 'auto', got 0"),
         ({"bootstrap_seed": -1}, "`bootstrap_seed` must be an integer >= 0, got -1"),
         ({"seed_key": ""}, "`seed_key` must be a non-empty name, got ''"),
         ({"mlflow_tracking_uri": "not a uri"}, "`mlflow_tracking_uri` 'not a uri' is neither a URI"),

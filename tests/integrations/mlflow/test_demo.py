@@ -78,5 +78,6 @@ def test_demo_trains_summarizes_and_reuses_its_sweep(tmp_path, monkeypatch):
         ],
     )
     assert readme.exit_code == 0, readme.output
-    table = format_table(result.summary)
-    assert table in readme.stdout and table in "\n".join(lines)
+    # the same table; the demo wrote its summary, so its warnings are counted and read in the summary run's report
+    assert format_table(result.summary) in readme.stdout
+    assert format_table(result.summary, report_written=True) in "\n".join(lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -19,7 +20,13 @@ import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
+from boontrack.exceptions import InputError
 from boontrack.reaggregate import load_config, run_job_line, run_jobs
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 pytestmark = pytest.mark.ray
 
@@ -139,6 +146,39 @@ def test_without_an_address_the_pass_has_a_ray_of_its_own(monkeypatch):
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
     assert RayEngine(1)._address == "10.0.0.1:6379"
     assert RayEngine(1, address="ray://head:10001")._address == "ray://head:10001"
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["auto", "local", "10.0.0.1:6379", "head-1.example.org:6379", "[::1]:6379", "ray://head:10001", "ray://head"],
+)
+def test_a_ray_address_is_auto_local_host_port_or_ray_client_s(address):
+    from boontrack_ray.engine import RayEngine
+
+    assert RayEngine(1, address=address)._address == address
+
+
+@pytest.mark.parametrize("address", ["not an address", "head", "head:port", "http://head:8265", "ray://", "a/b:1"])
+def test_anything_else_is_refused_when_the_engine_is_made_naming_where_it_came_from(address, monkeypatch):
+    from boontrack_ray.engine import RayEngine
+
+    with pytest.raises(InputError, match=rf"^`address` '{re.escape(address)}' is not a Ray address: give HOST:PORT"):
+        RayEngine(1, address=address)
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    with pytest.raises(InputError, match=r"^RAY_ADDRESS '.*' is not a Ray address"):
+        RayEngine(1)
+
+
+def test_the_ray_extra_allows_the_ray_these_tests_run_on_and_no_later_minor_release():
+    """The upper bound is the tested one: a Ray release changed how ``ray.init`` may be called (2.60 could not
+    start a local Ray from a helper thread), so the extra moves on once the suite has run on the next one."""
+    import ray
+    from packaging.requirements import Requirement
+
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text(encoding="utf-8"))
+    (extra,) = (Requirement(line) for line in pyproject["project"]["optional-dependencies"]["ray"])
+    assert extra.specifier.contains(ray.__version__)
+    assert any(bound.operator == "<" for bound in extra.specifier)
 
 
 def _reaggregate_process(workdir: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:

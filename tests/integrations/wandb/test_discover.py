@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
 from boontrack.directory import DirectorySink
+from boontrack.exceptions import InputError
 from boontrack.pipeline import run_job, summary_key
 from boontrack.reaggregate import discover_jobs, load_config, run_jobs
 
@@ -106,10 +108,9 @@ def test_each_group_becomes_a_job_and_boontrack_runs_make_none(project, tmp_path
         ('discover = true\nsweep = "swA"', "give no sweep option"),
     ],
 )
-def test_a_discovery_that_cannot_be_made_fails_its_job(project, tmp_path, extra, message):
-    lines = []
-    assert run_jobs(load_config(_config(tmp_path, extra)), log=lines.append) == 1
-    assert lines[0].startswith("team: failed: discovering sweeps: wandb: ") and message in lines[0], lines
+def test_a_discovery_that_cannot_be_made_is_refused_with_the_config(project, tmp_path, extra, message):
+    with pytest.raises(InputError, match="^job 'team': wandb: .*" + re.escape(message)):
+        load_config(_config(tmp_path, extra))  # bad input: the pass exits 2 and runs nothing
 
 
 def _full_reads(double) -> int:
