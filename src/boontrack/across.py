@@ -5,20 +5,14 @@ of datasets, Atari games). :func:`across_tasks` summarizes each group over the w
 of Agarwal et al. (2021), defined as their library rliable defines them so that the numbers can be checked, and
 with the mean over tasks of Boo_n (Bajgar et al. 2018). With x the (normalized) test score of a run:
 
-=======================  ===========================================================================================
-aggregate                definition, per group
-=======================  ===========================================================================================
-``mean``                 mean over tasks of the task's mean of x over its runs
-``median``               median over tasks of the same per-task means
-``iqm``                  interquartile mean of x over the runs of every task pooled: ``scipy.stats.trim_mean(x,
-                         0.25)``, the mean of the pooled scores left when ``int(0.25 N)`` are cut from each end
-``optimality_gap``       mean over the pooled runs of ``max(gamma - x, 0)`` (``max(x - gamma, 0)`` when lower is
-                         better): how far the runs fall short of the target ``gamma``
-``boo_n``                mean over tasks of the task's Boo_n (eq. 7 of Bajgar et al. with the V, U or W weights of
-                         :func:`boontrack.boo_n`), on normalized test scores, at each budget n: the curve over n
-``profile``              share of the pooled runs whose x is better than tau (``x > tau``; ``x < tau`` when lower
-                         is better), over a grid of tau (the score distribution's performance profile)
-=======================  ===========================================================================================
+| aggregate | definition, per group |
+|---|---|
+| ``mean`` | mean over tasks of the task's mean of x over its runs |
+| ``median`` | median over tasks of the same per-task means |
+| ``iqm`` | interquartile mean of x over the runs of every task pooled: ``scipy.stats.trim_mean(x, 0.25)``, the mean of the pooled scores left when ``int(0.25 N)`` are cut from each end |
+| ``optimality_gap`` | mean over the pooled runs of ``max(gamma - x, 0)`` (``max(x - gamma, 0)`` when lower is better): how far the runs fall short of the target ``gamma`` |
+| ``boo_n`` | mean over tasks of the task's Boo_n (eq. 7 of Bajgar et al. with the V, U or W weights of :func:`boontrack.boo_n`), on normalized test scores, at each budget n: the curve over n |
+| ``profile`` | share of the pooled runs whose x is better than tau (``x > tau``; ``x < tau`` when lower is better), over a grid of tau (the score distribution's performance profile) |
 
 and between two groups A and B: the differences of ``mean``, ``iqm`` and ``boo_n``, and the probability of
 improvement, the mean over tasks of ``P(x_A > x_B) + 0.5 P(x_A = x_B)`` for a random run of each on the task (the
