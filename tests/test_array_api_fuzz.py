@@ -181,6 +181,15 @@ def test_compare_approaches(a, b, paired, seed):
 
 
 @settings_
+@given(runs, st.integers(1, 3), st.sampled_from(["none", "min-max"]), st.booleans(), rngs)
+def test_across_tasks(scores, task_count, normalize, maximize, seed):
+    """Runs dealt to 1-3 tasks and 2 groups in row order (a group may miss a task: refused)."""
+    s = _as_array(scores)
+    labels = {"task": [i % task_count for i in range(s.size)], "group": [(i // task_count) % 2 for i in range(s.size)]}
+    _check(lambda: bt.across_tasks(s, **labels, maximize=maximize, normalize=normalize, n=2, rng=seed, **FAST))
+
+
+@settings_
 @given(runs, st.integers(1, 4), st.integers(1, 3), rngs)
 def test_training_curves(values, run_count, step_count, seed):
     """Values spread over a few runs and steps in row order (some runs and steps left out, some cells logged
