@@ -32,8 +32,11 @@ def _columns(rows):
 
 
 def _run(rows, **options):
+    """across_tasks on the rows, without the measured warnings every small benchmark gets (tested on their own)."""
     score, task, group, validation = _columns(rows)
-    return across_tasks(score, task=task, group=group, validation=validation, **{**FAST, **options})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FewRunsWarning)
+        return across_tasks(score, task=task, group=group, validation=validation, **{**FAST, **options})
 
 
 def _close(value, exact):
@@ -412,6 +415,17 @@ def test_a_single_run_on_a_task_and_a_budget_beyond_the_runs_are_said():
         across_tasks(
             [0.1, 0.2, 0.3, 0.4], task=["a", "a", "b", "b"], group=["x"] * 4, maximize=True, n=3, n_resamples=10
         )
+
+
+def test_few_runs_per_task_and_the_aggregate_boo_n_are_said_with_what_was_measured():
+    ten = {"task": np.repeat(["a", "b"], 10), "group": ["x"] * 20, "maximize": True, "n_resamples": 10}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 10 runs per task, n = 1: nothing to say
+        across_tasks(np.arange(20.0), n=1, **ten)
+    with pytest.warns(FewRunsWarning, match=r"9 runs on a task: .* covered 83.6-90.6 % at 3 runs per task"):
+        across_tasks(np.arange(19.0), **{**ten, "task": np.repeat(["a", "b"], [10, 9]), "group": ["x"] * 19}, n=1)
+    with pytest.warns(FewRunsWarning, match=r"Boo_n across 2 tasks: .* covered 15-85 % over 5 tasks"):
+        across_tasks(np.arange(20.0), n=[1, 2], **ten)
 
 
 def test_the_public_names_are_served_by_the_package():
