@@ -103,8 +103,61 @@ def test_a_server_that_drops_connections_is_tried_a_bounded_number_of_times(drop
     uri, attempts = dropping_uri
     with pytest.raises(BackendError, match="cannot reach the MLflow server"):
         MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
-    # MLflow's defaults retry 7 times with back-off (about four minutes); boontrack's retries once, twice at most
-    assert 1 <= attempts() <= int(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) + 1
+    # MLflow's defaults retry 7 times with back-off (about four minutes); boontrack's retries once, twice at most,
+    # after the one connection that checked that something listens there
+    assert 2 <= attempts() <= int(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) + 2
+
+
+#: Runs boontrack's CLI with the arguments after ``-c``, then prints which of MLflow's modules were imported.
+_CLI_REPORTING_MLFLOW = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m.partition(".")[0] == "mlflow"))))
+from boontrack.cli import main
+main(sys.argv[1:])
+"""
+
+
+def _summarize_in_a_fresh_process(uri: str, *, hang_after: float, **environment: str) -> tuple[int, str, list[str]]:
+    """``boontrack summarize ... --write-back`` against ``uri`` in a new Python process, with MLflow's HTTP settings
+    left to boontrack: (exit status, stderr, MLflow's modules it imported). A process still running after
+    ``hang_after`` seconds is killed and fails the test: a bound far above what the job takes, not a timing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_HTTP_", "BOONTRACK_MLFLOW_"))}
+    arguments = ["summarize", "mlflow:sweeps", "--tracking-uri", uri, "--val", "val_acc", "--write-back"]
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI_REPORTING_MLFLOW, *arguments],
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+        timeout=hang_after,
+    )
+    return done.returncode, done.stderr, json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_refused_server_is_said_before_mlflow_is_imported(dead_uri):
+    """Nothing listens at the port: said in one line from a check of the port, before importing MLflow and setting up
+    its client (seconds of start-up; 26 s on a loaded machine when the refused request told it)."""
+    status, stderr, imported = _summarize_in_a_fresh_process(dead_uri, hang_after=300)
+    host = dead_uri.rsplit("@", 1)[1]
+    assert (status, stderr) == (1, f"Error: cannot reach the MLflow server at http://***@{host} (is it running?)\n")
+    assert imported == []
+
+
+@pytest.mark.parametrize("misbehaving", ["hang"], indirect=True)
+def test_a_server_that_never_answers_the_run_search_is_reported_within_the_jobs_budget(misbehaving):
+    """The job's start-up (importing MLflow and setting up its client) counts against its budget: a search that is
+    never answered ends the job within BOONTRACK_MLFLOW_MAX_WAIT seconds of its start. Before, the search waited its
+    own 60 s whatever the budget, after a start-up of seconds (68 s in all with the default budget of 60 s)."""
+    from boontrack_mlflow._read import SEARCH_TIMEOUT_S
+
+    uri, seen = misbehaving
+    # a job of a 5 s budget that runs for 50 s has waited for the search's own timeout: it hangs past its budget
+    hang_after = SEARCH_TIMEOUT_S - 10
+    status, stderr, _ = _summarize_in_a_fresh_process(uri, hang_after=hang_after, BOONTRACK_MLFLOW_MAX_WAIT="5")
+    assert (status, stderr) == (
+        1,
+        f"Error: the MLflow server at {uri} did not answer in time (BOONTRACK_MLFLOW_MAX_WAIT bounds retries)\n",
+    )
+    assert seen[SEARCH] == 1  # not retried: the budget is spent
 
 
 def test_dead_server_cli_exit_code_1_one_line(dead_uri, default_http_settings):
@@ -144,8 +197,8 @@ def test_a_sqlite_uri_to_a_missing_file_is_refused_and_not_created(tmp_path):
 
 
 class _Misbehaving(BaseHTTPRequestHandler):
-    """A fake tracking endpoint: knows one experiment; every other request gets ``answer``: (status, headers)
-    or "hang" (never answers). Counts the requests per path."""
+    """A double of a tracking server, not MLflow: knows one experiment; every other request gets ``answer``:
+    (status, headers) or "hang" (accepted and never answered, until the test ends). Counts the requests per path."""
 
     answer: tuple[int, dict] | str = (429, {"Retry-After": "3600"})
     search_answer: dict | None = None  # when set, the run search answers this
@@ -161,7 +214,7 @@ class _Misbehaving(BaseHTTPRequestHandler):
         elif path == SEARCH and self.search_answer is not None:
             self._send(200, {}, json.dumps(self.search_answer).encode())
         elif self.answer == "hang":
-            self.release.wait(30)
+            self.release.wait()
             self.close_connection = True
         else:
             status, headers = self.answer
