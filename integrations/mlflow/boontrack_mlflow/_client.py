@@ -50,18 +50,22 @@ MIN_ATTEMPT_TIMEOUT_S = 1.0
 class RetryBudget:
     """The time one job may still spend waiting on MLflow servers; shared by a source and its sink.
 
-    The job's start-up counts, once, when it first sends a request: importing MLflow and setting up its client
-    take seconds (more on a loaded machine), and a server that never answers must be reported within the budget of
-    the job's start. Then every retry costs the time of the failed attempt plus the wait before the next one
-    (``Retry-After`` when the server sends it, else MLflow's exponential back-off). A retry that would take the
-    total past the budget is not made: the request fails at once, and the error says what the server asked for.
-    No attempt waits longer for an answer than what remains (:meth:`timeout`).
+    The job's start-up against a server counts, once: from the moment :func:`connect` begins (the check that the
+    server listens, importing MLflow, setting up its client) to the job's first request. It takes seconds, far
+    more on a loaded machine (26 s was seen), and a server that never answers must be reported within the budget
+    of that start, not of the first request. The time before connecting is not charged: a source made long before
+    it reads (in a notebook, or a job queued behind others) keeps its whole budget. Then every retry costs the time
+    of the failed attempt plus the wait before the next one (``Retry-After`` when the server sends it, else
+    MLflow's exponential back-off). A retry that would take the total past the budget is not made: the request
+    fails at once, and the error says what the server asked for. No attempt waits longer for an answer than what
+    remains (:meth:`timeout`).
     """
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = max_wait_s() if seconds is None else float(seconds)
         self.spent = 0.0
-        self._started: float | None = time.monotonic()  # None once the start-up is charged
+        self._connecting_since: float | None = None  # set by begin_start_up, cleared once charged
+        self._start_up_charged = False
 
     def allows(self, cost: float) -> bool:
         return self.spent + cost <= self.seconds
@@ -69,16 +73,24 @@ class RetryBudget:
     def spend(self, cost: float) -> None:
         self.spent += cost
 
+    def begin_start_up(self) -> None:
+        """Mark the start of the job's start-up against a server (:func:`connect`), once per budget: a second
+        client made for the same job (none is, today) must not charge the first's start-up twice."""
+        if self._connecting_since is None and not self._start_up_charged:
+            self._connecting_since = time.monotonic()
+
     def charge_start_up(self) -> None:
-        """Charge the time from the job's start to now, once: called when the job first sends a request."""
-        if self._started is not None:
-            self.spend(time.monotonic() - self._started)
-            self._started = None
+        """Charge the start-up begun at :meth:`begin_start_up`, once: called when the job first sends a request,
+        so that MLflow's set-up made lazily by its first call counts as well."""
+        if self._connecting_since is not None:
+            self.spend(time.monotonic() - self._connecting_since)
+            self._connecting_since = None
+            self._start_up_charged = True
 
     def timeout(self, wanted: float | None) -> float:
         """The timeout of one attempt: ``wanted`` (None: no limit of its own) cut to what remains of the budget,
-        start-up included, and at least :data:`MIN_ATTEMPT_TIMEOUT_S`."""
-        start_up = 0.0 if self._started is None else time.monotonic() - self._started
+        a start-up under way included, and at least :data:`MIN_ATTEMPT_TIMEOUT_S`."""
+        start_up = 0.0 if self._connecting_since is None else time.monotonic() - self._connecting_since
         remaining = max(self.seconds - self.spent - start_up, MIN_ATTEMPT_TIMEOUT_S)
         return remaining if wanted is None else min(wanted, remaining)
 
@@ -255,6 +267,10 @@ def resolve_tracking_uri(tracking_uri: str | None) -> str:
     create an empty store there, which a read must never do. For the same reason a ``sqlite:`` URI must name
     an existing file.
     """
+    if not tracking_uri and "mlflow" not in sys.modules and os.environ.get("MLFLOW_TRACKING_URI"):
+        # MLflow not loaded, so nothing called mlflow.set_tracking_uri: the variable is the URI MLflow would use,
+        # read without importing MLflow, so that a server that cannot be reached is said before that import.
+        tracking_uri = os.environ["MLFLOW_TRACKING_URI"]
     if not tracking_uri:
         mlflow = import_mlflow()
         if not mlflow.is_tracking_uri_set():
@@ -366,22 +382,29 @@ def is_missing(exc: BaseException) -> bool:
 
 def connect(uri: str) -> Any:
     """An ``MlflowClient`` bound to ``uri`` (never the global tracking URI), once a tracking server at ``uri`` is
-    known to accept connections (:func:`check_reachable`)."""
+    known to accept connections (:func:`check_reachable`). Inside :func:`bounded_http`, the job's budget is charged
+    for the time from here to its first request (:class:`RetryBudget`)."""
+    budget = _budget.get()
+    if budget is not None:
+        budget.begin_start_up()
     check_reachable(uri)
     mlflow = import_mlflow()
     return mlflow.MlflowClient(tracking_uri=uri)
 
 
 def check_reachable(uri: str) -> None:
-    """BackendError, in one line, when nothing accepts a connection at the host and port of an ``http(s)`` tracking
-    URI: found before MLflow is imported (1-2 s, far more on a loaded machine) and its client set up. A refused
-    connection fails at once; a host that does not answer, after the request timeout (``MLFLOW_HTTP_REQUEST_TIMEOUT``,
+    """BackendError, in one line naming the URI and the reason, when nothing accepts a connection at the host and
+    port of an ``http(s)`` tracking URI: found with one socket connection before MLflow is imported and its client
+    set up (seconds; 26 s on a loaded machine when the refused request said it). A refused connection fails at
+    once; a host that does not answer (packets dropped), after the request timeout (``MLFLOW_HTTP_REQUEST_TIMEOUT``,
     cut to the job's :class:`RetryBudget`). Other URIs, and a server reached through a proxy (``HTTP_PROXY``,
-    ``HTTPS_PROXY``: the proxy is what answers), are MLflow's to reach."""
+    ``HTTPS_PROXY``, ``ALL_PROXY`` unless ``NO_PROXY`` names the host, as requests reads them: the proxy is what
+    answers), are MLflow's to reach."""
     parsed = urllib.parse.urlsplit(uri)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
         return
-    if parsed.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(parsed.hostname):
+    proxies = urllib.request.getproxies()
+    if (parsed.scheme in proxies or "all" in proxies) and not urllib.request.proxy_bypass(parsed.hostname):
         return
     try:
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
@@ -390,17 +413,14 @@ def check_reachable(uri: str) -> None:
     timeout = _connect_timeout_s()
     try:
         with socket.create_connection((parsed.hostname, port), timeout=timeout):
-            pass
-    except ConnectionRefusedError:
-        raise BackendError(f"cannot reach the MLflow server at {redact(uri)} (is it running?)") from None
+            pass  # accepted: whether the server answers is for the requests (and their timeouts) to find
     except TimeoutError:
-        raise BackendError(
-            f"cannot reach the MLflow server at {redact(uri)}: no answer within {timeout:g} s (is it running?)"
-        ) from None
-    except OSError as exc:
-        raise BackendError(
-            f"cannot reach the MLflow server at {redact(uri)} ({redact(exc.strerror or str(exc))}; is it running?)"
-        ) from None
+        reason = f"no answer within {timeout:g} s"
+    except OSError as exc:  # refused, no route, unknown host: ECONNREFUSED's "Connection refused" and the like
+        reason = redact(exc.strerror or str(exc))
+    else:
+        return
+    raise BackendError(f"cannot reach the MLflow server at {redact(uri)} ({reason}; is it running?)")
 
 
 def _connect_timeout_s() -> float:
