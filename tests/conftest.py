@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from processes import WITH_PARENT
+
 # The test command runs every property test on the same examples each time (derandomized: seeded from the test),
 # so that a run is red only where the code or the tests changed: a random search turned two proofs of "the suite
 # passes every time" red on new edge cases (real bugs, each now pinned by a test). The search for new ones is a
@@ -187,6 +189,10 @@ def mlflow_server(_mlflow_server_root) -> str:
     root = _mlflow_server_root
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     command = [
+        sys.executable,
+        "-c",
+        WITH_PARENT,
+        str(os.getpid()),
         sys.executable,
         "-m",
         "mlflow",
