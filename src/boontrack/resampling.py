@@ -523,7 +523,7 @@ def default_budgets(m: int, *, estimator: Estimator = "V", method: Method = DEFA
     Log-spaced budgets are the distinct rounded points of a geometric grid from 1 to the largest budget, the grid
     made just fine enough to give the count; they always include 1 and the largest budget. That is m, except for
     U with BCa, whose jackknife evaluates U on m - 1 runs, where it stops at m - 1. A studentized band resamples
-    its pivot at about 16 of them whatever their number (:func:`boontrack._bootstrap.intervals.pivot_columns`).
+    its pivot at about 10 of them whatever their number (:func:`boontrack._bootstrap.intervals.pivot_columns`).
     """
     m, estimator, method = _default_budgets_iv(m, estimator, method)
     if estimator == "U" and method == "bca" and m > 1:

@@ -44,11 +44,12 @@ Discovery and change token (``boontrack reaggregate``)
 
 Time bounds: while boontrack talks to MLflow, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES=2``,
 ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR=1`` and ``MLFLOW_HTTP_REQUEST_TIMEOUT=10`` apply unless the user set them
-(the run search has a 60 s timeout), and all the retries of one job (failed attempts, back-off and the waits a
-server asks for with ``Retry-After``) share a budget of ``BOONTRACK_MLFLOW_MAX_WAIT`` seconds (default 60): a
-retry that would exceed it is not made, and the error says what the server asked for. A dead server is the
-one-line error "cannot reach the MLflow server at URI (is it running?)", at once (a refused connection is not
-retried). Errors name the URI with any ``user:password@`` removed.
+(the run search has a 60 s timeout), and one job's waits (its start-up from connecting to its first request,
+failed attempts, back-off and the waits a server asks for with ``Retry-After``) share a budget of
+``BOONTRACK_MLFLOW_MAX_WAIT`` seconds (default 60): a retry that would exceed it is not made, the error says what
+the server asked for, and no attempt waits longer than what remains. A dead server is the one-line error "cannot
+reach the MLflow server at URI (Connection refused; is it running?)", at once and before MLflow is imported (one
+socket connection checks the server's port first). Errors name the URI with any ``user:password@`` removed.
 
 Importing this package imports neither mlflow nor numpy or pandas: its names are loaded on first use, and
 mlflow when it is first called (``pip install ".[mlflow]"``).

@@ -10,10 +10,12 @@ import contextlib
 import contextvars
 import email.utils
 import os
+import socket
 import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,29 +37,62 @@ HTTP_DEFAULTS = {
 }
 
 
-#: Environment variable: the most seconds one job spends on a failing MLflow server (failed attempts, back-off
-#: and the waits a server asks for with ``Retry-After``), summed over all its requests.
+#: Environment variable: the most seconds one job spends on a failing MLflow server (its start-up until its first
+#: request, failed attempts, back-off and the waits a server asks for with ``Retry-After``), summed over all its
+#: requests.
 MAX_WAIT_VARIABLE = "BOONTRACK_MLFLOW_MAX_WAIT"
 DEFAULT_MAX_WAIT_S = 60.0
+#: The shortest timeout of one attempt, whatever remains of the budget: a job whose start-up alone took its
+#: budget (a machine loaded far beyond its cores) still gets an answer from a server that is up.
+MIN_ATTEMPT_TIMEOUT_S = 1.0
 
 
 class RetryBudget:
-    """The time one job may still spend retrying MLflow requests; shared by a source and its sink.
+    """The time one job may still spend waiting on MLflow servers; shared by a source and its sink.
 
-    Every retry costs the time of the failed attempt plus the wait before the next one (``Retry-After`` when
-    the server sends it, else MLflow's exponential back-off). A retry that would take the total past the
-    budget is not made: the request fails at once, and the error says what the server asked for.
+    The job's start-up against a server counts, once: from the moment :func:`connect` begins (the check that the
+    server listens, importing MLflow, setting up its client) to the job's first request. It takes seconds, far
+    more on a loaded machine (26 s was seen), and a server that never answers must be reported within the budget
+    of that start, not of the first request. The time before connecting is not charged: a source made long before
+    it reads (in a notebook, or a job queued behind others) keeps its whole budget. Then every retry costs the time
+    of the failed attempt plus the wait before the next one (``Retry-After`` when the server sends it, else
+    MLflow's exponential back-off). A retry that would take the total past the budget is not made: the request
+    fails at once, and the error says what the server asked for. No attempt waits longer for an answer than what
+    remains (:meth:`timeout`).
     """
 
     def __init__(self, seconds: float | None = None) -> None:
         self.seconds = max_wait_s() if seconds is None else float(seconds)
         self.spent = 0.0
+        self._connecting_since: float | None = None  # set by begin_start_up, cleared once charged
+        self._start_up_charged = False
 
     def allows(self, cost: float) -> bool:
         return self.spent + cost <= self.seconds
 
     def spend(self, cost: float) -> None:
         self.spent += cost
+
+    def begin_start_up(self) -> None:
+        """Mark the start of the job's start-up against a server (:func:`connect`), once per budget: a second
+        client made for the same job (none is, today) must not charge the first's start-up twice."""
+        if self._connecting_since is None and not self._start_up_charged:
+            self._connecting_since = time.monotonic()
+
+    def charge_start_up(self) -> None:
+        """Charge the start-up begun at :meth:`begin_start_up`, once: called when the job first sends a request,
+        so that MLflow's set-up made lazily by its first call counts as well."""
+        if self._connecting_since is not None:
+            self.spend(time.monotonic() - self._connecting_since)
+            self._connecting_since = None
+            self._start_up_charged = True
+
+    def timeout(self, wanted: float | None) -> float:
+        """The timeout of one attempt: ``wanted`` (None: no limit of its own) cut to what remains of the budget,
+        a start-up under way included, and at least :data:`MIN_ATTEMPT_TIMEOUT_S`."""
+        start_up = 0.0 if self._connecting_since is None else time.monotonic() - self._connecting_since
+        remaining = max(self.seconds - self.spent - start_up, MIN_ATTEMPT_TIMEOUT_S)
+        return remaining if wanted is None else min(wanted, remaining)
 
 
 def max_wait_s() -> float:
@@ -155,7 +190,10 @@ def _budgeted_request(method, url, max_retries, backoff_factor, backoff_jitter, 
     raise_on_status = args[0] if args else kwargs.pop("raise_on_status", True)
     args = args[1:]
     respect_retry_after = kwargs.pop("respect_retry_after_header", True)
+    wanted_timeout = kwargs.get("timeout")  # MLflow's: MLFLOW_HTTP_REQUEST_TIMEOUT, or the caller's
+    budget.charge_start_up()
     for attempt in range(max_retries + 1):
+        kwargs["timeout"] = budget.timeout(wanted_timeout)
         started = time.monotonic()
         try:
             response = _original_request(
@@ -229,6 +267,10 @@ def resolve_tracking_uri(tracking_uri: str | None) -> str:
     create an empty store there, which a read must never do. For the same reason a ``sqlite:`` URI must name
     an existing file.
     """
+    if not tracking_uri and "mlflow" not in sys.modules and os.environ.get("MLFLOW_TRACKING_URI"):
+        # MLflow not loaded, so nothing called mlflow.set_tracking_uri: the variable is the URI MLflow would use,
+        # read without importing MLflow, so that a server that cannot be reached is said before that import.
+        tracking_uri = os.environ["MLFLOW_TRACKING_URI"]
     if not tracking_uri:
         mlflow = import_mlflow()
         if not mlflow.is_tracking_uri_set():
@@ -339,6 +381,52 @@ def is_missing(exc: BaseException) -> bool:
 
 
 def connect(uri: str) -> Any:
-    """An ``MlflowClient`` bound to ``uri`` (never the global tracking URI)."""
+    """An ``MlflowClient`` bound to ``uri`` (never the global tracking URI), once a tracking server at ``uri`` is
+    known to accept connections (:func:`check_reachable`). Inside :func:`bounded_http`, the job's budget is charged
+    for the time from here to its first request (:class:`RetryBudget`)."""
+    budget = _budget.get()
+    if budget is not None:
+        budget.begin_start_up()
+    check_reachable(uri)
     mlflow = import_mlflow()
     return mlflow.MlflowClient(tracking_uri=uri)
+
+
+def check_reachable(uri: str) -> None:
+    """BackendError, in one line naming the URI and the reason, when nothing accepts a connection at the host and
+    port of an ``http(s)`` tracking URI: found with one socket connection before MLflow is imported and its client
+    set up (seconds; 26 s on a loaded machine when the refused request said it). A refused connection fails at
+    once; a host that does not answer (packets dropped), after the request timeout (``MLFLOW_HTTP_REQUEST_TIMEOUT``,
+    cut to the job's :class:`RetryBudget`). Other URIs, and a server reached through a proxy (``HTTP_PROXY``,
+    ``HTTPS_PROXY``, ``ALL_PROXY`` unless ``NO_PROXY`` names the host, as requests reads them: the proxy is what
+    answers), are MLflow's to reach."""
+    parsed = urllib.parse.urlsplit(uri)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return
+    proxies = urllib.request.getproxies()
+    if (parsed.scheme in proxies or "all" in proxies) and not urllib.request.proxy_bypass(parsed.hostname):
+        return
+    try:
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    except ValueError:  # not a port number: MLflow says so
+        return
+    timeout = _connect_timeout_s()
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout):
+            pass  # accepted: whether the server answers is for the requests (and their timeouts) to find
+    except TimeoutError:
+        reason = f"no answer within {timeout:g} s"
+    except OSError as exc:  # refused, no route, unknown host: ECONNREFUSED's "Connection refused" and the like
+        reason = redact(exc.strerror or str(exc))
+    else:
+        return
+    raise BackendError(f"cannot reach the MLflow server at {redact(uri)} ({reason}; is it running?)")
+
+
+def _connect_timeout_s() -> float:
+    """How long a connection may take: MLflow's request timeout (boontrack's default when unset), cut to what
+    remains of the job's budget."""
+    default = float(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_TIMEOUT"])
+    wanted = seconds_from_environment("MLFLOW_HTTP_REQUEST_TIMEOUT", default)
+    budget = _budget.get()
+    return wanted if budget is None else budget.timeout(wanted)

@@ -646,8 +646,9 @@ def experiment_sink(experiment: str, key: str, *, tracking_uri: str | None = Non
     summaries go to MLflow all the same. The tracking URI is ``tracking_uri``, else the process's.
     """
     uri = resolve_tracking_uri(tracking_uri)
-    client = connect(uri)
-    with bounded_http(), backend_errors(f"finding the experiment {experiment!r}", uri):
+    budget = RetryBudget()
+    with bounded_http(budget), backend_errors(f"finding the experiment {experiment!r}", uri):
+        client = connect(uri)
         found = client.get_experiment_by_name(experiment)
         experiment_id = found.experiment_id if found is not None else client.create_experiment(experiment)
-    return MlflowSink(lambda: client, uri, experiment_id, None, key)
+    return MlflowSink(lambda: client, uri, experiment_id, None, key, budget=budget)

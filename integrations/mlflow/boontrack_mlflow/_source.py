@@ -267,11 +267,12 @@ class MlflowSource(Source):
         """The experiment id: by SQL, or through the client (then the experiment is kept for the sink)."""
         if (store := self._sql_store()) is not None:
             return self._resolve_by_sql(store)
+        client = self.client  # first: a server that cannot be reached is said before MLflow is imported
         mlflow = import_mlflow()
         parent_experiment = None
         if self._parent:
             try:
-                parent_run = self.client.get_run(self._parent)
+                parent_run = client.get_run(self._parent)
             except mlflow.exceptions.MlflowException as exc:
                 if is_missing(exc):
                     raise InputError(f"no MLflow run with id {self._parent!r} at {redact(self._uri)}") from None

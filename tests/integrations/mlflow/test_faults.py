@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -56,7 +57,9 @@ def test_dead_server_fails_at_once_without_credentials(dead_uri, default_http_se
     with pytest.raises(BackendError) as info:
         MlflowSource("sweeps", tracking_uri=dead_uri).read(MetricRequest("val_acc"))
     host = dead_uri.rsplit("@", 1)[1]
-    assert str(info.value) == f"cannot reach the MLflow server at http://***@{host} (is it running?)"
+    assert (
+        str(info.value) == f"cannot reach the MLflow server at http://***@{host} (Connection refused; is it running?)"
+    )
     assert waits == []
 
 
@@ -103,8 +106,238 @@ def test_a_server_that_drops_connections_is_tried_a_bounded_number_of_times(drop
     uri, attempts = dropping_uri
     with pytest.raises(BackendError, match="cannot reach the MLflow server"):
         MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
-    # MLflow's defaults retry 7 times with back-off (about four minutes); boontrack's retries once, twice at most
-    assert 1 <= attempts() <= int(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) + 1
+    # MLflow's defaults retry 7 times with back-off (about four minutes); boontrack's retries once, twice at most,
+    # after the one connection that checked that something listens there
+    assert 2 <= attempts() <= int(HTTP_DEFAULTS["MLFLOW_HTTP_REQUEST_MAX_RETRIES"]) + 2
+
+
+@pytest.fixture
+def silent_uri():
+    """A listener on 127.0.0.1 that accepts every connection and never answers (a server stuck before it reads a
+    request): (URI, how many connections it accepted). The connections are closed when the test ends, which ends
+    any request still waiting on one."""
+    accepted: list[socket.socket] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.1)
+        stop = threading.Event()
+
+        def serve() -> None:
+            while not stop.is_set():
+                try:
+                    accepted.append(listener.accept()[0])
+                except TimeoutError:
+                    continue
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{listener.getsockname()[1]}", lambda: len(accepted)
+        finally:
+            stop.set()
+            thread.join(10)
+            for connection in accepted:
+                connection.close()
+
+
+@pytest.fixture
+def unanswered_uri():
+    """A port on 127.0.0.1 whose connections are never answered, as behind a firewall that drops packets: a
+    listener with a backlog of 0 that never accepts, its queue filled, so that the kernel drops the next SYNs."""
+    with contextlib.ExitStack() as stack:
+        listener = stack.enter_context(socket.socket())
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        address = listener.getsockname()
+        for _ in range(64):  # Linux queues backlog + 1 connections; the loop stops at the first one dropped
+            filler = stack.enter_context(socket.socket())
+            filler.settimeout(0.5)
+            try:
+                filler.connect(address)
+            except TimeoutError:
+                break
+        else:
+            pytest.skip("this system does not drop connections to a full listen queue")
+        yield f"http://127.0.0.1:{address[1]}"
+
+
+#: Runs boontrack's CLI with the arguments after ``-c``, then prints which of MLflow's modules were imported.
+_CLI_REPORTING_MLFLOW = """
+import atexit, json, sys
+atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m.partition(".")[0] == "mlflow"))))
+from boontrack.cli import main
+main(sys.argv[1:])
+"""
+
+#: A bound on each fresh process below, so that a job which hangs fails its test instead of holding the run; far
+#: above what the job takes (seconds; half a minute on a heavily loaded machine), not a timing of it.
+_HANG_GUARD_S = 300
+
+
+def _summarize_in_a_fresh_process(uri: str | None, **environment: str) -> tuple[int, str, list[str]]:
+    """``boontrack summarize ... --write-back`` against ``uri`` (None: the URI is MLFLOW_TRACKING_URI of
+    ``environment``) in a new Python process, with MLflow's HTTP settings and any proxy left out of its
+    environment: (exit status, stderr, MLflow's modules it imported)."""
+    left_out = ("MLFLOW_HTTP_", "MLFLOW_TRACKING_URI", "BOONTRACK_MLFLOW_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(left_out) and not k.lower().endswith("_proxy")}
+    arguments = ["summarize", "mlflow:sweeps", "--val", "val_acc", "--write-back"]
+    if uri is not None:
+        arguments += ["--tracking-uri", uri]
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI_REPORTING_MLFLOW, *arguments],
+        env={**env, **environment},
+        capture_output=True,
+        text=True,
+        timeout=_HANG_GUARD_S,
+    )
+    return done.returncode, done.stderr, json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("given_by", ["--tracking-uri", "MLFLOW_TRACKING_URI"])
+def test_a_refused_server_is_said_before_mlflow_is_imported(dead_uri, given_by):
+    """Nothing listens at the port: one line naming the URI and the reason, from one socket connection made before
+    MLflow is imported and its client set up (seconds of start-up; 26 s on a loaded machine when the refused
+    request said it). The URI from the environment, as a scheduled job often has it, is read without MLflow too."""
+    if given_by == "--tracking-uri":
+        status, stderr, imported = _summarize_in_a_fresh_process(dead_uri)
+    else:
+        status, stderr, imported = _summarize_in_a_fresh_process(None, MLFLOW_TRACKING_URI=dead_uri)
+    assert imported == []
+    host = dead_uri.rsplit("@", 1)[1]
+    assert (status, stderr) == (
+        1,
+        f"Error: cannot reach the MLflow server at http://***@{host} (Connection refused; is it running?)\n",
+    )
+
+
+@pytest.mark.parametrize("proxy", ["HTTP_PROXY", "ALL_PROXY"])
+def test_a_server_behind_a_proxy_is_left_to_mlflow_to_reach(dead_uri, proxy, monkeypatch):
+    """Through a proxy, the proxy is what answers: the check does not connect to the server's port itself, unless
+    NO_PROXY names the host (then MLflow's requests go there directly as well)."""
+    from boontrack_mlflow._client import check_reachable
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    monkeypatch.setenv(proxy, "http://proxy.invalid:3128")
+    check_reachable(dead_uri)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with pytest.raises(BackendError, match="Connection refused"):
+        check_reachable(dead_uri)
+
+
+def test_a_host_that_never_answers_the_connection_is_said_before_mlflow_is_imported(unanswered_uri):
+    """Packets dropped: the check gives up after the request timeout (the user's 1 s here), in one line naming the
+    URI and the reason, MLflow never imported; before, MLflow was imported and its requests timed out, retried."""
+    status, stderr, imported = _summarize_in_a_fresh_process(unanswered_uri, MLFLOW_HTTP_REQUEST_TIMEOUT="1")
+    assert imported == []
+    assert (status, stderr) == (
+        1,
+        f"Error: cannot reach the MLflow server at {unanswered_uri} (no answer within 1 s; is it running?)\n",
+    )
+
+
+def test_a_server_that_accepts_and_never_answers_is_given_up_within_the_jobs_budget(silent_uri):
+    """Each attempt waits at most what remains of the job's budget, whatever its own timeout: with the user's
+    request timeout of an hour and a budget of 2 s, the job ends with one line after one attempt (the check's
+    connection and the request's). Before, the attempt waited its hour (the hang guard ends the test)."""
+    uri, accepted = silent_uri
+    status, stderr, imported = _summarize_in_a_fresh_process(
+        uri, MLFLOW_HTTP_REQUEST_TIMEOUT="3600", BOONTRACK_MLFLOW_MAX_WAIT="2"
+    )
+    assert (status, stderr) == (
+        1,
+        f"Error: the MLflow server at {uri} did not answer in time (BOONTRACK_MLFLOW_MAX_WAIT bounds retries)\n",
+    )
+    assert "mlflow" in imported  # the check let it through: something listens there
+    assert accepted() == 2  # not retried: the start-up, one attempt and the back-off leave nothing of 2 s
+
+
+class _OffsetClock:
+    """``time`` for :mod:`boontrack_mlflow._client` alone: real time (none when ``frozen``) plus ``offset``
+    seconds, so that a test can make a step seem to take an hour without waiting for it."""
+
+    def __init__(self, *, frozen: bool = False) -> None:
+        import time
+
+        self._time = time
+        self._frozen = frozen
+        self.offset = 0.0
+
+    def monotonic(self) -> float:
+        return self.offset + (0.0 if self._frozen else self._time.monotonic())
+
+    def __getattr__(self, name: str):
+        return getattr(self._time, name)
+
+
+@pytest.fixture
+def offset_clock(request, monkeypatch) -> _OffsetClock:
+    """The clock of :mod:`boontrack_mlflow._client` for the test; ``frozen`` when the test is parametrized so."""
+    from boontrack_mlflow import _client
+
+    clock = _OffsetClock(frozen=getattr(request, "param", "") == "frozen")
+    monkeypatch.setattr(_client, "time", clock)
+    return clock
+
+
+@pytest.mark.parametrize("misbehaving", ["hang"], indirect=True)
+def test_the_start_up_counts_against_the_jobs_budget(misbehaving, offset_clock, monkeypatch, default_http_settings):
+    """Importing MLflow and setting up its client are charged to the job's budget: after a start-up that seems to
+    take an hour, against a budget of an hour and 5 s, a run search that is never answered is given up after one
+    attempt of what remains (about 5 s), although its own timeout is an hour. Before, the budget began at the
+    first request, and the search waited its hour (the hang guard ends the test)."""
+    from boontrack_mlflow import _client
+
+    uri, seen = misbehaving
+    import_mlflow = _client.import_mlflow
+
+    def slow_import() -> object:
+        offset_clock.offset += 3600
+        return import_mlflow()
+
+    monkeypatch.setattr(_client, "import_mlflow", slow_import)
+    monkeypatch.setattr("boontrack_mlflow._read.SEARCH_TIMEOUT_S", 3600)
+    monkeypatch.setenv("BOONTRACK_MLFLOW_MAX_WAIT", "3605")
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            MlflowSource("sweeps", tracking_uri=uri).read(MetricRequest("val_acc"))
+        except BaseException as exc:
+            failures.append(exc)
+
+    reading = threading.Thread(target=read, daemon=True)
+    reading.start()
+    reading.join(_HANG_GUARD_S)
+    assert not reading.is_alive(), "the search was not cut to the budget"
+    assert [type(f) for f in failures] == [BackendError]
+    assert "did not answer in time" in str(failures[0])
+    assert seen[SEARCH] == 1
+
+
+@pytest.mark.parametrize("offset_clock", ["frozen"], indirect=True)
+def test_the_time_before_connecting_is_not_charged(offset_clock):
+    """A budget made an hour before its job connects (a source made in a notebook, a job queued behind others) is
+    whole when the job connects: only the time from connecting to the first request counts, once."""
+    from boontrack_mlflow._client import MIN_ATTEMPT_TIMEOUT_S, RetryBudget
+
+    budget = RetryBudget(60)
+    offset_clock.offset += 3600
+    assert budget.timeout(None) == 60
+    budget.begin_start_up()
+    offset_clock.offset += 5
+    assert budget.timeout(None) == 55  # a start-up under way cuts the attempt
+    budget.charge_start_up()
+    assert budget.spent == 5
+    offset_clock.offset += 3600
+    budget.begin_start_up()  # a second client of the same job: its start-up was charged already
+    budget.charge_start_up()
+    assert budget.spent == 5 and budget.timeout(10) == 10
+    budget.spend(100)
+    # all spent: an attempt still gets the shortest timeout, in which a server that is up answers
+    assert budget.timeout(10) == MIN_ATTEMPT_TIMEOUT_S
 
 
 def test_dead_server_cli_exit_code_1_one_line(dead_uri, default_http_settings):
@@ -144,8 +377,8 @@ def test_a_sqlite_uri_to_a_missing_file_is_refused_and_not_created(tmp_path):
 
 
 class _Misbehaving(BaseHTTPRequestHandler):
-    """A fake tracking endpoint: knows one experiment; every other request gets ``answer``: (status, headers)
-    or "hang" (never answers). Counts the requests per path."""
+    """A double of a tracking server, not MLflow: knows one experiment; every other request gets ``answer``:
+    (status, headers) or "hang" (accepted and never answered, until the test ends). Counts the requests per path."""
 
     answer: tuple[int, dict] | str = (429, {"Retry-After": "3600"})
     search_answer: dict | None = None  # when set, the run search answers this
@@ -161,7 +394,7 @@ class _Misbehaving(BaseHTTPRequestHandler):
         elif path == SEARCH and self.search_answer is not None:
             self._send(200, {}, json.dumps(self.search_answer).encode())
         elif self.answer == "hang":
-            self.release.wait(30)
+            self.release.wait()
             self.close_connection = True
         else:
             status, headers = self.answer
