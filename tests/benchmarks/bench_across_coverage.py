@@ -44,7 +44,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from boontrack import across_tasks, boo_n, expected_max_of
-from boontrack.exceptions import ExtrapolationWarning
+from boontrack.exceptions import ExtrapolationWarning, FewRunsWarning
 
 RHO = 0.5
 
@@ -129,7 +129,9 @@ def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[st
     for _ in range(args.replications):
         test, val, task = bench.draw(m, rng)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ExtrapolationWarning)  # n above m: V extrapolates, measured as it is
+            # what they say is what this script measures: n above m (V extrapolates), few runs, the aggregate Boo_n
+            warnings.simplefilter("ignore", ExtrapolationWarning)
+            warnings.simplefilter("ignore", FewRunsWarning)
             res = across_tasks(
                 test,
                 task=task,
