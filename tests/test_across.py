@@ -222,9 +222,8 @@ def test_min_max_normalization_maps_each_task_to_zero_one(rows):
     for group in res.groups:
         agg = res.aggregates[group]
         for result in (agg.mean, agg.median, agg.iqm, agg.optimality_gap, *agg.boo_n.values()):
-            values = np.r_[
-                result.estimate, result.bootstrap_distribution, list(result.confidence_interval.__dict__.values())
-            ]
+            ends = [] if result.method == "refused" else list(result.confidence_interval.__dict__.values())
+            values = np.r_[result.estimate, result.bootstrap_distribution, ends]
             assert np.all((values >= 0) & (values <= 1)), (group, result.estimate)
         assert np.all((agg.task_means >= 0) & (agg.task_means <= 1))
 
@@ -245,14 +244,17 @@ def test_lower_is_better_is_higher_is_better_on_negated_scores(rows):
         assert down.comparisons[pair].prob_improvement.estimate == pytest.approx(comparison.prob_improvement.estimate)
 
 
-def test_the_interval_is_the_percentile_interval_of_the_distribution():
+def test_the_median_and_the_probability_of_improvement_have_percentile_intervals():
     rows = [(g, t, float(s), None) for g in "AB" for t in range(3) for s in np.random.default_rng(len(g) + t).random(6)]
     res = _run(rows, maximize=True, n=2, confidence_level=0.9, n_resamples=500)
-    for result in (res.aggregates["A"].iqm, res.aggregates["B"].boo_n[2], res.compare("A", "B").prob_improvement):
-        assert (result.confidence_interval.low, result.confidence_interval.high) == tuple(
-            np.quantile(result.bootstrap_distribution, [0.05, 0.95])
+    for result in (res.aggregates["A"].median, res.compare("A", "B").prob_improvement):
+        assert (result.confidence_interval.low, result.confidence_interval.high) == pytest.approx(
+            tuple(np.quantile(result.bootstrap_distribution, [0.05, 0.95])), abs=1e-12
         )
         assert result.method == "percentile" and result.n_resamples == 500 == result.bootstrap_distribution.size
+    for result in (res.aggregates["A"].mean, res.aggregates["A"].iqm, res.compare("A", "B").iqm_difference):
+        assert result.method == "studentized"
+    assert res.aggregates["B"].boo_n[2].method == res.compare("A", "B").boo_n_difference[2].method == "studentized-u"
     difference = res.compare("A", "B").iqm_difference.bootstrap_distribution
     assert np.array_equal(
         difference, res.aggregates["A"].iqm.bootstrap_distribution - res.aggregates["B"].iqm.bootstrap_distribution
@@ -262,6 +264,31 @@ def test_the_interval_is_the_percentile_interval_of_the_distribution():
         reverse.iqm_difference.confidence_interval.low == -res.compare("A", "B").iqm_difference.confidence_interval.high
     )
     assert reverse.prob_improvement.estimate == 1 - res.compare("A", "B").prob_improvement.estimate
+
+
+def test_the_studentized_interval_of_the_mean_by_hand():
+    """Two tasks of three runs: each resample's pivot (mean* - mean) / se*, se*^2 = sum_t s*_t^2 / 3 / 2^2 from the
+    draws themselves, and the interval mean - t_hi se .. mean - t_lo se, computed here run by run."""
+    rows = [("A", "a", 0.1, None), ("A", "a", 0.4, None), ("A", "a", 0.5, None)]
+    rows += [("A", "b", 0.7, None), ("A", "b", 0.9, None), ("A", "b", 0.75, None)]
+    res = _run(rows, maximize=True, n=1, n_resamples=300, rng=4)
+    layout, canonical = _canonical(rows, maximize=True)
+    counts = across._draw_counts(layout, np.random.default_rng(4), 300)
+    by_task = {t: [s for _, tt, s, _ in rows if tt == t] for t in ("a", "b")}
+    mean = np.mean([np.mean(v) for v in by_task.values()])
+    se = np.sqrt(sum(np.var(v, ddof=1) / 3 for v in by_task.values())) / 2
+    pivots = []
+    for r in range(300):
+        drawn = _resample_rows(rows, counts[r], canonical)
+        cells = [[s for _, t, s, _ in drawn if t == task] for task in ("a", "b")]
+        centre = np.mean([np.mean(c) for c in cells])
+        assert res.aggregates["A"].mean.bootstrap_distribution[r] == pytest.approx(centre, abs=1e-12)
+        error = np.sqrt(sum(np.var(c, ddof=1) / 3 for c in cells)) / 2
+        pivots.append((centre - mean) / error if error > 0 else np.sign(centre - mean) * np.inf)
+    low_t, high_t = np.quantile(np.array(pivots), [0.025, 0.975])
+    got = res.aggregates["A"].mean.confidence_interval
+    expected = (max(mean - high_t * se, 0.1), min(mean - low_t * se, 0.9))  # cut to the runs' range
+    assert (got.low, got.high) == pytest.approx(expected, abs=1e-12)
 
 
 # -- the stratified bootstrap against the resamples it stands for -------------------------------------------------
@@ -334,6 +361,85 @@ def test_each_resample_gives_what_its_runs_give(rows, maximize, seed):
                 assert comparison.prob_improvement.bootstrap_distribution[r] == pytest.approx(
                     again.comparisons[pair].prob_improvement.estimate, abs=1e-12
                 )
+
+
+def _canonical(rows, maximize, normalize="none"):
+    """The layout of the rows and the rows in its canonical order (what a resample's counts refer to)."""
+    score, task, group, validation = _columns(rows)
+    checked = across._across_tasks_iv(
+        score, task, group, maximize, validation, normalize, None, [1], "V", None, 0.95, 1, 0
+    )
+    x, val, task_index, tasks, group_index, groups = checked[:6]
+    layout = across._layout(x, val, task_index, group_index, len(groups), len(tasks), maximize)
+    sign = 1.0 if maximize else -1.0
+    order = np.lexsort((sign * x, sign * val, task_index, group_index))
+    canonical = [(groups[group_index[i]], tasks[task_index[i]], x[i], val[i]) for i in order]
+    return layout, canonical
+
+
+@settings(max_examples=15, deadline=None)
+@given(benchmarks(min_runs=2, max_runs=5), st.booleans(), st.integers(0, 2**32 - 1))
+def test_each_resample_s_standard_errors_are_those_of_its_draws(rows, maximize, seed):
+    """What the studentized intervals take from resample r, computed from counts, equals the same computed on the
+    runs it drew: the variance of the mean over tasks (sum_t s_t^2 / m_t / T^2), of the IQM (the winsorized
+    draws' variance per cell over the share kept squared), and U over tasks with its delta-method variance as the
+    core computes it for one sweep (RankedRuns.boo_n_studentized)."""
+    from boontrack._bootstrap import RankedRuns
+    from boontrack._bootstrap.kernels import cdf_table, slope_of
+
+    layout, canonical = _canonical(rows, maximize)
+    budgets = np.array([1, 2])
+    unbiased = across._unbiased_tables(layout, budgets)
+    counts = across._draw_counts(layout, np.random.default_rng(seed), 4)
+    gap = np.zeros(layout.x.size)
+    got = across._errors(layout, counts, unbiased, gap, np.ones(layout.cell_sizes.size))
+    groups = sorted({g for g, *_ in rows})
+    tasks = sorted({t for _, t, *_ in rows})
+    for r in range(4):
+        drawn = _resample_rows(rows, counts[r], canonical)
+        for g, group in enumerate(groups):
+            cells = [[(s, v) for gg, t, s, v in drawn if (gg, t) == (group, task)] for task in tasks]
+            scores = [np.array([s for s, _ in c]) for c in cells]
+            variance = sum(np.var(c, ddof=1) / c.size for c in scores) / len(tasks) ** 2
+            assert got["mean_var"][r, g] == pytest.approx(variance, abs=1e-12)
+            pooled = np.sort(np.concatenate(scores))
+            cut = pooled.size // 4
+            low, high = pooled[cut], pooled[pooled.size - cut - 1]
+            kept = (pooled.size - 2 * cut) / pooled.size
+            iqm = sum((c.size / pooled.size) ** 2 * np.var(np.clip(c, low, high), ddof=1) / c.size for c in scores)
+            assert got["iqm_var"][r, g] == pytest.approx(iqm / kept**2, abs=1e-12)
+            for j, k in enumerate(budgets):
+                u, var = [], []
+                for c in cells:
+                    picked = np.array([s if v is None else v for s, v in c])
+                    test = np.array([s for s, _ in c])
+                    cdf = cdf_table(test.size, np.array([k]), "U")
+                    value, error = RankedRuns(picked, test, maximize).boo_n_studentized(
+                        np.arange(test.size)[None, :], cdf, slope_of(cdf)
+                    )
+                    assert value[0, 0] == pytest.approx(
+                        bt.boo_n(picked, test, n=int(k), estimator="U", maximize=maximize), abs=1e-12
+                    )
+                    u.append(value[0, 0])
+                    var.append(error[0, 0] ** 2)
+                assert got["boo_u"][r, j, g] == pytest.approx(np.mean(u), abs=1e-12)
+                assert got["boo_var"][r, j, g] == pytest.approx(np.sum(var) / len(tasks) ** 2, abs=1e-12)
+
+
+def test_the_aggregate_boo_n_is_refused_above_two_thirds_of_the_runs_saying_why():
+    rng = np.random.default_rng(2)
+    scores, task = rng.random(12), np.repeat(["a", "b"], [6, 6])
+    task[:3] = "c"  # task c: 3 runs, a: 3, b: 6
+    with pytest.warns(FewRunsWarning) as caught:
+        res = across_tasks(scores, task=task, group=["x"] * 12, maximize=True, n=[1, 2, 3], n_resamples=50, rng=0)
+    said = [str(w.message) for w in caught if "no interval" in str(w.message)]
+    assert len(said) == 1 and "Boo_3: group 'x' has 3 runs on task 'a', and n = 3 is above 2m/3 = 2" in said[0]
+    assert "covered 91.0-99.2 % at n = m" in said[0]
+    refused = res.aggregates["x"].boo_n[3]
+    assert refused.method == "refused" and np.isnan(refused.confidence_interval.low)
+    assert np.isnan(refused.confidence_interval.high) and refused.estimate == refused.estimate  # kept
+    assert res.refused == {"boo_n[3]": said[0]}
+    assert res.aggregates["x"].boo_n[2].method == "studentized-u"  # 2 <= 2m/3 = 2
 
 
 def test_resamples_keep_each_task_s_runs_within_the_task():

@@ -69,12 +69,15 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from boontrack._bootstrap import bootstrap_standard_error, percentile_interval
+from boontrack._bootstrap import RankedRuns, bootstrap_standard_error, percentile_interval
+from boontrack._bootstrap.intervals import UNBOUNDED, studentize
+from boontrack._bootstrap.kernels import slope_of
 from boontrack._collector import warn
 from boontrack._validation import (
     as_budgets,
@@ -86,7 +89,7 @@ from boontrack._validation import (
     as_scores,
 )
 from boontrack.choices import ESTIMATORS
-from boontrack.estimators import Estimator, _expected_best, best_of_n_cdf, rank_blocks, warn_or_raise_budget
+from boontrack.estimators import Estimator, best_of_n_cdf, warn_or_raise_budget
 from boontrack.exceptions import FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
 from boontrack.vocabulary import name as _named
@@ -102,8 +105,16 @@ __all__ = [
 
 Normalize = Literal["none", "min-max"]
 NORMALIZATIONS = ("none", "min-max")
-#: The interval method: percentile intervals of the stratified bootstrap, rliable's default.
-METHOD = "percentile"
+#: The interval methods of :class:`~boontrack.resampling.BootstrapResult`'s ``method`` (see the module docstring):
+#: the stratified bootstrap-t of the mean, the IQM, the optimality gap and their differences; the same centred on
+#: Tang et al.'s unbiased U, for the aggregate Boo_n; the percentile interval (rliable's default) of the median,
+#: the probability of improvement and the profiles; no interval, where none was measured to cover.
+STUDENTIZED, STUDENTIZED_U, PERCENTILE, REFUSED = "studentized", "studentized-u", "percentile", "refused"
+#: Which ends of the studentized pivot's distribution the intervals take (:func:`studentized_ends`).
+TAILS = "equal-tailed"
+#: The aggregate Boo_n's interval is refused at a budget above this share of the fewest runs on a task: measured
+#: to cover up to it, not at n = m (below).
+MOST_SHARE = Fraction(2, 3)
 #: Points of the default grid of tau of the performance profiles.
 PROFILE_POINTS = 51
 #: Runs per task below which the percentile intervals of the mean and the IQM under-cover (measured, below).
@@ -122,8 +133,16 @@ MEASURED_BOO_N = (
     "15-85 % over 5 tasks and 0-52 % over 50 at 3-10 runs per task; of Boo_2 with the unbiased U, 71-93 % over "
     "5 tasks and 29-89 % over 50 (synthetic benchmarks)"
 )
-#: Resamples x runs per batch: bounds each (resamples, runs) working array to 16 MB of float64.
-_BATCH_ELEMENTS = 1 << 21
+#: What was measured where the aggregate Boo_n's interval is refused (``tests/benchmarks/bench_across_coverage.py``,
+#: seed 0, 500 replications a cell, normal and beta scores, 5-50 tasks).
+MEASURED_REFUSED = (
+    "95 % studentized-u intervals covered 91.0-99.2 % at n = m (3 and 5 runs per task) and were 2-7x as wide as at "
+    "n = 2m/3 over 5 tasks; above m, U is undefined and its stand-in covered 85.6-96.6 %; at n <= 2m/3 they covered "
+    "92.6-98.0 %"
+)
+#: Resamples x runs per batch: bounds each (resamples, runs) working array to 8 MB of float64 (the studentized
+#: intervals' pass holds about a dozen).
+_BATCH_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -259,7 +278,7 @@ class AcrossTasks:
     comparisons: dict[tuple[Any, Any], GroupComparison]
     confidence_level: float
     n_resamples: int
-    method: str = METHOD
+    refused: dict[str, str] = field(default_factory=dict)
 
     def compare(self, a: Any, b: Any) -> GroupComparison:
         """Group ``a`` against group ``b``, in that orientation."""
@@ -460,6 +479,103 @@ def _task_boo_n(layout: _Layout, counts: np.ndarray, cdf: np.ndarray) -> np.ndar
     return out
 
 
+def _cell_moments(layout: _Layout, counts: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per resample and cell: the mean of the drawn ``values`` (one per run, or one row per resample) and their
+    variance with ``ddof=1`` (0 in a cell of one run), shape ``(resamples, cells)`` each.
+
+    The values are centred on each cell's mean on the data first, so that the sums of squares keep the digits of
+    the spread rather than of the scores' level."""
+    centre = np.add.reduceat(layout.x, layout.cell_starts) / layout.cell_sizes
+    shifted = values - centre[layout.run_cell]
+    sums = np.add.reduceat(counts * shifted, layout.cell_starts, axis=1)
+    squares = np.add.reduceat(counts * shifted * shifted, layout.cell_starts, axis=1)
+    m = layout.cell_sizes
+    spread = np.maximum(squares - sums * sums / m, 0.0) / np.maximum(m - 1, 1)
+    return sums / m + centre, np.where(m > 1, spread, 0.0)
+
+
+def _mean_error(layout: _Layout, counts: np.ndarray, values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Per resample and group: the variance of ``sum_c weights_c mean_c(values)`` over the group's cells, as
+    estimated from the draws: ``sum_c weights_c^2 s_c^2 / m_c`` (s_c^2 the cell's variance, ``ddof=1``), shape
+    ``(resamples, groups)``. The mean over tasks has ``weights = 1 / tasks``; a mean over the pooled runs
+    (the optimality gap) ``m_c / N_g``."""
+    _, spread = _cell_moments(layout, counts, values)
+    terms = weights**2 * spread / layout.cell_sizes
+    return terms.reshape(-1, layout.groups, layout.tasks).sum(axis=2)
+
+
+def _iqm_error(layout: _Layout, counts: np.ndarray) -> np.ndarray:
+    """Per resample and group: the variance of the IQM of the pooled draws by the delta method, stratified by
+    cell, shape ``(resamples, groups)``.
+
+    The influence of a run on the trimmed mean is its score winsorized at the kept places' ends, ``W = clip(x,
+    x_(cut), x_(N - cut - 1))`` of the pooled sorted draws, over the share kept ``(N - 2 cut) / N`` (Huber 1981):
+    runs are drawn within cells, so the variance is ``sum_c (m_c / N)^2 s_c^2(W) / m_c / kept^2``, s_c^2(W) the
+    variance of the cell's winsorized draws (``ddof=1``)."""
+    ordered = counts[:, layout.iqm_order]
+    starts_of_group = np.repeat(layout.group_starts, layout.group_sizes)
+    end = np.cumsum(ordered, axis=1) - starts_of_group
+    # the run at sorted place p is the first whose cumulative count passes p: the runs before it end at or below p
+    low_place = np.add.reduceat(end <= layout.iqm_cut, layout.group_starts, axis=1)
+    high_place = np.add.reduceat(end <= layout.iqm_keep_end - 1, layout.group_starts, axis=1)
+    ranked = layout.x[layout.iqm_order]
+    low, high = ranked[layout.group_starts + low_place], ranked[layout.group_starts + high_place]
+    run_group = layout.run_cell // layout.tasks
+    winsorized = np.clip(layout.x, low[:, run_group], high[:, run_group])
+    _, spread = _cell_moments(layout, counts, winsorized)
+    group_of_cell = np.arange(layout.groups * layout.tasks) // layout.tasks
+    share = layout.cell_sizes / layout.group_sizes[group_of_cell]
+    kept = (layout.group_sizes - 2 * (0.25 * layout.group_sizes).astype(np.int64)) / layout.group_sizes
+    terms = share**2 * spread / layout.cell_sizes
+    return terms.reshape(-1, layout.groups, layout.tasks).sum(axis=2) / kept**2
+
+
+def _task_boo_n_error(
+    layout: _Layout, counts: np.ndarray, cdf: np.ndarray, slope: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per budget, resample, group and task: Boo_n of the draws with the weights ``cdf`` (as :func:`_task_boo_n`)
+    and the variance of that estimate by the nonparametric delta method, shape ``(budgets, resamples, groups,
+    tasks)`` each.
+
+    The formula of :meth:`boontrack._bootstrap.RankedRuns.boo_n_studentized`, cell by cell: run i of tie block b
+    has influence ``L_i = R_b + (D_b / q_b) (t_i - mean_b)``, ``R_b = sum_{b' >= b} g(Q_b') (mean_b' -
+    mean_{b'+1})`` over the cell's blocks from b up (g = ``slope``, Q_b the draws in blocks up to b, D_b the
+    block's weight and q_b its share of the draws), and the variance is ``sum_i p_i (L_i - Lbar)^2 / m``.
+    """
+    centre = np.add.reduceat(layout.x, layout.cell_starts) / layout.cell_sizes
+    shifted = layout.x - centre[layout.run_cell]
+    drawn = np.add.reduceat(counts, layout.block_starts, axis=1)
+    sums = np.add.reduceat(counts * shifted, layout.block_starts, axis=1)
+    squares = np.add.reduceat(counts * shifted * shifted, layout.block_starts, axis=1)
+    means = np.divide(sums, drawn, out=np.zeros_like(sums), where=drawn > 0)
+    end = (np.cumsum(drawn, axis=1) - layout.cell_starts[layout.block_cell]).astype(np.int64)
+    at = layout.cdf_offset[layout.block_cell] + end
+    before = at - drawn.astype(np.int64)
+    m = layout.cell_sizes[layout.block_cell].astype(np.float64)
+    share = drawn / m
+    blocks = layout.block_starts.size
+    cell_end = np.append(layout.cell_first_block[1:], blocks)  # one past each cell's last block
+    last = np.zeros(blocks, dtype=bool)
+    last[cell_end - 1] = True
+    following = np.concatenate((means[:, 1:], np.zeros((means.shape[0], 1))), axis=1)
+    falls = means - np.where(last, 0.0, following)
+    spread = np.maximum(squares - sums * means, 0.0) / m / np.square(np.maximum(share, 1.0 / m))
+    shape = (-1, layout.groups, layout.tasks)
+    values = np.empty((cdf.shape[0], counts.shape[0], layout.groups, layout.tasks))
+    variances = np.empty_like(values)
+    for k in range(cdf.shape[0]):  # budgets: a handful
+        weights = cdf[k][at] - cdf[k][before]
+        values[k] = (np.add.reduceat(weights * means, layout.cell_first_block, axis=1) + centre).reshape(shape)
+        terms = slope[k][at] * falls
+        above = np.concatenate((np.cumsum(terms[:, ::-1], axis=1)[:, ::-1], np.zeros((terms.shape[0], 1))), axis=1)
+        influence = above[:, :-1] - above[:, cell_end[layout.block_cell]]  # R_b: the cell's terms from b up
+        mean_influence = np.add.reduceat(share * influence, layout.cell_first_block, axis=1)
+        deviation = influence - mean_influence[:, layout.block_cell]
+        variance = np.add.reduceat(share * deviation**2 + spread * weights**2, layout.cell_first_block, axis=1)
+        variances[k] = (variance / layout.cell_sizes).reshape(shape)
+    return values, variances
+
+
 def _prob_improvement(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
     """Per resample and task: ``P(x_a > x_b) + 0.5 P(x_a = x_b)`` over the draws of a and b on the task.
 
@@ -486,6 +602,44 @@ def _profiles(layout: _Layout, counts: np.ndarray, thresholds: np.ndarray) -> np
     return out
 
 
+class _Unbiased(NamedTuple):
+    """What the studentized-u intervals of the aggregate Boo_n need: U's weights and their slope, cells side by
+    side as :func:`_cdf_tables` (U at ``min(n, m_c)`` in a cell of fewer runs than n, where it is undefined and
+    the interval is refused)."""
+
+    cdf: np.ndarray
+    slope: np.ndarray
+
+
+def _unbiased_tables(layout: _Layout, budgets: np.ndarray) -> _Unbiased:
+    tables = {}
+    for m in np.unique(layout.cell_sizes):
+        cdf = best_of_n_cdf(int(m), np.minimum(budgets, m), "U")
+        tables[int(m)] = cdf, slope_of(cdf)
+    sizes = layout.cell_sizes
+    return _Unbiased(
+        np.concatenate([tables[int(m)][0] for m in sizes], axis=1),
+        np.concatenate([tables[int(m)][1] for m in sizes], axis=1),
+    )
+
+
+def _errors(
+    layout: _Layout, counts: np.ndarray, unbiased: _Unbiased, gap_values: np.ndarray, gap_weights: np.ndarray
+) -> dict[str, np.ndarray]:
+    """What the studentized intervals need of each resample (or of the data, with every count 1): the variances
+    of the mean over tasks, the optimality gap and the IQM, per group; U over tasks and its variance, per
+    budget and group."""
+    boo_u, boo_var = _task_boo_n_error(layout, counts, unbiased.cdf, unbiased.slope)
+    tasks = layout.tasks
+    return {
+        "mean_var": _mean_error(layout, counts, layout.x, np.full(layout.cell_sizes.size, 1.0 / tasks)),
+        "optimality_gap_var": _mean_error(layout, counts, gap_values, gap_weights),
+        "iqm_var": _iqm_error(layout, counts),
+        "boo_u": boo_u.mean(axis=3).transpose(1, 0, 2),  # (resamples, budgets, groups)
+        "boo_var": boo_var.sum(axis=3).transpose(1, 0, 2) / tasks**2,
+    }
+
+
 def _resampled(
     layout: _Layout,
     cdf: np.ndarray,
@@ -495,8 +649,11 @@ def _resampled(
     n_resamples: int,
     rng: np.random.Generator,
     batch_elements: int = _BATCH_ELEMENTS,
+    unbiased: _Unbiased | None = None,
+    gap_weights: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Every aggregate on ``n_resamples`` stratified resamples, drawn in batches (resamples along axis 0)."""
+    """Every aggregate on ``n_resamples`` stratified resamples, drawn in batches (resamples along axis 0), and,
+    given ``unbiased`` and ``gap_weights``, what their studentized intervals need (:func:`_errors`)."""
     per_batch = max(1, batch_elements // max(layout.x.size, cdf.shape[0] * layout.block_starts.size))
     parts: dict[str, list[np.ndarray]] = {}
     done = 0
@@ -516,6 +673,8 @@ def _resampled(
                 [_prob_improvement(layout, pair, counts).mean(axis=1) for pair in pairs]
             ).T.reshape(size, len(pairs)),
         }
+        if unbiased is not None and gap_weights is not None:
+            batch.update(_errors(layout, counts, unbiased, gap_values, gap_weights))
         for key, value in batch.items():
             parts.setdefault(key, []).append(value)
         done += size
@@ -832,21 +991,72 @@ def across_tasks(
     if tau is None:
         tau = np.linspace(x.min(), x.max(), PROFILE_POINTS) if np.ptp(x) > 0 else np.array([x.min()])
     gap_values = np.maximum(sign * gamma - layout.better, 0.0)
+    gap_weights = layout.cell_sizes / np.repeat(layout.group_sizes, len(tasks))
     pairs = [_pair_index(layout, a, b) for a in range(len(groups)) for b in range(a + 1, len(groups))]
+    unbiased = _unbiased_tables(layout, budgets)
 
     estimates = _estimates(layout, budgets, estimator, pairs, sign * tau, gap_values)
-    dist = _resampled(layout, _cdf_tables(layout, budgets, estimator), pairs, sign * tau, gap_values, n_resamples, rng)
+    on_data = _errors(layout, np.ones((1, x.size)), unbiased, gap_values, gap_weights)
+    reference = _task_boo_n(layout, np.ones((1, x.size)), _cdf_tables(layout, budgets, "V"))[:, 0].mean(axis=2)
+    dist = _resampled(
+        layout,
+        _cdf_tables(layout, budgets, estimator),
+        pairs,
+        sign * tau,
+        gap_values,
+        n_resamples,
+        rng,
+        unbiased=unbiased,
+        gap_weights=gap_weights,
+    )
+    refusals = _refusals(budgets, runs, groups, tasks)
+    ranges = {
+        key: (np.minimum.reduceat(values, layout.group_starts), np.maximum.reduceat(values, layout.group_starts))
+        for key, values in (("x", layout.x), ("optimality_gap", gap_values))
+    }
 
-    def result(estimate: float, distribution: np.ndarray) -> BootstrapResult:
-        low, high = percentile_interval(distribution, level)
+    def result(
+        estimate: float, distribution: np.ndarray, pivot: _PivotParts | None = None, refused: str | None = None
+    ) -> BootstrapResult:
+        if refused is not None:
+            low, high, method = math.nan, math.nan, REFUSED
+        elif pivot is None:
+            (low, high), method = percentile_interval(distribution, level), PERCENTILE
+        else:
+            low, high = pivot.interval(level)
+            low, high, method = min(low, estimate), max(high, estimate), pivot.method
         return BootstrapResult(
             estimate=float(estimate),
             confidence_interval=ConfidenceInterval(low, high),
             standard_error=float(bootstrap_standard_error(distribution[:, None])[0]),
             bootstrap_distribution=distribution,
-            method=METHOD,
+            method=method,
             confidence_level=level,
             n_resamples=n_resamples,
+        )
+
+    def pivot(name: str, a: int, b: int | None = None, j: int | None = None) -> _PivotParts:
+        """The studentized parts of aggregate ``name`` of group a (minus group b's), at budget j for Boo_n."""
+        if name == "boo_n":
+            centre, error = on_data["boo_u"][0, j], on_data["boo_var"][0, j]
+            centres, errors, ref = dist["boo_u"][:, j], dist["boo_var"][:, j], reference[j]
+            method = STUDENTIZED_U
+        else:
+            centre, error, ref = estimates[name], on_data[f"{name}_var"][0], estimates[name]
+            centres, errors = dist[name], dist[f"{name}_var"]
+            method = STUDENTIZED
+        lowest, highest = ranges["optimality_gap" if name == "optimality_gap" else "x"]
+        if b is None:
+            span = (lowest[a], highest[a])
+            return _PivotParts(centre[a], error[a], ref[a], centres[:, a], errors[:, a], method, span)
+        return _PivotParts(
+            centre[a] - centre[b],
+            error[a] + error[b],
+            ref[a] - ref[b],
+            centres[:, a] - centres[:, b],
+            errors[:, a] + errors[:, b],
+            method,
+            (lowest[a] - highest[b], highest[a] - lowest[b]),
         )
 
     quantiles = [(1 - level) / 2, (1 + level) / 2]
@@ -857,11 +1067,18 @@ def across_tasks(
         low, high = np.quantile(profile_dist, quantiles, axis=0)
         aggregates[label] = GroupAggregates(
             group=label,
-            mean=result(estimates["mean"][g], dist["mean"][:, g]),
+            mean=result(estimates["mean"][g], dist["mean"][:, g], pivot("mean", g)),
             median=result(estimates["median"][g], dist["median"][:, g]),
-            iqm=result(estimates["iqm"][g], dist["iqm"][:, g]),
-            optimality_gap=result(estimates["optimality_gap"][g], dist["optimality_gap"][:, g]),
-            boo_n={int(k): result(boo_estimates[j, g], dist["boo_n"][:, j, g]) for j, k in enumerate(budgets)},
+            iqm=result(estimates["iqm"][g], dist["iqm"][:, g], pivot("iqm", g)),
+            optimality_gap=result(
+                estimates["optimality_gap"][g], dist["optimality_gap"][:, g], pivot("optimality_gap", g)
+            ),
+            boo_n={
+                int(k): result(
+                    boo_estimates[j, g], dist["boo_n"][:, j, g], pivot("boo_n", g, j=j), refusals.get(int(k))
+                )
+                for j, k in enumerate(budgets)
+            },
             profile=PerformanceProfile(tau, estimates["profile"][g], low, high, profile_dist),
             task_means=estimates["task_means"][g],
             task_boo_n={int(k): estimates["boo_n"][j, g] for j, k in enumerate(budgets)},
@@ -874,18 +1091,27 @@ def across_tasks(
             a=groups[a],
             b=groups[b],
             mean_difference=result(
-                estimates["mean"][a] - estimates["mean"][b], dist["mean"][:, a] - dist["mean"][:, b]
+                estimates["mean"][a] - estimates["mean"][b],
+                dist["mean"][:, a] - dist["mean"][:, b],
+                pivot("mean", a, b),
             ),
-            iqm_difference=result(estimates["iqm"][a] - estimates["iqm"][b], dist["iqm"][:, a] - dist["iqm"][:, b]),
+            iqm_difference=result(
+                estimates["iqm"][a] - estimates["iqm"][b], dist["iqm"][:, a] - dist["iqm"][:, b], pivot("iqm", a, b)
+            ),
             boo_n_difference={
                 int(k): result(
-                    boo_estimates[j, a] - boo_estimates[j, b], dist["boo_n"][:, j, a] - dist["boo_n"][:, j, b]
+                    boo_estimates[j, a] - boo_estimates[j, b],
+                    dist["boo_n"][:, j, a] - dist["boo_n"][:, j, b],
+                    pivot("boo_n", a, b, j),
+                    refusals.get(int(k)),
                 )
                 for j, k in enumerate(budgets)
             },
             prob_improvement=result(estimates["prob_improvement"][p].mean(), dist["prob_improvement"][:, p]),
             task_prob_improvement=estimates["prob_improvement"][p],
         )
+    for message in refusals.values():
+        warn(message, FewRunsWarning, stacklevel=2)
     return AcrossTasks(
         groups=groups,
         tasks=tasks,
@@ -898,7 +1124,65 @@ def across_tasks(
         comparisons=comparisons,
         confidence_level=level,
         n_resamples=n_resamples,
+        refused={f"boo_n[{k}]": message for k, message in refusals.items()},
     )
+
+
+@dataclass(frozen=True)
+class _PivotParts:
+    """A studentized interval's parts: ``centre`` and its variance ``error`` on the data, the ``reference`` the
+    resamples' centres are compared with, and the resamples' ``centres`` and variances ``errors``."""
+
+    centre: float
+    error: float
+    reference: float
+    centres: np.ndarray
+    errors: np.ndarray
+    method: str
+    #: The range of the group's scores (of a difference: of the differences of two runs), where the interval is cut.
+    span: tuple[float, float]
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """``centre - t_hi se`` to ``centre - t_lo se`` (see :data:`TAILS`), t the quantiles of the resamples'
+        pivot ``(centre* - reference) / se*``, cut to :attr:`span`: an end whose quantile is unbounded (more
+        resamples with se* = 0 than the tail holds: few runs, tied scores) stops there."""
+        pivot = studentize(self.centres - self.reference, np.sqrt(self.errors))
+        low, high = studentized_ends(self.centre, math.sqrt(self.error), pivot, level, TAILS)
+        return max(low, float(self.span[0])), min(high, float(self.span[1]))
+
+
+def studentized_ends(centre: float, error: float, pivot: np.ndarray, level: float, tails: str) -> tuple[float, float]:
+    """The bootstrap-t interval from the pivot's resamples: ``"equal-tailed"``, ``centre - t_hi se`` to ``centre -
+    t_lo se`` with ``t_lo`` and ``t_hi`` its ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles;
+    ``"symmetric"``, ``centre +- q se`` with q the ``level`` quantile of ``|pivot|``; ``"farther"``, each end the
+    farther of the two."""
+    t_lo, t_hi = np.quantile(pivot, [(1 - level) / 2, (1 + level) / 2])
+    q = float(np.quantile(np.abs(pivot), level))
+    if tails == "equal-tailed":
+        below, above = t_hi, -t_lo
+    elif tails == "symmetric":
+        below = above = q
+    else:
+        below, above = max(q, t_hi), max(q, -t_lo)
+    ends = []
+    for reach, side in ((below, -1.0), (above, 1.0)):
+        ends.append(side * math.inf if reach >= UNBOUNDED / 2 else float(centre + side * reach * error))
+    return ends[0], ends[1]
+
+
+def _refusals(budgets: np.ndarray, runs: np.ndarray, groups: tuple, tasks: tuple) -> dict[int, str]:
+    """Budget -> why its aggregate Boo_n has no interval (see :data:`MOST_SHARE`)."""
+    smallest = int(runs.min())
+    g, t = np.argwhere(runs == smallest)[0]
+    out = {}
+    for k in budgets:
+        if k > 1 and k > MOST_SHARE * smallest:
+            out[int(k)] = (
+                f"no interval for the aggregate Boo_{int(k)}: group {groups[g]!r} has {smallest} runs on task "
+                f"{tasks[t]!r}, and n = {int(k)} is above 2m/3 = {float(MOST_SHARE * smallest):.3g}: "
+                f"{MEASURED_REFUSED}"
+            )
+    return out
 
 
 def _estimates(
@@ -921,10 +1205,10 @@ def _estimates(
         iqm[g] = pooled[cut : pooled.size - cut].mean()
     boo = np.empty((budgets.size, layout.groups * layout.tasks))
     for c, (s, m) in enumerate(zip(layout.cell_starts, layout.cell_sizes)):
-        # boo_n's own computation (boontrack.estimators), without its validation and warnings per cell: the
-        # budgets were checked once, against the smallest cell
-        blocks = rank_blocks(layout.val[s : s + m], maximize=layout.maximize)
-        boo[:, c] = _expected_best(blocks, blocks.block_means(xs[s : s + m]), budgets, estimator)
+        # the core's evaluation of Boo_n on the runs themselves, without boo_n's validation and warnings per cell:
+        # the budgets were checked once, against the smallest cell
+        ranked = RankedRuns(layout.val[s : s + m], xs[s : s + m], layout.maximize)
+        boo[:, c] = ranked.estimate(best_of_n_cdf(int(m), budgets, estimator))
     prob = np.empty((len(pairs), layout.tasks))
     for p, pair in enumerate(pairs):
         for t in range(layout.tasks):
