@@ -524,14 +524,15 @@ def test_a_single_run_on_a_task_and_a_budget_beyond_the_runs_are_said():
 
 
 def test_few_runs_per_task_and_the_aggregate_boo_n_are_said_with_what_was_measured():
-    ten = {"task": np.repeat(["a", "b"], 10), "group": ["x"] * 20, "maximize": True, "n_resamples": 10}
+    three = {"task": np.repeat(["a", "b"], 3), "group": ["x"] * 6, "maximize": True, "n_resamples": 10}
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # 10 runs per task, n = 1: nothing to say
-        across_tasks(np.arange(20.0), n=1, **ten)
-    with pytest.warns(FewRunsWarning, match=r"9 runs on a task: .* covered 83.6-90.6 % at 3 runs per task"):
-        across_tasks(np.arange(19.0), **{**ten, "task": np.repeat(["a", "b"], [10, 9]), "group": ["x"] * 19}, n=1)
-    with pytest.warns(FewRunsWarning, match=r"Boo_n across 2 tasks: .* covered 15-85 % over 5 tasks"):
-        across_tasks(np.arange(20.0), n=[1, 2], **ten)
+        warnings.simplefilter("error")  # 3 runs per task, n = 1, or U at n = 2 <= 2m/3: nothing to say
+        across_tasks(np.arange(6.0), n=1, **three)
+        across_tasks(np.arange(6.0), n=[1, 2], estimator="U", **three)
+    with pytest.warns(FewRunsWarning, match=r"2 runs on a task: the intervals were measured at 3-10 runs per task"):
+        across_tasks(np.arange(5.0), **{**three, "task": np.repeat(["a", "b"], [3, 2]), "group": ["x"] * 5}, n=1)
+    with pytest.warns(FewRunsWarning, match=r"Boo_n across 2 tasks: the estimate is Boo_n with the V or W weights"):
+        across_tasks(np.arange(6.0), n=[1, 2], **three)
 
 
 def test_the_public_names_are_served_by_the_package():
