@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from boontrack.analysis import ComparisonSummary, Summary, Unseen
     from boontrack.spec import Spec
+    from boontrack.summary import ComparisonSummary, Summary, Unseen
 
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
 _REPORT_DROPPED = 20
@@ -62,7 +62,7 @@ def _percent(share: float) -> str:
 
 
 def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
-    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
+    """What a group's runs cannot show (:class:`boontrack.summary.Unseen`), in sentences."""
     rate = unseen.rate
     sentences = [
         f"a kind of run rarer than {_one_in(rate)} ({_percent(rate)}) may be absent from these {runs} runs, as a "

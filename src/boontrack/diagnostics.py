@@ -98,7 +98,7 @@ def _sample_sd(t: np.ndarray) -> float:
 
 def _equal_scores_message(test_given: bool) -> str:
     """What equal reported scores (the test scores, else the validation scores) do to every interval: the one
-    warning of a summary that says so (:attr:`boontrack.analysis.GroupSummary.interval_limits`)."""
+    warning of a summary that says so (:attr:`boontrack.summary.GroupSummary.interval_limits`)."""
     scores = "test" if test_given else "validation"
     return (
         f"all {scores} scores are equal: every interval is a point, which cannot show how far other runs may score "

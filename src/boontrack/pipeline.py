@@ -36,8 +36,8 @@ from boontrack.spec import Spec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import Summary
     from boontrack.runtable import RunTable
+    from boontrack.summary import Summary
 
 __all__ = [
     "Destination",
@@ -99,7 +99,7 @@ class JobResult:
         What failed (no credentials), one sentence per failed destination; None when nothing failed.
     stored_summary
         With ``summarize_unchanged=True``, when unchanged: the summary the sink holds, as the JSON data of its
-        ``summary.json`` (:meth:`Summary.to_dict <boontrack.analysis.Summary.to_dict>`), which
+        ``summary.json`` (:meth:`Summary.to_dict <boontrack.summary.Summary.to_dict>`), which
         :func:`~boontrack.reports.format_table` and :func:`~boontrack.reports.to_json` print as they print the
         analysis. None otherwise.
     """

@@ -34,11 +34,11 @@ from boontrack._report_text import (
     _shown_budgets,
     _unseen_sentences,
 )
-from boontrack.analysis import IntervalEstimate, Summary
+from boontrack.summary import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
-    from boontrack.analysis import ComparisonSummary, GroupSummary
     from boontrack.runtable import DroppedRun
+    from boontrack.summary import ComparisonSummary, GroupSummary
     from boontrack.training import TrainingCurves
 
 __all__ = ["curve_svg", "to_html"]

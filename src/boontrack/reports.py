@@ -82,17 +82,17 @@ from boontrack._report_text import (  # safe_name: one of this module's public n
     _unseen_sentences,
     safe_name,
 )
-from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
 from boontrack.runtable import short_name
+from boontrack.summary import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import ComparisonSummary, GroupSummary
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
+    from boontrack.summary import ComparisonSummary, GroupSummary
 
 __all__ = [
     "curve_table",

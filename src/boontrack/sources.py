@@ -30,7 +30,7 @@ from boontrack.spec import Spec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
+    from boontrack.summary import ComparisonSummary, IntervalEstimate, Summary
 
 __all__ = [
     "SIDE_COLUMN",
@@ -221,7 +221,8 @@ def _analyzed(
 
 def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
     """The summaries with every p-value adjusted over the comparisons of all of them (one metric: unchanged)."""
-    from boontrack.analysis import TestResult, _adjusted
+    from boontrack.analysis import _adjusted
+    from boontrack.summary import TestResult
 
     everyone = [comparison for summary in summaries for comparison in summary.comparisons]
     tests = [list(comparison.tests.items()) for comparison in everyone]
@@ -744,9 +745,9 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
     """The metrics and artifacts of a comparison's run."""
     import json
 
-    from boontrack.analysis import _jsonable
     from boontrack.backends import SummaryOutputs
     from boontrack.reports import flat_metrics, markdown_literal, safe_name
+    from boontrack.summary import jsonable
 
     metrics: dict[str, float] = {}
     for summary in result.summaries:
@@ -760,7 +761,7 @@ def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
         metrics.update({f"{prefix}gate/{name}": value for name, value in verdict.items() if math.isfinite(value)})
     data = {
         "labels": list(result.labels),
-        "gate": None if gate is None else _jsonable(gate),
+        "gate": None if gate is None else jsonable(gate),
         "summaries": [summary.to_dict() for summary in result.summaries],
     }
     said = f"boontrack compare: {', '.join(result.metrics)} ({', '.join(result.labels[1:])} vs {result.labels[0]})"
