@@ -8,6 +8,8 @@ idempotent). The result types, and their JSON round trip, are :mod:`boontrack.su
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -542,6 +544,28 @@ def _adjusted(family: Mapping[int, tuple[str, Any]], correction: Literal["holm",
         pvalues = [family[i][1].pvalue for i in defined]
         adjusted.update(zip(defined, adjust_pvalues(pvalues, method=correction).tolist()))
     return adjusted
+
+
+def adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
+    """The summaries with every p-value adjusted over the comparisons of all of them (one metric: unchanged): the
+    metrics of a comparison of sources (:func:`boontrack.sources.compare_sources`) form one family."""
+    everyone = [comparison for summary in summaries for comparison in summary.comparisons]
+    tests = [list(comparison.tests.items()) for comparison in everyone]
+    correction = summaries[0].spec.correction
+    # one family per kind of test, as within a summary: the t-tests (paired t or Welch), then the rank tests
+    adjusted = [_adjusted({i: each[kind] for i, each in enumerate(tests)}, correction) for kind in (0, 1)]
+    replaced = []
+    for i, comparison in enumerate(everyone):
+        results: dict[str, Any] = {
+            name: TestResult(result.statistic, result.pvalue, adjusted[kind][i])
+            for kind, (name, result) in enumerate(tests[i])
+        }
+        replaced.append(dataclasses.replace(comparison, **results))
+    remaining = iter(replaced)
+    return tuple(
+        dataclasses.replace(summary, comparisons=tuple(itertools.islice(remaining, len(summary.comparisons))))
+        for summary in summaries
+    )
 
 
 def _compare_pair(

@@ -10,7 +10,7 @@ imports nothing heavy at import time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -63,6 +63,10 @@ class SourceComparison:
     #: What ``write_to`` found: ``"updated"`` (written) or ``"unchanged"`` (it held this comparison already);
     #: None without ``write_to``.
     written: Literal["updated", "unchanged"] | None = None
+    #: The sources' change tokens bound together, asked before their runs were read when the comparison is
+    #: written (``write_to``), None otherwise or where a source offers none: written beside the comparison's
+    #: fingerprint, as a summary's token is (:func:`boontrack.pipeline.publish`).
+    change_token: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def metrics(self) -> tuple[str, ...]:

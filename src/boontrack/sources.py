@@ -14,7 +14,6 @@ This module imports nothing heavy at import time, and no tracker: sources are op
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -123,18 +122,21 @@ def compare_sources(
     specs, names, per_source, destination_options = _compare_sources_iv(
         sources, labels, options, require, margin, (write_to, write_options), spec_options
     )
+    from boontrack.analysis import adjusted_across
     from boontrack.backends import open_source
-    from boontrack.pipeline import resolve_direction
+    from boontrack.pipeline import joint_change_token, resolve_direction
 
     opened = [s if isinstance(s, Source) else open_source(os.fspath(s), **o) for s, o in zip(sources, per_source)]
     # every direction is decided before any run is read
     specs = [_agreed_direction([resolve_direction(source, spec) for source in opened], names) for spec in specs]
+    # asked before any run is read, as a summary's is: a change in between is seen by the next run, never hidden
+    token = None if write_to is None else joint_change_token([(source, spec) for spec in specs for source in opened])
     described = " vs ".join(f"{name}: {source.describe()}" for name, source in zip(names, opened))
-    summaries = _adjusted_across(
+    summaries = adjusted_across(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
     gate = _gate(summaries, require, margin) if require is not None else None
-    result = SourceComparison(labels=names, summaries=summaries, gate=gate)
+    result = SourceComparison(labels=names, summaries=summaries, gate=gate, change_token=token)
     if write_to is None:
         return result
     return dataclasses.replace(result, written=write_comparison(result, write_to, **destination_options))
@@ -154,30 +156,6 @@ def _analyzed(
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)
     return analyze(table, joined_spec, progress=progress, source=described, threads=threads, pairs=pairs)
-
-
-def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
-    """The summaries with every p-value adjusted over the comparisons of all of them (one metric: unchanged)."""
-    from boontrack.analysis import _adjusted
-    from boontrack.summary import TestResult
-
-    everyone = [comparison for summary in summaries for comparison in summary.comparisons]
-    tests = [list(comparison.tests.items()) for comparison in everyone]
-    correction = summaries[0].spec.correction
-    # one family per kind of test, as within a summary: the t-tests (paired t or Welch), then the rank tests
-    adjusted = [_adjusted({i: each[kind] for i, each in enumerate(tests)}, correction) for kind in (0, 1)]
-    replaced = []
-    for i, comparison in enumerate(everyone):
-        results: dict[str, Any] = {
-            name: TestResult(result.statistic, result.pvalue, adjusted[kind][i])
-            for kind, (name, result) in enumerate(tests[i])
-        }
-        replaced.append(dataclasses.replace(comparison, **results))
-    remaining = iter(replaced)
-    return tuple(
-        dataclasses.replace(summary, comparisons=tuple(itertools.islice(remaining, len(summary.comparisons))))
-        for summary in summaries
-    )
 
 
 #: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
@@ -519,7 +497,10 @@ def write_comparison(
     metric's plot of the curves it links (``curves_<metric>.svg``, :func:`curve_files`) and ``comparison.json``
     (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
     it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
-    prefix and boontrack's version) changed, or with ``force``.
+    prefix and boontrack's version) changed, or with ``force``. It is written as a summary is
+    (:func:`boontrack.pipeline.publish`): the outputs, the sources' change token
+    (:attr:`SourceComparison.change_token`, when it was asked), and the fingerprint last, so that a write that
+    fails or is killed midway is redone by the next run.
 
     Parameters
     ----------
@@ -545,15 +526,22 @@ def write_comparison(
         The tracker failed.
     """
     from boontrack.backends import sink_at
+    from boontrack.pipeline import publish
 
     options = _destination_iv(destination, options)
     key, fp = _comparison_identity(result, prefix)
     sink = sink_at(destination, key, **options)
-    if not force and sink.read_fingerprint() == fp:
-        return "unchanged"
-    sink.write(comparison_outputs(result, prefix))
-    sink.write_fingerprint(fp)  # last: a failure before this line leaves the comparison to be written again
-    return "updated"
+    # the one write protocol of summaries: fingerprint, write, change token, fingerprint last
+    (done,) = publish(
+        [sink],
+        fp,
+        lambda: comparison_outputs(result, prefix),
+        token=result.change_token,
+        force=force,
+        raise_on_error=True,
+    )
+    assert done.status != "write-failed"  # raised instead
+    return done.status
 
 
 def _comparison_identity(result: SourceComparison, prefix: str) -> tuple[str, str]:
