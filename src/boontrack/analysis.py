@@ -248,7 +248,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
     from boontrack._bootstrap.doubts import doubts
     from boontrack.diagnostics import diagnose
     from boontrack.estimators import boo_n_gaussian
-    from boontrack.resampling import _summary_band
+    from boontrack.resampling import summary_band
 
     val, scores = table.arrays(label)
     test = scores if table.test_column is not None else None
@@ -266,7 +266,7 @@ def _summarize_group(table: RunTable, spec: Spec, index: int, label: str) -> tup
         # reported budget (budgets of the band) and the mean (Boo_1). They agree with each other, and the runs are
         # resampled once instead of once per number.
         curve_budgets = _curve_budgets(val.size, spec, budgets)
-        band = _summary_band(val, test, [1, *budgets], n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
+        band = summary_band(val, test, [1, *budgets], n=curve_budgets, rng=_rng(spec, _GROUP, index), **common)
         boo = {int(k): IntervalEstimate.from_bootstrap(band.at(int(k))) for k in budgets}
         mean = IntervalEstimate.from_bootstrap(band.at(1))
         gaussian_values = np.atleast_1d(boo_n_gaussian(val, test, n=list(budgets), maximize=spec.higher_is_better))
@@ -329,10 +329,10 @@ def _interval_limits(
 ) -> tuple[str, ...]:
     """What a group's intervals cannot show because of where its scores lie (:attr:`GroupSummary.interval_limits`):
     every score equal, else Boo_n at budgets n >= 2 resting on runs at the best score possible."""
-    from boontrack.diagnostics import _equal_scores_message
+    from boontrack.diagnostics import equal_scores_message
 
     if scores.size > 1 and np.ptp(scores) == 0:
-        return (_equal_scores_message(test_given),)
+        return (equal_scores_message(test_given),)
     at_best = _resting_at_best(val, scores, budgets, spec, bounds)
     return () if at_best is None else (at_best,)
 
@@ -670,12 +670,12 @@ def _resampled_comparison(spec, arrays, has_test, paired, indices, budgets, resa
     """The comparison draws its own resamples, as many as the groups' intervals took: of pairs for runs paired
     by seed, so that a resample keeps them together, else of each group; one draw serves every budget (then the
     mean difference draws its own, from the same generator)."""
-    from boontrack.compare import _compare_at_budgets
+    from boontrack.compare import compare_at_budgets
 
     a_val, a_test, b_val, b_test = arrays
     if not has_test:
         a_test = b_test = None
-    return _compare_at_budgets(
+    return compare_at_budgets(
         a_val,
         b_val,
         a_test,

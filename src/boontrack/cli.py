@@ -478,7 +478,7 @@ def compare(
     same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
     rerun on unchanged runs writes nothing).
     """
-    from boontrack.sources import _destination_iv, compare_sources, load_comparison, to_markdown, write_comparison
+    from boontrack.sources import check_destination, compare_sources, load_comparison, to_markdown, write_comparison
 
     destination: dict[str, Any] = {"write_to": write_to, "write_options": write_options or None}
     named_by = COMPARE  # who named the destination: the command line, or the config file
@@ -503,7 +503,7 @@ def compare(
         keywords.update(require=require, margin=margin)
         spoken = COMPARE
     with vocabulary.speaking(named_by):  # before any run is read
-        destination_options = _destination_iv(**destination)
+        destination_options = check_destination(**destination)
     with vocabulary.speaking(spoken):
         result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
     markdown = to_markdown(result)

@@ -64,7 +64,7 @@ T = TypeVar("T")
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group", "study")
 #: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``. (A local directory
 #: given as a path, MLflow's file store, is accepted too: see :func:`source_options`.)
-_TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
+TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def source_options(
     ``options`` holds a third-party backend's own options (``--option KEY=VALUE``); dashes in keys become
     underscores. The backend validates them.
     """
-    if tracking_uri is not None and not (_TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
+    if tracking_uri is not None and not (TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
         raise InputError(
             f"{vocabulary.name('tracking_uri')} {redact(tracking_uri)!r} is neither a URI nor an existing directory "
             "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH, ./mlruns or databricks)"

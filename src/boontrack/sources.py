@@ -191,14 +191,14 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import _SPEC_KEYS, options_relative_to, read_config, relative_to
+    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to
 
     path = Path(path)
     base = path.parent.absolute()
     document = read_config(path)
-    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
+    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - SPEC_KEYS)
     if unknown:
-        known = ", ".join([*_COMPARISON_KEYS, *sorted(_SPEC_KEYS)])
+        known = ", ".join([*_COMPARISON_KEYS, *sorted(SPEC_KEYS)])
         raise InputError(f"config {path}: unknown key {unknown[0]!r} (known keys: {known})")
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
@@ -253,7 +253,7 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(require, margin)
-    return specs, names, [dict(each) for each in options], _destination_iv(*destination)
+    return specs, names, [dict(each) for each in options], check_destination(*destination)
 
 
 def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -295,7 +295,7 @@ def _gate_iv(require: Any, margin: Any) -> None:
         raise InputError(f"{vocabulary.name('margin')} is for {not_worse} only, got {margin!r}")
 
 
-def _destination_iv(write_to: Any, write_options: Any) -> dict[str, Any]:
+def check_destination(write_to: Any, write_options: Any) -> dict[str, Any]:
     """The options of ``write_to`` (dashes in names as underscores), checked with it before any run is read:
     ``write_to`` names a backend that holds summaries of runs kept elsewhere, and every option given is one it
     declares (:attr:`~boontrack.backends.Backend.sink_options`; a backend that declares none checks them when
@@ -381,11 +381,11 @@ def _joined(frames: Sequence[pd.DataFrame], names: Sequence[str], spec: Spec) ->
                 ids = part["run_id"]
                 part["run_id"] = ids.where(ids.isna(), name + "/" + ids.astype(str))
     if spec.seed_column is not None:  # a tracker's seed "3" (a param, text) pairs with a file's 3
-        from boontrack.runtable import _format_value
+        from boontrack.runtable import format_value
 
         for part in parts:
             seeds = part[spec.seed_column]
-            part[spec.seed_column] = seeds.map(_format_value).where(seeds.notna(), None)
+            part[spec.seed_column] = seeds.map(format_value).where(seeds.notna(), None)
     if any("status" in part.columns for part in parts):  # a source without statuses has only runs that count
         parts = [part if "status" in part.columns else part.assign(status="finished") for part in parts]
     return pd.concat(parts, ignore_index=True)
@@ -528,7 +528,7 @@ def write_comparison(
     from boontrack.backends import sink_at
     from boontrack.pipeline import publish
 
-    options = _destination_iv(destination, options)
+    options = check_destination(destination, options)
     key, fp = _comparison_identity(result, prefix)
     sink = sink_at(destination, key, **options)
     # the one write protocol of summaries: fingerprint, write, change token, fingerprint last
