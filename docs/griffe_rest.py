@@ -1,6 +1,6 @@
 """A griffe extension for the docs build: the docstrings' reST markup as Markdown. Math (``.. math::`` blocks and
-``:math:`` roles) becomes the ``$$...$$`` and ``$...$`` that pymdownx.arithmatex passes to MathJax, so the
-equations render instead of reaching Markdown as text whose underscores become emphasis; Sphinx's cross-reference
+``:math:`` roles) becomes the ``$$...$$`` and ``$...$`` that pymdownx.arithmatex marks as math (rendered as MathML
+at build time: docs/site_hooks.py), so the equations render instead of reaching Markdown as text whose underscores become emphasis; Sphinx's cross-reference
 roles (``:func:`~boontrack.compare.adjust_pvalues```) become code spans (``adjust_pvalues``); a simple table
 (``====`` borders) is shown as it is written, in a text block."""
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from processes import WITH_PARENT
+
 # The test command runs every property test on the same examples each time (derandomized: seeded from the test),
 # so that a run is red only where the code or the tests changed: a random search turned two proofs of "the suite
 # passes every time" red on new edge cases (real bugs, each now pinned by a test). The search for new ones is a
@@ -44,6 +46,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 #: Tests that start Ray: the Ray directory's and the conformance suite's Ray Tune cases (the session's
 #: ``ray_local``, a ``ray start`` cluster, the Ray Tune example).
 _RAY_TESTS = re.compile(r"^tests/integrations/ray/|\[ray_tune[-\]]")
+#: Tests that read the built documentation site, which a worker builds once for its session (tests/test_docs_site.py).
+_SITE_TESTS = re.compile(r"^tests/test_docs_site\.py::")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -57,13 +61,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """Every test on its own, except that the tests starting Ray run in one worker, one after another: Ray then
-    starts once, and two Ray instances never compete for the cores of a small machine. (xdist's ``loadgroup``
+    starts once, and two Ray instances never compete for the cores of a small machine. The tests of the built docs
+    site run together too, so that one worker builds it, once. (xdist's ``loadgroup``
     would say this with marks, but its groups are lost under pytest 9, which ignores the node id it rewrites.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class RayTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "ray" if _RAY_TESTS.search(nodeid) else nodeid
+            if _RAY_TESTS.search(nodeid):
+                return "ray"
+            return "docs-site" if _SITE_TESTS.search(nodeid) else nodeid
 
     return RayTestsTogether(config, log)
 
@@ -182,6 +189,10 @@ def mlflow_server(_mlflow_server_root) -> str:
     root = _mlflow_server_root
     env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
     command = [
+        sys.executable,
+        "-c",
+        WITH_PARENT,
+        str(os.getpid()),
         sys.executable,
         "-m",
         "mlflow",

@@ -28,3 +28,22 @@ def wait_for(condition: Callable[[], bool], what: str) -> None:
         if time.monotonic() > deadline:
             pytest.fail(f"still waiting after {BOUND_S} s for {what}")
         time.sleep(0.1)
+
+
+#: ``[sys.executable, "-c", WITH_PARENT, str(os.getpid()), *command]`` runs ``command`` so that it, and whatever it
+#: starts, ends when the test process ends, however that ends: a pytest worker killed by SIGKILL (or by a SIGTERM
+#: to the run's controller) left its MLflow servers running, since they run in a session of their own so that the
+#: fixture can stop their uvicorn worker with them. This guard gets SIGTERM from the kernel when the test process
+#: ends (``end_with_parent``) and passes it to its process group; start it with ``start_new_session=True``.
+WITH_PARENT = """
+import os, signal, subprocess, sys
+
+def stop(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    os.killpg(0, signal.SIGTERM)
+
+signal.signal(signal.SIGTERM, stop)
+from boontrack.integration import end_with_parent
+end_with_parent(int(sys.argv[1]))
+sys.exit(subprocess.Popen(sys.argv[2:]).wait())
+"""

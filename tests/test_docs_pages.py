@@ -1,7 +1,7 @@
 """The pages hold together: the API reference (docs/api/*.md) names every public name (``boontrack.__all__``, the
-backend contract ``boontrack.integration.__all__``, ``boontrack.simulate`` and each integration package's
-``__all__``), and the README's links reach their pages and headings (``mkdocs build --strict`` checks the docs'
-own links in CI)."""
+backend contract ``boontrack.integration.__all__`` and its conformance suite ``boontrack.testing.__all__``,
+``boontrack.simulate`` and each integration package's ``__all__``), and the README's links reach their pages and
+headings (``mkdocs build --strict`` checks the docs' own links in CI)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def _shown(name: str, documented: dict[str, set[str]], modules: tuple[str, ...])
     [
         ("boontrack", ()),
         ("boontrack.integration", ()),
+        ("boontrack.testing", ()),
         ("boontrack.simulate", ("boontrack.simulate",)),
         ("boontrack_mlflow", ()),
         ("boontrack_wandb", ()),

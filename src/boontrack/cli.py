@@ -174,7 +174,7 @@ def _show_warning(message: Warning | str, category: type[Warning], *args: Any, *
 @click.option(
     "--verbose", "-v", is_flag=True, help="Show tracebacks of errors, and the INFO lines of MLflow, Ray and others."
 )
-@click.version_option(__version__, "--version", prog_name="boontrack")
+@click.version_option(__version__, "--version", "-V", prog_name="boontrack")
 @click.pass_context
 def main(ctx: click.Context, verbose: bool) -> None:
     """Honest numbers from ML sweeps: Boo_n, expected-validation curves, intervals and comparisons.

@@ -50,7 +50,9 @@ class InputError(ValueError):
 
 
 class MissingExtraError(InputError, ImportError):
-    """An optional dependency is not installed; the message names the extra (``pip install ".[...]"``)."""
+    """An optional dependency is not installed; the message names what installs it: one of boontrack's extras
+    (``pip install ".[plots]"`` in a checkout) or a third-party backend's (``pip install "boontrack-ledger[ledger]"``;
+    :func:`~boontrack.integration.import_optional`)."""
 
 
 class BackendError(RuntimeError):

@@ -6,7 +6,7 @@ here and from :mod:`boontrack.exceptions` only: what it needs of :mod:`boontrack
 :mod:`boontrack.runframe`, :mod:`boontrack.pipeline`, :mod:`boontrack.spec`, the vocabulary and the renderers is
 served here, never a private ``boontrack._*`` module and never another integration. The built-in ones hold to
 exactly this (``tests/test_import_rules.py`` checks it), and a backend written against this module alone passes
-the conformance suite (``tests/conformance``, its in-memory fixture backend).
+the conformance suite that :mod:`boontrack.testing` ships (``examples/third_party_backend``).
 
 What a backend uses:
 
@@ -15,7 +15,8 @@ What a backend uses:
   source that holds one value per run); boontrack's own runs recognised by :func:`is_summary_run`;
 - its options checked by :func:`check_options`, waits bounded by :func:`seconds_from_environment`;
 - artifacts written under a directory by :func:`write_artifacts`, each path checked by :func:`artifact_path`;
-- optional SDKs imported by :func:`import_optional` (its error names the extra to install), public names
+- optional SDKs imported by :func:`import_optional` (its error names what to install: a third party passes its
+  own distribution, ``distribution="boontrack-ledger"``), public names
   served lazily by :func:`lazy_exports`, credentials masked by :func:`redact` and :func:`describe_error`;
 - a process that an integration starts ended with its parent, however the parent ends: :func:`end_with_parent`;
 - another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;

@@ -1,7 +1,7 @@
-"""One fixture per source of runs: each logs :data:`sweep.SWEEP` for real and returns a :class:`Logged`.
+"""One fixture per source of runs: each logs :data:`boontrack.testing.SWEEP` for real and returns a :class:`Logged`.
 
 A new integration joins the conformance suite by adding one session fixture here, ``source_<name>``, that logs the
-sweep to it and returns ``Logged(open, profile)`` (``open(pick) -> Source``; the profile says, by hand, what the
+sweep to it and returns ``Logged(open, profile)`` (``open() -> Source``; the profile says, by hand, what the
 source cannot hold), and its name to :data:`SOURCES`. The tracker fixtures (a real ``mlflow server``, the isolated
 wandb settings, a local Ray) are the session fixtures of ``tests/conftest.py``, shared with the integration tests.
 """
@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 
 from boontrack.backends import Source, open_source
+from boontrack.testing import ENDED, FULL, SWEEP, TEST, VAL, Profile
 
-from conformance import memory_backend
-from conformance.sweep import ENDED, FULL, HYDRA, OPTUNA, STEP_FILE, SWEEP, TEST, VAL, Profile
+from conformance.sweep import HYDRA, OPTUNA, STEP_FILE
 from offline_files import cut_before_last_record, finish_offline_runs
-from plugins import installed
 
-#: Source fixtures the suite runs against, each named ``source_<name>``: every built-in backend, and a
-#: third-party one written against boontrack.integration alone.
+#: Source fixtures the suite runs against, each named ``source_<name>``: every built-in backend. A third party's,
+#: written against boontrack.integration alone (``examples/third_party_backend``), runs the same checks from its
+#: own tests, installed on its own: ``tests/test_third_party_backend.py``.
 SOURCES = (
     "csv",
     "mlflow_sqlite",
@@ -41,16 +41,15 @@ SOURCES = (
     "optuna",
     "ray_tune",
     "hydra",
-    "memory",
 )
 
-Opener = Callable[[str], Source]
+Opener = Callable[[], Source]
 TESTS = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
 class Logged:
-    """The sweep as one source holds it: ``open(pick)`` gives the source, ``profile`` what it must give back."""
+    """The sweep as one source holds it: ``open()`` gives the source, ``profile`` what it must give back."""
 
     open: Opener
     profile: Profile
@@ -77,7 +76,7 @@ def source_csv(tmp_path_factory) -> Logged:
             for step, row in enumerate(run.rows):
                 cells = [_cell(row.get(VAL)), _cell(row.get(TEST))]
                 writer.writerow([f"{run.model}-{run.seed}", step, run.status, run.model, run.seed, *cells])
-    return Logged(lambda pick: open_source(str(path)), STEP_FILE)
+    return Logged(lambda: open_source(str(path)), STEP_FILE)
 
 
 def _cell(value: float | None) -> str:
@@ -91,7 +90,7 @@ def _mlflow_sqlite_path(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def _mlflow_sqlite_sweep(_mlflow_sqlite_path, _mlflow_quiet) -> Opener:
+def _mlflow_sqlite_sweep(_mlflow_sqlite_path, _mlflow_quiet) -> Callable[..., Source]:
     return _log_to_mlflow(f"sqlite:///{_mlflow_sqlite_path}")
 
 
@@ -110,7 +109,7 @@ def source_mlflow_sqlite(_mlflow_sqlite_sweep, _mlflow_sqlite_path) -> Logged:
 @pytest.fixture(scope="session")
 def source_mlflow_sqlite_client(_mlflow_sqlite_sweep) -> Logged:
     """The same store read through MlflowClient."""
-    return Logged(lambda pick: _mlflow_sqlite_sweep(pick, read_path="client"), FULL)
+    return Logged(lambda: _mlflow_sqlite_sweep(read_path="client"), FULL)
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +126,7 @@ def _mlflow_quiet(tmp_path_factory):
         yield
 
 
-def _log_to_mlflow(uri: str) -> Opener:
+def _log_to_mlflow(uri: str) -> Callable[..., Source]:
     from mlflow import MlflowClient
     from mlflow.entities import Metric, Param
 
@@ -148,7 +147,7 @@ def _log_to_mlflow(uri: str) -> Opener:
     summary = client.create_run(experiment_id, tags={"mlflow.parentRunId": parent, "boontrack.role": "summary"})
     client.log_metric(summary.info.run_id, VAL, 0.99)  # boontrack's own run: never an input
     client.set_terminated(summary.info.run_id, "FINISHED")
-    return lambda pick, **options: open_source("mlflow:", parent=parent, tracking_uri=uri, **options)
+    return lambda **options: open_source("mlflow:", parent=parent, tracking_uri=uri, **options)
 
 
 # -- W&B -----------------------------------------------------------------------------------------------------
@@ -193,7 +192,7 @@ def wandb_sweep_dir(wandb_env: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def source_wandb_offline(wandb_sweep_dir: Path) -> Logged:
-    return Logged(lambda pick: open_source(f"wandb-offline:{wandb_sweep_dir}"), FULL)
+    return Logged(lambda: open_source(f"wandb-offline:{wandb_sweep_dir}"), FULL)
 
 
 @pytest.fixture(scope="session")
@@ -225,9 +224,7 @@ def source_wandb_double(wandb_sweep_dir: Path) -> Logged:
         )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_BASE_URL", server.url)
-        yield Logged(
-            lambda pick: open_source(f"wandb:{ENTITY}/{PROJECT}", sweep=SWEEP_ID), Profile(FULL.expected, True)
-        )
+        yield Logged(lambda: open_source(f"wandb:{ENTITY}/{PROJECT}", sweep=SWEEP_ID), Profile(FULL.expected, True))
         import wandb
 
         wandb.teardown()  # before the server goes: the sidecar would otherwise retry it at exit
@@ -266,7 +263,7 @@ def source_optuna(tmp_path_factory) -> Logged:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "The value nan is not acceptable": Optuna fails it
                 study.tell(trial, vals[-1][1])
-    return Logged(lambda pick: open_source(f"optuna:{storage}"), OPTUNA)
+    return Logged(lambda: open_source(f"optuna:{storage}"), OPTUNA)
 
 
 # -- Ray Tune ------------------------------------------------------------------------------------------------
@@ -298,7 +295,7 @@ def source_ray_tune(ray_local, tmp_path_factory) -> Logged:
             tune_config=tune.TuneConfig(metric=VAL, mode="max", reuse_actors=True),
             run_config=tune.RunConfig(name="conformance", storage_path=str(storage), verbose=0),
         ).fit()
-    return Logged(lambda pick: open_source(f"ray-tune:{storage / 'conformance'}"), Profile(ENDED.expected, True))
+    return Logged(lambda: open_source(f"ray-tune:{storage / 'conformance'}"), Profile(ENDED.expected, True))
 
 
 # -- Hydra ---------------------------------------------------------------------------------------------------
@@ -308,9 +305,7 @@ def source_hydra(tmp_path_factory) -> Logged:
     returning its last values; the failed run raises. Read back from the sweep directory's job records."""
     pytest.importorskip("hydra")
     root = tmp_path_factory.mktemp("conformance-hydra")
-    scores = {
-        f"{run.model}/0.1/{run.seed}": "fail" if run.status == "failed" else _last_values(run.rows) for run in SWEEP
-    }
+    scores = {f"{run.model}/0.1/{run.seed}": "fail" if run.status == "failed" else run.last_values() for run in SWEEP}
     (root / "scores.json").write_text(json.dumps(scores))  # NaN as JSON's NaN, which json reads back
     env = {k: v for k, v in os.environ.items() if not k.startswith(("WANDB_", "MLFLOW_", "HYDRA_"))}
     env["SWEEP_SCORES"] = str(root / "scores.json")
@@ -330,32 +325,4 @@ def source_hydra(tmp_path_factory) -> Logged:
         timeout=300,
     )
     assert "RuntimeError: diverged at seed 3" in done.stderr, done.stderr  # Hydra raises the failed job's error
-    return Logged(lambda pick: open_source(f"hydra:{root / 'sweep'}"), HYDRA)
-
-
-def _last_values(rows) -> dict[str, float]:
-    """Each metric's last logged value (a NaN logged last stays NaN)."""
-    values: dict[str, float] = {}
-    for row in rows:
-        values.update(row)
-    return values
-
-
-# -- A third party's backend ---------------------------------------------------------------------------------
-@pytest.fixture
-def source_memory(tmp_path) -> Logged:
-    """The in-memory tracker of :mod:`conformance.memory_backend`, registered under ``boontrack.backends`` as an
-    installed distribution registers it, for the test; its tracker's goal maximizes val_acc."""
-    tracker = memory_backend.Tracker("conformance", metric=VAL, goal="maximize")
-    for run in SWEEP:
-        params = {"model": run.model, "seed": run.seed}
-        tracker.runs.append(
-            memory_backend.Run(f"{run.model}-{run.seed}", run.status, params, [dict(r) for r in run.rows])
-        )
-    summary_run = memory_backend.Run("summary", "finished", {}, [{VAL: 0.99}], tags={"boontrack.role": "summary"})
-    tracker.runs.append(summary_run)  # boontrack's own run: never an input
-    memory_backend.TRACKERS[tracker.name] = tracker
-    entry = {"boontrack.backends": {"memory": "conformance.memory_backend:MemoryBackend"}}
-    with installed(tmp_path, entry, name="memory"):
-        yield Logged(lambda pick: open_source("memory:conformance"), Profile(FULL.expected, True))
-    del memory_backend.TRACKERS[tracker.name]
+    return Logged(lambda: open_source(f"hydra:{root / 'sweep'}"), HYDRA)

@@ -1,8 +1,8 @@
 """A W&B offline sweep compared with an MLflow one (``compare_sources``), against ``summarize`` on the runs of
 both exported into one file.
 
-The two trackers hold the conformance sweep (:mod:`conformance.sweep`), each logged for real by its session
-fixture; the export is written from the values kept by hand (:data:`conformance.sweep.EXPECTED`), not read back
+The two trackers hold the conformance sweep (:data:`boontrack.testing.SWEEP`), each logged for real by its session
+fixture; the export is written from the values kept by hand (:data:`boontrack.testing.EXPECTED`), not read back
 by the code under test. The integrations never import each other: the two sources meet here only.
 """
 
@@ -15,8 +15,7 @@ from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.sources import compare_sources
-
-from conformance.sweep import EXPECTED, TEST, VAL
+from boontrack.testing import EXPECTED, TEST, VAL
 
 PICK = "last"
 BUDGETS = (1, 2)  # the smaller model kept 2 runs
@@ -48,7 +47,7 @@ def _summarized(path) -> dict:
 def test_a_wandb_offline_sweep_against_an_mlflow_one(source_wandb_offline, source_mlflow_sqlite, tmp_path):
     labels = ("mlflow", "wandb")
     result = compare_sources(
-        [source_mlflow_sqlite.open(PICK), source_wandb_offline.open(PICK)],
+        [source_mlflow_sqlite.open(), source_wandb_offline.open()],
         labels=labels,
         val=VAL,
         test=TEST,

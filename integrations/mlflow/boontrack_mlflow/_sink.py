@@ -97,6 +97,10 @@ MAX_CURVE_POINTS = 1000
 UNUSED_RECORD_AFTER_MS = 60 * 60 * 1000
 #: Most of boontrack's own runs one key can hold (a summary, its group runs, leftovers of crashed writes).
 MAX_OWN_RUNS = 10_000
+#: The query that opens an MLflow UI page in its "Model training" view. MLflow 3's UI opens every page in its GenAI
+#: view unless the page's URL says otherwise (``workflowType``, read by ``WorkflowTypeContext`` of its web app),
+#: or the browser remembers the last view chosen; summaries are classic runs.
+CLASSIC_VIEW_QUERY = "?workflowType=machine_learning"
 
 
 @dataclass(frozen=True)
@@ -271,8 +275,8 @@ class MlflowSink(Sink):
     def location(self) -> str:
         """The summary run (once written or found), else where it goes; a UI link for a tracking server."""
         if self._uri.startswith(("http://", "https://")):
-            base = f"{redact(self._uri).rstrip('/')}/#/experiments/{self._experiment_id}"
-            return f"{base}/runs/{self._run_id}" if self._run_id else base
+            run = f"/runs/{self._run_id}" if self._run_id else ""
+            return f"{redact(self._uri).rstrip('/')}/{ui_route(self._experiment_id, run)}"
         run = f"run {self._run_id}" if self._run_id else f"the summary run (boontrack.key={self._key})"
         return f"MLflow {run} in experiment {self._experiment_id} at {redact(self._uri)}"
 
@@ -373,7 +377,7 @@ class MlflowSink(Sink):
         params = [Param(k, v) for k, v in spec_params(spec).items()]
         tags = []
         if "report.html" in outputs.artifacts:  # the run id is known now: the description links to the page
-            page = f"#/experiments/{self._experiment_id}/runs/{self._run_id}/artifacts/report.html"
+            page = ui_route(self._experiment_id, f"/runs/{self._run_id}/artifacts/report.html")
             tags.append(RunTag(NOTE_TAG, f"[Open the report (report.html)]({page})\n\n{outputs.description}"))
         self._client.log_batch(self._run_id, metrics=metrics, params=params, tags=tags)
         if outputs.artifacts:
@@ -507,6 +511,12 @@ def training_description(training: Sequence[CurveSeries]) -> str:
             else ""
         )
     )
+
+
+def ui_route(experiment_id: str, page: str = "") -> str:
+    """The MLflow UI's address of a page of the experiment (``page``: ``/runs/RUN_ID``, ...), relative to the UI's
+    root, opened in its "Model training" view (:data:`CLASSIC_VIEW_QUERY`)."""
+    return f"#/experiments/{experiment_id}{page}{CLASSIC_VIEW_QUERY}"
 
 
 def spec_params(spec: dict[str, Any]) -> dict[str, str]:

@@ -174,7 +174,7 @@ class MlflowSource(Source):
         with bounded_http(self._budget), backend_errors(f"reading histories of experiment {experiment_id}", self._uri):
             store = self._sql_store()
             if store is not None:
-                histories = store.every_history(experiment_id, self._parent)
+                histories = store.every_history(experiment_id, self._parent, metrics)
             else:
                 histories = functools.partial(_read.metric_histories, self.client)
             return {metric: _in_logging_order(histories(list(run_ids), metric)) for metric in metrics}

@@ -9,18 +9,22 @@ params and tags, in the order of MLflow's search (newest start first); runs with
 boontrack's own runs are left out, as on the client path; ``pick="best_val_step"`` reads the histories of the
 val and test metrics in one query each.
 
-Read-only, and never a write by anything else: a read opens the store read-only and nothing is ever created,
-migrated or repaired. Every read of one job is one transaction (one snapshot of the store: a run deleted
-between two statements is seen by neither). SQLite files are opened with ``mode=ro`` (a write fails in SQLite
-itself; a hot journal, left by a writer that stopped mid-transaction, is refused rather than rolled back), and
-a database in WAL mode that no writer has open is read as ``immutable`` (``mode=ro`` would leave ``-wal`` and
-``-shm`` files behind) and read again if a writer changed it meanwhile. Other databases are read in a
-read-only, repeatable-read transaction. A database without MLflow's ``runs`` table is refused. The queries rely
-on MLflow's internal schema, so they run only on the schema revisions of :data:`KNOWN_REVISIONS` (the store's
-``alembic_version``); any other revision is read through the client, with one warning, and only when the
-client would write nothing (all of MLflow's tables there, the installed MLflow's revision, its default
-experiment present: otherwise it would create, migrate or repair). The client path is forced with the source
-option ``read_path=client`` or the environment variable :data:`READ_PATH_VARIABLE`, under the same condition.
+Read-only, and never a write by anything else: a read opens the store read-only, nothing is ever created,
+migrated or repaired, and no byte of an SQLite file changes, nor of its ``-wal`` and ``-shm`` files. Every read
+of one job is one transaction (one snapshot of the store: a run deleted between two statements, the runs and
+their histories included, is seen by neither). SQLite files are opened with ``mode=ro`` (a write fails in
+SQLite itself; a hot journal, left by a writer that stopped mid-transaction, is refused rather than rolled
+back) and, in WAL mode, ``readonly_shm=1`` (after a writer was killed, SQLite builds the WAL index in the
+reader's memory instead of rebuilding ``-shm``); a database in WAL mode that no writer has open is read as
+``immutable`` (``mode=ro`` would leave ``-wal`` and ``-shm`` files behind) and read again if a writer changed it
+meanwhile. Other databases are read in a read-only, repeatable-read transaction. A database without MLflow's
+``runs`` table is refused. The queries rely on MLflow's internal schema, so they run only on the schema
+revisions of :data:`KNOWN_REVISIONS` (the store's ``alembic_version``); any other revision is read through the
+client, with one warning, and only when the client would write nothing (all of MLflow's tables there, the
+installed MLflow's revision, its default experiment present, and not an SQLite file in WAL mode, which the
+client would checkpoint: otherwise it would create, migrate, repair or rewrite). The client path is forced with
+the source option ``read_path=client`` or the environment variable :data:`READ_PATH_VARIABLE`, under the same
+condition.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ import importlib.util
 import json
 import os
 import sqlite3
+import struct
 import sys
 import threading
+import time
 import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -199,9 +205,19 @@ class SqlStore:
 
     def refuse_writing_client(self) -> None:
         """InputError when MLflow's client, opening this store, would write to it: it creates the tables that
-        are missing, migrates an older schema (or fails on a newer one) and recreates a missing default
-        experiment. Asked before the client reads a database."""
+        are missing, migrates an older schema (or fails on a newer one), recreates a missing default experiment,
+        and opens an SQLite file in WAL mode read-write (it rewrites the ``-shm`` file, and when it closes it
+        checkpoints the ``-wal`` file into the database and deletes both). Asked before the client reads a
+        database."""
         self._check()
+        path = sqlite_path(self.uri)
+        if path is not None and _in_wal_mode(os.path.abspath(path)):
+            raise InputError(
+                f"the MLflow store at {redact(self.uri)} cannot be read through the MLflow client without changing "
+                "it: it is in WAL mode, and the client would checkpoint its -wal file into the database and delete "
+                "-wal and -shm; boontrack reads never write (read it by SQL: read_path=auto, on a schema revision "
+                f"boontrack knows: {', '.join(sorted(KNOWN_REVISIONS))})"
+            )
         from mlflow.store.db import utils as mlflow_db  # registers every table of MLflow's ORM with its Base
         from mlflow.store.tracking import sqlalchemy_store  # noqa: F401 - the tables MLflow's store expects
 
@@ -247,8 +263,15 @@ class SqlStore:
         if not self.revision_known():
             return None
         selection = _Selection(int(experiment_id), parent, metrics)
-        runs, values = self._in_snapshot(
-            "reading runs", lambda c: (_fetch(c, _RUNS_SQL, selection), _fetch(c, _VALUES_SQL, selection))
+        # the histories too, in the same snapshot: read later, they could lack a run deleted meanwhile, which would
+        # then be a finished run without its metrics
+        runs, values, histories = self._in_snapshot(
+            "reading runs",
+            lambda c: (
+                _fetch(c, _RUNS_SQL, selection),
+                _fetch(c, _VALUES_SQL, selection),
+                _fetch_histories(c, selection, metrics),
+            ),
         )
         kind = values["kind"].to_numpy()
         params, tags, latest = (values.loc[kind == k].reset_index(drop=True) for k in ("param", "tag", "metric"))
@@ -269,7 +292,7 @@ class SqlStore:
             metrics=latest.assign(value=_metric_values(latest)),
             tags=tags,
         )
-        return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), self._histories(selection))
+        return SweepRead(frame, _latest_steps(runs["run_id"], latest, metrics), histories)
 
     def find_run(self, run_id: str) -> tuple[str, str] | None:
         """The experiment id and lifecycle stage of run ``run_id``, None when there is no such run."""
@@ -341,44 +364,30 @@ class SqlStore:
         order = sorted(parents, key=lambda k: (rank[k[0]], parents[k][1] is None, parents[k][1] or 0, k[1]))
         return [Sweep(e, run_id, parents[(e, run_id)][0], children_token(children[(e, run_id)])) for e, run_id in order]
 
-    def every_history(self, experiment_id: str, parent: str | None) -> Callable[[Sequence[str], str], pd.DataFrame]:
-        """``histories(run_ids, key)`` over every selected run, whatever the step of its latest point (training
-        curves: a run that logged once, at step 0, has a point there): one query per metric."""
-        return self._histories(_Selection(int(experiment_id), parent, (), every_run=True))
-
-    def _histories(self, selection: _Selection) -> Callable[[Sequence[str], str], pd.DataFrame]:
-        def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
-            """Every point of ``key`` logged by ``run_ids``: one query over the runs read that logged a val or
-            test point past step 0 (the only runs asked for), kept to ``run_ids``."""
-            points = self._in_snapshot(
-                f"reading the history of {key!r}", lambda c: _fetch(c, _HISTORY_SQL, selection, key=key)
-            )
-            points = points.loc[points["run_id"].isin(run_ids)]
-            timestamp = points["timestamp"].to_numpy(dtype=np.int64)
-            # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts
-            # stably by (run, timestamp); the order within one run and step is what counts.
-            order = np.lexsort((_is_nan(points), points["stored"].to_numpy(dtype=np.float64), timestamp))
-            return pd.DataFrame(
-                {
-                    "run_id": pd.Series(points["run_id"].to_numpy()[order], dtype="str"),
-                    "step": points["step"].to_numpy(dtype=np.int64)[order],
-                    "timestamp": timestamp[order],
-                    "value": _metric_values(points)[order],
-                }
-            )
-
-        return histories
+    def every_history(
+        self, experiment_id: str, parent: str | None, metrics: Sequence[str]
+    ) -> Callable[[Sequence[str], str], pd.DataFrame]:
+        """``histories(run_ids, key)`` of ``metrics`` over every selected run, whatever the step of its latest point
+        (training curves: a run that logged once, at step 0, has a point there): one query per metric, all in one
+        snapshot."""
+        selection = _Selection(int(experiment_id), parent, (), every_run=True)
+        return self._in_snapshot("reading histories", lambda c: _fetch_histories(c, selection, metrics))
 
     def _in_snapshot(self, action: str, work: Callable[[_Snapshot], T], *, checked: bool = True) -> T:
         """``work(snapshot)`` in one read-only transaction: every statement sees the same state of the store.
         The store is first checked to be MLflow's (``checked``). An SQLite file read as immutable (a WAL database
-        no writer had open) is read again when a writer changed it meanwhile; database errors become one line
-        (:func:`_sql_errors`)."""
+        no writer had open) is read again when a writer changed it meanwhile, whether the read ended or failed (it
+        may have read pages of two states); database errors become one line (:func:`_sql_errors`)."""
         if checked:
             self._check()
         for _ in range(SNAPSHOT_ATTEMPTS):
             with _sql_errors(action, self.uri), _snapshot(self.uri) as snapshot:
-                result = work(snapshot)
+                try:
+                    result = work(snapshot)
+                except Exception:
+                    if snapshot.unchanged_since_opened():
+                        raise
+                    continue
                 if snapshot.unchanged_since_opened():
                     return result
         raise BackendError(
@@ -516,6 +525,31 @@ def _fetch(snapshot: _Snapshot, sql: str, selection: _Selection, **params: Any) 
     return pd.DataFrame({name: pd.Series(column, dtype=object) for name, column in zip(names, columns)})
 
 
+def _fetch_histories(
+    snapshot: _Snapshot, selection: _Selection, metrics: Sequence[str]
+) -> Callable[[Sequence[str], str], pd.DataFrame]:
+    """``histories(run_ids, key)`` of each of ``metrics``: every point logged by the runs of the selection that may
+    need one (:attr:`_Selection.with_history`), read now, one query per metric, and kept to ``run_ids``."""
+    points = {key: _fetch(snapshot, _HISTORY_SQL, selection, key=key) for key in metrics}
+
+    def histories(run_ids: Sequence[str], key: str) -> pd.DataFrame:
+        kept = points[key].loc[points[key]["run_id"].isin(run_ids)]
+        timestamp = kept["timestamp"].to_numpy(dtype=np.int64)
+        # In the client path's order: MLflow sorts by (run, timestamp, step, value), the source then sorts stably
+        # by (run, timestamp); the order within one run and step is what counts.
+        order = np.lexsort((_is_nan(kept), kept["stored"].to_numpy(dtype=np.float64), timestamp))
+        return pd.DataFrame(
+            {
+                "run_id": pd.Series(kept["run_id"].to_numpy()[order], dtype="str"),
+                "step": kept["step"].to_numpy(dtype=np.int64)[order],
+                "timestamp": timestamp[order],
+                "value": _metric_values(kept)[order],
+            }
+        )
+
+    return histories
+
+
 @contextlib.contextmanager
 def _cyclic_gc_paused() -> Iterator[None]:
     """Python's cycle collector paused while rows are fetched: the hundreds of thousands of tuples, strings and
@@ -631,9 +665,9 @@ def _snapshot(uri: str) -> Iterator[_Snapshot]:
     asks for, :func:`_open_sqlite`) and closed after, or a connection of the URI's engine."""
     path = sqlite_path(uri)
     if path is not None:
-        with contextlib.closing(_open_sqlite(os.path.abspath(path))) as connection:
-            # Python's sqlite3 sends no BEGIN before a SELECT: two statements would see two states of the file
-            connection.execute("BEGIN")
+        path = os.path.abspath(path)
+        with _checkpoints_held_off(path), contextlib.closing(_open_sqlite(path)) as connection:
+            _begin_snapshot(connection)
             try:
                 yield _SqliteSnapshot(connection)
             finally:
@@ -641,6 +675,26 @@ def _snapshot(uri: str) -> Iterator[_Snapshot]:
         return
     with _engine(uri).connect() as connection, connection.begin():
         yield _EngineSnapshot(connection)
+
+
+def _begin_snapshot(connection: sqlite3.Connection) -> None:
+    """Begin the read transaction of ``connection`` and take its snapshot of the file now.
+
+    Python's sqlite3 sends no ``BEGIN`` before a ``SELECT``: two statements would see two states of the file. A
+    reader that may not write the ``-shm`` file cannot rebuild a WAL index that a writer opening the file has not
+    built yet (``SQLITE_READONLY_RECOVERY``): it waits for the writer, as SQLite's readers wait for locks, up to
+    :data:`SQLITE_BUSY_TIMEOUT_S`."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while True:
+        connection.execute("BEGIN")
+        try:
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            connection.rollback()
+            if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_RECOVERY" or time.monotonic() >= deadline:
+                raise
+        time.sleep(LOCK_RETRY_S)
 
 
 _engines: dict[str, Any] = {}
@@ -685,16 +739,26 @@ class _SqliteReader(sqlite3.Connection):
 
 
 def _open_sqlite(path: str) -> _SqliteReader:
-    """A read-only connection to ``path`` in manual transaction mode (:func:`_snapshot` sends ``BEGIN``).
+    """A read-only connection to ``path`` in manual transaction mode (:func:`_snapshot` sends ``BEGIN``), which
+    writes no byte of the database or of its ``-wal``, ``-shm`` and journal files, and creates none.
 
     ``mode=ro`` takes SQLite's locks, so a read sees committed data only; it refuses a hot journal instead of
-    rolling it back. A WAL-mode file without its ``-wal`` file (no writer has it open) would get ``-wal`` and
-    ``-shm`` files created and left behind by a ``mode=ro`` reader: it is read as ``immutable`` instead, and
-    the read is checked afterwards (:func:`_unchanged_since_opened`).
+    rolling it back. In WAL mode it reads the ``-wal`` file through the ``-shm`` file (the WAL index), which
+    SQLite opens read-write and rebuilds when no connection has it open (after a writer was killed):
+    ``readonly_shm=1`` has it opened read-only instead, and SQLite then builds the index in the reader's own
+    memory (SQLite's ``SQLITE_READONLY_CANTINIT``; its read-only WAL support since 3.22). A WAL-mode file without
+    its ``-wal`` file (no writer has it open) would get ``-wal`` and ``-shm`` files created and left behind: it is
+    read as ``immutable`` instead, as SQLite documents for a file that does not change, which
+    :func:`_checkpoints_held_off` and the check afterwards (:func:`_unchanged_since_opened`) make sure of. A
+    ``-wal`` file without its ``-shm`` file cannot be read without creating one: it is waited for (a writer
+    opening the file creates one, then the other), and refused when it stays missing (a copy without it).
     """
-    immutable = _in_wal_mode(path) and not os.path.exists(path + "-wal")
+    wal = os.path.exists(path + "-wal")
+    immutable = _in_wal_mode(path) and not wal
+    if wal:
+        _wait_for_the_wal_index(path)
     state = _file_state(path) if immutable else None
-    query = "immutable=1" if immutable else "mode=ro"
+    query = "immutable=1" if immutable else "mode=ro&readonly_shm=1"
     connection = sqlite3.connect(
         f"file:{urllib.parse.quote(path)}?{query}",
         uri=True,
@@ -707,11 +771,151 @@ def _open_sqlite(path: str) -> _SqliteReader:
     return connection
 
 
-def _in_wal_mode(path: str) -> bool:
-    """Whether the SQLite file's header says WAL mode (its read and write versions are 2)."""
+def _wait_for_the_wal_index(path: str) -> None:
+    """Return once the ``-shm`` file of a file whose ``-wal`` file exists is there too (at once, but for a writer
+    that is opening the file); BackendError when it is still missing after :data:`SQLITE_BUSY_TIMEOUT_S`."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while not os.path.exists(path + "-shm"):
+        if time.monotonic() >= deadline:
+            raise BackendError(
+                f"the MLflow store at sqlite:///{path} has a -wal file without its -shm file, which a read would "
+                "create; a read never writes: open the store once with MLflow or the sqlite3 shell, then retry"
+            )
+        time.sleep(LOCK_RETRY_S)
+
+
+#: SQLite's lock bytes in a database file on Unix (``os_unix.c``): every connection reading the file holds a read
+#: lock on some of the 510 bytes from ``SHARED_FIRST``; a writer needs all of them write-locked to checkpoint its
+#: WAL into the file when it closes (then deleting ``-wal`` and ``-shm``) or to leave WAL mode.
+SQLITE_SHARED_FIRST = 0x40000000 + 2
+SQLITE_SHARED_SIZE = 510
+#: Seconds between two looks at what a writer holds (a lock, a file it is creating).
+LOCK_RETRY_S = 0.01
+
+
+@contextlib.contextmanager
+def _checkpoints_held_off(path: str) -> Iterator[None]:
+    """For the duration of a read of a WAL-mode file, a read lock on its shared bytes, as each of SQLite's readers
+    holds one: no writer can then checkpoint its WAL into the file at its close, delete the ``-wal`` and ``-shm``
+    files or leave WAL mode meanwhile. A ``-wal`` file present when the read begins stays, and one absent stays
+    absent unless a writer starts meanwhile, which it shows: the test of an ``immutable`` read
+    (:func:`_unchanged_since_opened`) then cannot miss a writer. Waits for a writer that holds the file (a
+    checkpoint under way) up to :data:`SQLITE_BUSY_TIMEOUT_S`. (A file in rollback mode needs nothing: SQLite's
+    own read lock keeps its writers out, and a lock of ours could hold a committing writer between the two.)
+
+    Linux's open-file-description locks, on the descriptor the process keeps (:func:`_kept_descriptor`): SQLite's
+    own locks, held by this process's other connections to the file (the user's MlflowClient), stay as they are.
+    The reads of the process's threads share the one lock, taken by the first and released by the last. Where
+    there are none (macOS, Windows), nothing is held and an immutable read is checked by the file's size and time
+    alone.
+    """
+    fcntl = _ofd_locks()
+    descriptor = _kept_descriptor(path) if fcntl is not None else None
+    if descriptor is None or not _in_wal_mode(path):
+        yield
+        return
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+    while not _share_read_lock(fcntl, descriptor):
+        if time.monotonic() >= deadline:
+            raise _LockedByWriter("database is locked")
+        time.sleep(LOCK_RETRY_S)
     try:
-        with open(path, "rb") as handle:
-            header = handle.read(20)
+        yield
+    finally:
+        _release_read_lock(fcntl, descriptor)
+
+
+#: Descriptor -> how many reads of this process hold its open-file-description lock.
+_read_lock_holders: dict[int, int] = {}
+
+
+def _share_read_lock(fcntl: Any, descriptor: int) -> bool:
+    """Hold the read lock of :func:`_checkpoints_held_off` on ``descriptor``, with the reads that already hold it;
+    False while a writer holds the bytes."""
+    with _descriptors_lock:
+        if not _read_lock_holders.get(descriptor):
+            try:
+                fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, _flock(fcntl.F_RDLCK))
+            except (BlockingIOError, PermissionError):
+                return False
+        _read_lock_holders[descriptor] = _read_lock_holders.get(descriptor, 0) + 1
+        return True
+
+
+def _release_read_lock(fcntl: Any, descriptor: int) -> None:
+    with _descriptors_lock:
+        _read_lock_holders[descriptor] -= 1
+        if not _read_lock_holders[descriptor]:
+            fcntl.fcntl(descriptor, fcntl.F_OFD_SETLK, _flock(fcntl.F_UNLCK))
+
+
+def _flock(kind: int) -> bytes:
+    """A ``struct flock`` on SQLite's shared bytes: type, whence, start, length, pid (0 for an open-file-description
+    lock), padding."""
+    return struct.pack("hhqqi4x", kind, os.SEEK_SET, SQLITE_SHARED_FIRST, SQLITE_SHARED_SIZE, 0)
+
+
+#: Path -> the descriptor of the file kept open for the life of the process (:func:`_kept_descriptor`); the
+#: descriptors of files since replaced at the same path stay open too.
+_descriptors: dict[str, int] = {}
+_replaced_descriptors: list[int] = []
+_descriptors_lock = threading.Lock()
+
+
+def _kept_descriptor(path: str) -> int | None:
+    """A read-only descriptor of the file at ``path`` that this process never closes; None when it cannot be opened.
+
+    Closing any descriptor of a file releases every POSIX lock the process holds on it, SQLite's included
+    (SQLite's "How To Corrupt" page, 2.2): the locks of the process's other connections to the store (an MLflow
+    callback's client beside the read) would be gone, and another process could checkpoint and delete the WAL
+    under them, or write into their transaction. So the header is read, and the lock of
+    :func:`_checkpoints_held_off` taken, through one descriptor per file that stays open, as SQLite keeps its own.
+    """
+    with _descriptors_lock:
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        kept = _descriptors.get(path)
+        if kept is not None:
+            held = os.fstat(kept)
+            if (held.st_dev, held.st_ino) == (found.st_dev, found.st_ino):
+                return kept
+            _replaced_descriptors.append(kept)  # not closed: SQLite may hold locks on that file still
+        try:
+            _descriptors[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            _descriptors.pop(path, None)
+            return None
+        return _descriptors[path]
+
+
+class _LockedByWriter(sqlite3.OperationalError):
+    """A writer held the file longer than a read waits: said as SQLite's own ``SQLITE_BUSY`` (:data:`_SQLITE_ERRORS`)."""
+
+    sqlite_errorname = "SQLITE_BUSY"
+
+
+def _ofd_locks() -> Any:
+    """The ``fcntl`` module where it has open-file-description locks (Linux), else None."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    return fcntl if hasattr(fcntl, "F_OFD_SETLK") else None
+
+
+def _in_wal_mode(path: str) -> bool:
+    """Whether the SQLite file's header says WAL mode (its read and write versions are 2). Read through the
+    descriptor the process keeps (:func:`_kept_descriptor`) where it has POSIX locks; on Windows a file's locks
+    belong to its handle, so a handle of its own is opened and closed."""
+    try:
+        if hasattr(os, "pread"):
+            descriptor = _kept_descriptor(path)
+            header = b"" if descriptor is None else os.pread(descriptor, 20, 0)
+        else:
+            with open(path, "rb") as handle:
+                header = handle.read(20)
     except OSError:
         return False
     return len(header) == 20 and header[18] == 2
@@ -760,6 +964,11 @@ _SQLITE_ERRORS = {
     "SQLITE_BUSY": (
         BackendError,
         "stayed locked by another process for {timeout:g} s (a writer in a long transaction); retry later",
+    ),
+    "SQLITE_READONLY_RECOVERY": (
+        BackendError,
+        "has a WAL index ({path}-shm) that no writer rebuilt within {timeout:g} s, and a read never writes it: "
+        "retry later, or open the store once with MLflow or the sqlite3 shell, which rebuilds it",
     ),
     "SQLITE_NOTADB": (InputError, "is not an SQLite database, so not an MLflow store: check the tracking URI"),
     "SQLITE_CORRUPT": (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -169,21 +170,171 @@ def test_a_store_in_wal_mode_is_read_without_leaving_wal_files(store, tmp_path):
     assert _files(path.parent) == before
 
 
-def test_a_store_in_wal_mode_with_a_writer_is_read_through_its_wal(store):
+#: A writer of its own process: commits through MLflow's client into the WAL (left there: the client's connection
+#: stays open), then starts a transaction it does not commit, with pages of it spilled into the WAL, says "mid-write"
+#: and waits for its standard input, holding the store open.
+_WAL_WRITER = """
+import sqlite3, sys
+from mlflow import MlflowClient
+from mlflow.entities import Metric
+path, experiment, parent = sys.argv[1:]
+client = MlflowClient(f"sqlite:///{path}")
+run = client.create_run(experiment, tags={"mlflow.parentRunId": parent}).info.run_id
+client.log_batch(run, metrics=[Metric("val_acc", 0.99, 1, 0)])
+client.set_terminated(run, "FINISHED")
+writer = sqlite3.connect(path, isolation_level=None)
+writer.execute("PRAGMA cache_size = 1")  # the uncommitted pages go to the WAL before any commit
+writer.execute("BEGIN IMMEDIATE")
+writer.execute("UPDATE latest_metrics SET value = -1")
+print("mid-write", flush=True)
+sys.stdin.readline()
+"""
+
+
+@contextlib.contextmanager
+def _writer_in_the_middle_of_a_write(path: Path, experiment: str, parent: str):
+    """A writer process of :data:`_WAL_WRITER` on the store at ``path`` (in WAL mode), yielded once it is mid-write;
+    it ends normally (its transaction rolled back, its WAL checkpointed) at the end of the block unless killed."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WAL_WRITER, str(path), experiment, parent],
+        cwd=path.parent.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout.readline() == "mid-write\n"
+        yield writer
+    finally:
+        writer.communicate(timeout=120)
+
+
+def _read_runs(path: Path, experiment: str, parent: str) -> list[float]:
+    frame = MlflowSource(experiment, parent=parent, tracking_uri=f"sqlite:///{path}").read(MetricRequest("val_acc"))
+    return sorted(frame["metrics.val_acc"])
+
+
+#: The template's runs, and the run the writer committed (its uncommitted change of every value is not seen).
+_COMMITTED = sorted([0.5 + i / 20 for i in range(6)] + [0.99])
+
+
+def _killed_mid_write(path: Path, experiment: str, parent: str) -> None:
+    """Leave the store at ``path`` as a writer killed with ``kill -9`` mid-write leaves it: its ``-wal`` file (with
+    committed and uncommitted pages) and its ``-shm`` file, which no process has open."""
+    with _writer_in_the_middle_of_a_write(path, experiment, parent) as writer:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(120)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["mlflow.db", "mlflow.db-shm", "mlflow.db-wal"]
+
+
+def test_a_store_left_by_a_writer_killed_mid_write_is_read_by_sql_without_a_byte_changed(store, tmp_path):
+    """The read sees the killed writer's committed run through its ``-wal`` file and writes none of the three files:
+    its ``-shm`` is opened read-only and SQLite builds the WAL index in the reader's memory. Before, a read-only
+    connection opened ``-shm`` read-write and rebuilt the index there (every read rewrote ``-shm``)."""
     path, experiment, parent = store
-    with contextlib.closing(sqlite3.connect(path)) as writer:
-        writer.execute("PRAGMA journal_mode = WAL")
-        writer.execute("UPDATE latest_metrics SET value = value + 0.25")
-        writer.commit()  # in the -wal file only, until a checkpoint
+    _killed_mid_write(path, experiment, parent)
+    before = _files(path.parent)
+
+    assert _read_runs(path, experiment, parent) == pytest.approx(_COMMITTED)
+    assert _files(path.parent) == before
+    result = _summarize(path, experiment, parent)
+    assert result.exit_code == 0, result.output
+    assert _files(path.parent) == before
+    result = _reaggregate(path, experiment, parent, tmp_path / "out" / "summary", "auto")
+    assert result.exit_code == 0 and result.stdout.startswith("sweep: updated"), result.output
+    assert _files(path.parent) == before
+
+
+def test_a_wal_file_without_its_shm_file_is_refused_in_one_line_and_nothing_created(store, monkeypatch):
+    """A ``-wal`` file without its ``-shm`` file (a copy that left it out) cannot be read without creating ``-shm``:
+    refused once no writer created it within the lock timeout. Before, the read created it."""
+    path, experiment, parent = store
+    _killed_mid_write(path, experiment, parent)
+    (path.parent / "mlflow.db-shm").unlink()
+    monkeypatch.setattr(_sql, "SQLITE_BUSY_TIMEOUT_S", 0.5)
+    before = _files(path.parent)
+    result = _summarize(path, experiment, parent)
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        f"Error: the MLflow store at sqlite:///{path} has a -wal file without its -shm file, which a read would "
+        "create; a read never writes: open the store once with MLflow or the sqlite3 shell, then retry\n"
+    )
+    assert _files(path.parent) == before
+
+
+@pytest.mark.parametrize("left", ["by a writer killed mid-write", "closed cleanly"])
+def test_a_store_in_wal_mode_is_refused_by_the_client_path_in_one_line_and_left_as_it_was(store, tmp_path, left):
+    """MLflow's client opens an SQLite file read-write: in WAL mode it rebuilds ``-shm``, creates ``-wal`` and
+    ``-shm`` when they are missing, and at its close checkpoints the WAL into the database and deletes both. So a
+    store in WAL mode is never read through it: ``read_path=client`` (and a schema the SQL path does not know) is
+    refused in one line, before MLflow opens the file. Before, the client read it and rewrote the files."""
+    path, experiment, parent = store
+    if left == "closed cleanly":
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+    else:
+        _killed_mid_write(path, experiment, parent)
+    before = _files(path.parent)
+
+    refused = _summarize(path, experiment, parent, "--option", "read_path=client")
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr == (
+        f"Error: the MLflow store at sqlite:///{path} cannot be read through the MLflow client without changing it: "
+        "it is in WAL mode, and the client would checkpoint its -wal file into the database and delete -wal and "
+        f"-shm; boontrack reads never write (read it by SQL: read_path=auto, on a schema revision boontrack knows: "
+        f"{', '.join(sorted(_sql.KNOWN_REVISIONS))})\n"
+    )
+    assert _files(path.parent) == before
+    result = _reaggregate(path, experiment, parent, tmp_path / "out" / "summary", "client")
+    assert result.exit_code == 1 and "cannot be read through the MLflow client" in result.stdout, result.output
+    assert _files(path.parent) == before
+
+
+def test_a_store_in_wal_mode_with_a_writer_is_read_through_its_wal(store):
+    """A writer of another process has the store open: the read sees what it committed, through its WAL index,
+    and leaves every byte of the three files as it was."""
+    path, experiment, parent = store
+    with _writer_in_the_middle_of_a_write(path, experiment, parent):
         before = _files(path.parent)
-        frame = MlflowSource(experiment, parent=parent, tracking_uri=f"sqlite:///{path}").read(MetricRequest("val_acc"))
-        assert sorted(frame["metrics.val_acc"]) == pytest.approx([0.75 + i / 20 for i in range(6)])
-        # -shm is the index through which the readers of a WAL database take turns: each of them writes there
-        after = _files(path.parent)
-        assert sorted(after) == sorted(before) == ["mlflow.db", "mlflow.db-shm", "mlflow.db-wal"]
-        assert {k: v for k, v in after.items() if k != "mlflow.db-shm"} == {
-            k: v for k, v in before.items() if k != "mlflow.db-shm"
-        }
+        assert _read_runs(path, experiment, parent) == pytest.approx(_COMMITTED)
+        assert _files(path.parent) == before
+
+
+#: Says "held" when another process holds a lock on SQLite's shared lock bytes of the file (a reader), else "free".
+_PROBE_SHARED_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000002)
+    print("free")
+except OSError:
+    print("held")
+"""
+
+
+def _shared_lock(path: Path) -> str:
+    probe = [sys.executable, "-c", _PROBE_SHARED_LOCK, str(path)]
+    return subprocess.run(probe, capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+
+
+@pytest.mark.parametrize("mode", ["wal", "delete"])
+def test_a_read_keeps_the_locks_of_the_processs_own_connection_to_the_store(store, mode):
+    """SQLite's locks are POSIX locks, which a process loses on a file when it closes any descriptor of that file.
+    A read in a process that has its own connection to the store (an MLflow callback beside the training's
+    client) leaves that connection's shared lock held: in WAL mode it is what keeps another process from
+    checkpointing and deleting ``-wal`` and ``-shm`` under the connection, in rollback mode what keeps writers out
+    of its transaction. Before, the read's look at the file's header released it."""
+    path, experiment, parent = store
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as own:
+        assert own.execute(f"PRAGMA journal_mode = {mode}").fetchone() == (mode,)
+        own.execute("BEGIN")
+        own.execute("SELECT count(*) FROM runs").fetchall()
+        assert _shared_lock(path) == "held"
+        assert len(_read_runs(path, experiment, parent)) == 6
+        assert _shared_lock(path) == "held"
+        own.execute("COMMIT")
 
 
 def test_a_locked_store_is_said_in_one_line_within_the_bound(store, monkeypatch):

@@ -327,6 +327,73 @@ def test_an_empty_selection_gives_the_same_empty_frame(store):
     pd.testing.assert_frame_equal(sql, read(store, {"parent": childless}, request, "client"))
 
 
+# -- one snapshot per read ------------------------------------------------------------------------------------
+def _commit_between_the_queries(monkeypatch, commit) -> list[str]:
+    """Has ``commit()`` run once, between two queries of a read: right before its first query of a history (after
+    the runs and their latest values). Returns the list that records that it ran."""
+    fetch, ran = _sql._fetch, []
+
+    def fetch_after_the_commit(snapshot, sql, *args, **kwargs):
+        if sql is _sql._HISTORY_SQL and not ran:
+            commit()
+            ran.append("committed")
+        return fetch(snapshot, sql, *args, **kwargs)
+
+    monkeypatch.setattr(_sql, "_fetch", fetch_after_the_commit)
+    return ran
+
+
+@pytest.mark.parametrize("connected", [True, False], ids=["own client connected", "no connection open"])
+def test_a_run_deleted_between_the_queries_of_a_wal_store_is_never_a_finished_run_without_metrics(
+    store, tmp_path, monkeypatch, connected
+):
+    """The runs, their latest values and their histories are read in one snapshot. The reading process has its own
+    MlflowClient on the store (the end of a sweep script), which deletes a run between the queries of a read; read
+    in two snapshots, the run was a finished run without its metrics (dropped as such). Connected, its client keeps
+    the WAL open: the read sees the store as it was before the delete. Without a connection open, the store is read
+    as immutable: the read sees the writer and is read again, after the delete."""
+    path = tmp_path / "wal" / "mlflow.db"
+    path.parent.mkdir()
+    shutil.copy2(store.path, path)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA journal_mode = WAL").fetchone() == ("wal",)
+    uri, rising = f"sqlite:///{path}", store.runs["cnn-rising"]
+    request = MetricRequest("val_acc", "test_acc", pick="best_val_step")
+    own = MlflowClient(uri)
+    if connected:
+        own.search_experiments()  # its pooled connection holds the WAL open
+    else:
+        own._tracking_client.store.engine.dispose()
+    before = MlflowSource(parent=store.parent, tracking_uri=uri).read(request)
+    delete = (
+        own.delete_run if connected else lambda run: (own.delete_run(run), own._tracking_client.store.engine.dispose())
+    )
+    ran = _commit_between_the_queries(monkeypatch, lambda: delete(rising))
+    frame = MlflowSource(parent=store.parent, tracking_uri=uri).read(request)
+    assert ran == ["committed"]
+    expected = before if connected else before.loc[before["run_id"] != rising].reset_index(drop=True)
+    pd.testing.assert_frame_equal(frame, expected)
+    if connected:
+        assert table(frame, "best_val_step").runs.set_index("run_id").loc[rising, ["val", "test"]].tolist() == [
+            0.9,
+            0.8,
+        ]
+
+
+@pytest.mark.slow
+def test_a_run_deleted_between_the_queries_of_a_postgresql_read_is_seen_by_none(postgres_store, monkeypatch):
+    """The same on PostgreSQL: one repeatable-read transaction for the runs, their values and their histories."""
+    request, rising = MetricRequest("val_acc", "test_acc", pick="best_val_step"), postgres_store.runs["cnn-rising"]
+    before = read(postgres_store, {"parent": postgres_store.parent}, request, "auto")
+    ran = _commit_between_the_queries(monkeypatch, lambda: postgres_store.client.delete_run(rising))
+    try:
+        frame = read(postgres_store, {"parent": postgres_store.parent}, request, "auto")
+    finally:
+        postgres_store.client.restore_run(rising)
+    assert ran == ["committed"]
+    pd.testing.assert_frame_equal(frame, before)
+
+
 # -- read-only ------------------------------------------------------------------------------------------------
 def fingerprint(directory: Path) -> dict[str, tuple[str, int]]:
     """Every file of the store's directory: content hash and modification time (ns)."""
