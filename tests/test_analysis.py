@@ -19,11 +19,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from boontrack.analysis import Summary, analyze
+from boontrack.analysis import analyze
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.exceptions import InputError
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+from boontrack.summary import Summary
 
 ARCH = "model.encoder.architecture.type"
 VAL = "best_validation_accuracy"

@@ -45,7 +45,7 @@ _LAZY: dict[str, str] = {
     "diagnose": "boontrack.diagnostics",
     "RunTable": "boontrack.runtable",
     "Spec": "boontrack.spec",
-    "Summary": "boontrack.analysis",
+    "Summary": "boontrack.summary",
     "analyze": "boontrack.analysis",
     "run_job": "boontrack.pipeline",
     "open_source": "boontrack.backends",

@@ -600,7 +600,7 @@ def boo_n_curve_ci(
     return _curve_band(*checked, test_given=test is not None)
 
 
-def _summary_band(
+def summary_band(
     val: Any,
     test: Any,
     reported: Any,
@@ -641,7 +641,7 @@ def _curve_band(
     test_given: bool,
     reported: np.ndarray | None = None,
 ) -> CurveBand:
-    """The band of checked arguments; ``reported``: see :func:`_summary_band` (None: every budget)."""
+    """The band of checked arguments; ``reported``: see :func:`summary_band` (None: every budget)."""
     resampled = _resampled(
         v, t, test_given, budgets, estimator, maximize, n_resamples, method, rng, bounds, level, reported
     )

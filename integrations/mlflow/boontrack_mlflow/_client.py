@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from boontrack.exceptions import BackendError, InputError
-from boontrack.integration import import_optional, redact
-from boontrack.runframe import seconds_from_environment
+from boontrack.integration import import_optional, redact, seconds_from_environment
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
