@@ -181,16 +181,6 @@ def test_compare_approaches(a, b, paired, seed):
 
 
 @settings_
-@given(runs, runs, st.sampled_from(["welch_test", "paired_t_test", "mann_whitney", "wilcoxon_signed_rank"]))
-def test_the_tests_of_two_approaches(a, b, test):
-    """Each test of compare_approaches on its own, where the pairing is the caller's to check."""
-    a_, b_ = _as_array(a), _as_array(b)
-    result = _check(lambda: getattr(bt, test)(a_, b_))
-    if result is not None and math.isfinite(result.pvalue):
-        assert 0.0 <= result.pvalue <= 1.0
-
-
-@settings_
 @given(runs, runs, st.booleans(), st.sampled_from(["studentized-u", "studentized", "percentile"]), rngs)
 def test_difference_intervals(a, b, paired, method, seed):
     a_, b_ = _as_array(a), _as_array(b)
