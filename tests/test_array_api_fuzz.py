@@ -181,6 +181,27 @@ def test_compare_approaches(a, b, paired, seed):
 
 
 @settings_
+@given(runs, runs, st.booleans(), st.sampled_from(["studentized-u", "studentized", "percentile"]), rngs)
+def test_difference_intervals(a, b, paired, method, seed):
+    a_, b_ = _as_array(a), _as_array(b)
+    _check(lambda: bt.boo_n_difference_ci(a_, b_, n=2, paired=paired, method=method, rng=seed, **FAST))
+    _check(lambda: bt.mean_difference_ci(a_, b_, paired=paired, method=method, rng=seed, **FAST))
+
+
+@settings_
+@given(runs, runs, st.sampled_from(["percentile", "studentized"]), rngs)
+def test_independent_difference(a, b, method, seed):
+    """The difference of two groups' results (from independent generators), each of which may have been refused
+    or carry a NaN."""
+    a_, b_ = _as_array(a), _as_array(b)
+    results = [
+        _check(lambda s=s, k=k: bt.mean_ci(s, method=method, rng=seed + k, **FAST)) for k, s in enumerate((a_, b_))
+    ]
+    if all(result is not None for result in results):
+        _check(lambda: bt.independent_difference(*results))
+
+
+@settings_
 @given(runs, st.integers(1, 4), st.integers(1, 3), rngs)
 def test_training_curves(values, run_count, step_count, seed):
     """Values spread over a few runs and steps in row order (some runs and steps left out, some cells logged
