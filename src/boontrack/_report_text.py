@@ -64,6 +64,14 @@ def _percent(share: float) -> str:
     return f"{percent:.0f} %" if percent >= 1 else f"{percent:.2g} %"
 
 
+def _floor_is(unseen: Unseen) -> str:
+    """What the floor of "Not ruled out" is: the worst score possible only where the bounds were declared."""
+    if unseen.assumed_bounds is None:
+        return "the worst score possible"
+    low, high = unseen.assumed_bounds
+    return f"the worst score if the scores are bounded by [{low:g}, {high:g}], as these scores suggest"
+
+
 def unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     """What a group's runs cannot show (:class:`boontrack.summary.Unseen`), in sentences."""
     rate = unseen.rate
@@ -74,7 +82,7 @@ def unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     if unseen.mean_shift is not None:
         direction = "lower" if maximize else "raise"
         sentences.append(
-            f"failures at that rate scoring {number_text(unseen.floor)} (the worst score possible) would {direction} the "
+            f"failures at that rate scoring {number_text(unseen.floor)} ({_floor_is(unseen)}) would {direction} the "
             f"mean by up to {number_text(unseen.mean_shift)}"
         )
     for n, (k, share) in sorted(unseen.top_runs.items()):

@@ -394,6 +394,7 @@ def _unseen(
         mean_shift=rate * abs(float(scores.mean()) - floor) if known else None,
         top_runs={k: top_runs(m, k, spec.estimator) for k in shown},
         without_best=_without_best(val, scores, shown, spec),
+        assumed_bounds=bounds if known and (spec.bounds is None or spec.bounds_from is not None) else None,
     )
 
 

@@ -110,6 +110,11 @@ class Unseen:
     #: Per reported budget n >= 2: Boo_n of the runs without their best one by validation, and without their best
     #: two (None where too few runs are left for the estimator): how far it rests on what the best runs scored.
     without_best: Mapping[int, tuple[float | None, float | None]] = field(default_factory=dict)
+    #: The bounds ``floor`` comes from when nobody declared them: [0, 1] because every test score lies in it, or
+    #: [0, 100] for a share in percent (the header says why); None when they were declared (``Spec.bounds``), so
+    #: that ``floor`` is the worst score possible only then (an NPMI in [-1, 1] whose runs all scored above 0 is
+    #: not bounded below by 0).
+    assumed_bounds: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -525,7 +530,19 @@ def _unseen_of(stored: _Stored) -> Unseen:
         mean_shift=stored.value("mean_shift", "float | None", None),
         top_runs={int(n): top(n) for n in top_runs.data},
         without_best={int(n): without(n) for n in without_best.data},
+        assumed_bounds=_assumed_bounds(stored),
     )
+
+
+def _assumed_bounds(stored: _Stored) -> tuple[float, float] | None:
+    """:attr:`Unseen.assumed_bounds` as stored: absent (a summary written before it was kept) or null is None."""
+    if stored.data.get("assumed_bounds") is None:
+        return None
+    bounds = stored.sequence("assumed_bounds")
+    if len(bounds) != 2:
+        raise ValueError(f"malformed summary data: {stored.at('assumed_bounds')} must be [low, high], got {bounds}")
+    low, high = (_checked(end, "float", stored.at("assumed_bounds")) for end in bounds)
+    return low, high
 
 
 def _comparison_of(stored: _Stored, labels: set[str]) -> ComparisonSummary:
