@@ -30,7 +30,7 @@ from boontrack.exceptions import (
     WriteBackWarning,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
