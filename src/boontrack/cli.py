@@ -235,6 +235,32 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     return click.option(FLAGS[name], name, **kwargs)
 
 
+def _source_options(source: str) -> Callable[[Any], Any]:
+    """The options a backend's source takes, as every command that reads one (summarize, simulate) spells them;
+    ``source`` is how the help names the source (``SOURCE`` where it is an optional argument)."""
+    options = [
+        _option("parent", metavar="RUN_ID", help=f"Tracker {source}: the sweep's parent run (MLflow)."),
+        _option("tracking_uri", metavar="URI", help=f"Tracker {source}: tracking server (MLflow)."),
+        _option("sweep", metavar="ID", help=f"Tracker {source}: sweep id (W&B)."),
+        _option("group", metavar="NAME", help=f"Tracker {source}: run group (W&B)."),
+        _option("study", metavar="NAME", help=f"Tracker {source}: study name (Optuna)."),
+        _option(
+            "options",
+            multiple=True,
+            callback=_parse_options,
+            metavar="KEY=VALUE",
+            help=f"Another option of {'the source' if source == 'source' else source}'s backend (repeatable).",
+        ),
+    ]
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):  # as stacked decorators apply: the first listed ends up first in --help
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     """An option of ``compare``'s own under its flag from :data:`boontrack.vocabulary.COMPARE_FLAGS`, keeping
     the name of :func:`boontrack.sources.compare_sources`' keyword."""
@@ -309,18 +335,7 @@ def _simulate_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
-@_option("parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
-@_option("tracking_uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
-@_option("sweep", metavar="ID", help="Tracker source: sweep id (W&B).")
-@_option("group", metavar="NAME", help="Tracker source: run group (W&B).")
-@_option("study", metavar="NAME", help="Tracker source: study name (Optuna).")
-@_option(
-    "options",
-    multiple=True,
-    callback=_parse_options,
-    metavar="KEY=VALUE",
-    help="Another option of the source's backend (repeatable).",
-)
+@_source_options("source")
 def summarize(
     source: str,
     out: str | None,
@@ -764,18 +779,7 @@ _POPULATION_SPELLINGS: dict[str, Literal["normal", "lognormal", "left_skewed", "
 @_option("maximize", default=None, help="SOURCE: higher (--maximize) or lower (--minimize) scores are better.")
 @_option("group_by", multiple=True, metavar="KEY", help="SOURCE: group runs by this column (repeatable).")
 @_simulate_option("fit_group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
-@_option("parent", metavar="RUN_ID", help="Tracker SOURCE: the sweep's parent run (MLflow).")
-@_option("tracking_uri", metavar="URI", help="Tracker SOURCE: tracking server (MLflow).")
-@_option("sweep", metavar="ID", help="Tracker SOURCE: sweep id (W&B).")
-@_option("group", metavar="NAME", help="Tracker SOURCE: run group (W&B).")
-@_option("study", metavar="NAME", help="Tracker SOURCE: study name (Optuna).")
-@_option(
-    "options",
-    multiple=True,
-    callback=_parse_options,
-    metavar="KEY=VALUE",
-    help="Another option of SOURCE's backend (repeatable).",
-)
+@_source_options("SOURCE")
 @_simulate_option("m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
 @_option("n", callback=_parse_budgets, metavar="N[,N...]", help="Budgets. [default: 1,5,10]")
 @_simulate_option(
