@@ -136,3 +136,27 @@ def test_the_performance_figures_were_measured_with_the_code_s_defaults():
     generated = page[page.index(BEGIN) : page.index(END)]
     stated = [line for line in generated.splitlines() if line.startswith("configuration: ")]
     assert stated == [configuration()], "docs/performance.md was measured with other defaults: regenerate it"
+
+
+SECTION = re.compile(r"^(\s*)(Parameters|Returns|Raises|Warns|Examples)\n\1-{3,}$", flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("package", ["boontrack", "boontrack.integration"])
+def test_the_stable_names_docstrings_have_sections_the_api_pages_can_read(package):
+    """A numpydoc section the API pages render as a table must start a line of the cleaned docstring: a line at
+    column 0 inside a docstring (a backslash-continued line, say) leaves every other line indented, and the whole
+    docstring then renders as raw text (boo_n_ci's did)."""
+    import inspect
+
+    griffe = pytest.importorskip("griffe", reason="needs the [docs] extra")
+    module = importlib.import_module(package)
+    unread = []
+    for name in module.__all__:
+        doc = inspect.getdoc(getattr(module, name))
+        headings = [match.group(2) for match in SECTION.finditer(doc or "")]
+        if not headings:
+            continue
+        parsed = griffe.Docstring(doc, parser="numpy").parse()
+        if any(match.group(1) for match in SECTION.finditer(doc)) or len(parsed) < 2:
+            unread.append(name)
+    assert unread == []

@@ -439,8 +439,7 @@ def boo_n_ci(
         each end of the interval below 5 % of its reach (its distance from the centre), drawn in rounds of 999
         then 1,000 more, at most 9,999 (:mod:`boontrack._bootstrap.precision`); ``BootstrapResult.n_resamples``
         says how many.
-    method : {"studentized-u-farther", "studentized-u", "studentized-u-k-of-m", "studentized-u-calibrated", \
-"studentized", "percentile", "bca", "smoothed"}
+    method : {"studentized-u-farther", "studentized-u", "studentized-u-k-of-m", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"}
         ``"studentized-u-farther"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
         the unbiased estimator U, ``U - max(q, t_hi) se`` to ``U + max(q, -t_lo) se``, se U's delta-method
         standard error on the data (its empirical influence function, one reverse cumulative sum: no inner
