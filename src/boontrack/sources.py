@@ -516,7 +516,8 @@ def write_comparison(
 
     Returns
     -------
-    ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
+    str
+        ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
 
     Raises
     ------
