@@ -339,7 +339,11 @@ def _transport_message(exc: BaseException, uri: str) -> str | None:
         if _is_read_timeout(cause):
             return f"the MLflow server at {redact(uri)} did not answer in time ({MAX_WAIT_VARIABLE} bounds retries)"
         if isinstance(cause, requests.exceptions.ConnectionError):
-            return f"cannot reach the MLflow server at {redact(uri)} (is it running?)"
+            # urllib3 keeps the socket's own error (ECONNREFUSED's "Connection refused") as the chain's cause,
+            # the reason the early check (check_reachable) gives too
+            reason = next((c.strerror for c in _chain(exc) if isinstance(c, OSError) and c.strerror), None)
+            said = f"{redact(reason)}; " if reason else ""
+            return f"cannot reach the MLflow server at {redact(uri)} ({said}is it running?)"
     return None
 
 
