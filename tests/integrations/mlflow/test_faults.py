@@ -78,6 +78,33 @@ def test_a_server_gone_after_the_early_check_is_named_with_the_reason(dead_uri, 
     )
 
 
+def test_a_name_lookup_that_never_answers_is_bounded_by_the_request_timeout(monkeypatch):
+    """The early check bounds the name's lookup too, which socket.create_connection does not: a resolver that
+    never answers is reported as no answer within the request timeout. The fake resolver gives up after 60 s (a
+    hang guard: the check without the bound fails then, with the resolver's error, instead of hanging)."""
+    from boontrack_mlflow import _client
+
+    released = threading.Event()
+    looked_up = []
+
+    def hanging_lookup(host, port, *args, **kwargs):
+        looked_up.append(host)
+        released.wait(60)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(_client.socket, "getaddrinfo", hanging_lookup)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "1")
+    try:
+        with pytest.raises(BackendError) as info:
+            _client.check_reachable("http://tracking.example:5000")
+    finally:
+        released.set()
+    assert looked_up == ["tracking.example"]
+    assert str(info.value) == (
+        "cannot reach the MLflow server at http://tracking.example:5000 (no answer within 1 s; is it running?)"
+    )
+
+
 def test_a_hung_search_holds_a_job_for_one_search_timeout_only():
     """The search waits SEARCH_TIMEOUT_S for an answer; a second attempt (after at least 1 s of back-off) would
     not fit in the job's default retry budget, so it is not made: a hung search fails the job after 60 s."""
