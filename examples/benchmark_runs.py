@@ -1,4 +1,4 @@
-"""Writes benchmark_runs.csv: 2 approaches x 5 tasks x 10 seeds, the example of boontrack.across_tasks.
+"""Writes benchmark_runs.csv: 2 approaches x 5 tasks x 10 seeds, the example of boontrack.across.across_tasks.
 
 Made up, deterministically: Python's ``random.Random(51).random()``, whose sequence for a seed Python keeps
 from version to version (its other methods may change), and scores rounded to 4 decimals, so the file is the

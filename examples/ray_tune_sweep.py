@@ -24,7 +24,6 @@ from ray import tune
 
 import boontrack as bt
 from boontrack.ray import BoonCallback
-from boontrack.reports import format_table
 
 from digits import split_digits
 
@@ -64,7 +63,7 @@ def main(seeds: int) -> int:
     tuner.fit()
     result = callback.result
     print(f"summary: {result.status}, {result.location}")
-    print(format_table(result.summary))
+    print(bt.format_table(result.summary))
     print_when_more_runs_do_not_help(result.summary)
 
     # Later, or on another machine: the finished experiment directory, read with the ray-tune: source.

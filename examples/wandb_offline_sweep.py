@@ -27,7 +27,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 
 import boontrack as bt
-from boontrack.reports import format_table
 
 from digits import split_digits
 
@@ -63,7 +62,7 @@ def main(trials: int) -> int:
     source = bt.open_source(f"wandb-offline:{ROOT / 'wandb'}")
     spec = bt.Spec(val="val_acc", test="test_acc", n=(1, 5), group_by=("model",), n_resamples=2000)
     result = bt.run_job(source, spec)
-    print(format_table(result.summary))
+    print(bt.format_table(result.summary))
     return 0
 
 

@@ -19,11 +19,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from boontrack.analysis import Summary, analyze
+from boontrack.analysis import analyze
 from boontrack.estimators import boo_n, boo_n_gaussian
 from boontrack.exceptions import InputError
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+from boontrack.summary import Summary
 
 ARCH = "model.encoder.architecture.type"
 VAL = "best_validation_accuracy"
@@ -726,6 +727,29 @@ def test_the_unseen_figures_say_what_boo_n_is_without_the_best_runs_by_validatio
         warnings.simplefilter("ignore")  # n > m / 2
         tight = analyze(RunTable.from_frame(pd.DataFrame({"val": val, "test": test}), few), few).groups[0].unseen
     assert tight.without_best[9][0] is not None and tight.without_best[9][1] is None  # 8 runs left: fewer than 9
+
+
+@pytest.mark.parametrize(
+    ("bounds", "assumed", "floor_is"),
+    [
+        (None, (0.0, 1.0), "the worst score if the scores are bounded by [0, 1], as these scores suggest"),
+        ((-1.0, 1.0), None, "the worst score possible"),
+    ],
+)
+def test_the_unseen_floor_is_the_worst_score_possible_only_where_the_bounds_were_declared(bounds, assumed, floor_is):
+    """Scores that all lie in [0, 1] are taken to be bounded by it, which an NPMI in [-1, 1] is not: "Not ruled
+    out" says the floor is an assumption there, and the worst score possible only where the bounds were given."""
+    from boontrack.reports import format_table
+
+    frame = pd.DataFrame({"val": np.linspace(0.05, 0.3, 12), "test": np.linspace(0.1, 0.2, 12)})
+    spec = Spec(val="val", test="test", n=(1, 2), n_resamples=99, bounds=bounds)
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    unseen = summary.groups[0].unseen
+    assert unseen.assumed_bounds == assumed
+    assert unseen.floor == (0.0 if bounds is None else -1.0)
+    line = next(line for line in format_table(summary).splitlines() if line.startswith("Not ruled out"))
+    assert f"scoring {unseen.floor:g} ({floor_is}) would lower the mean" in line
+    assert Summary.from_dict(json.loads(json.dumps(summary.to_dict()))).groups[0].unseen == unseen
 
 
 @pytest.mark.parametrize("paired", [False, True])

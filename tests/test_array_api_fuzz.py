@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import boontrack as bt
 from boontrack import BoontrackWarning
 from boontrack._validation import MAX_MAGNITUDE
+from boontrack.across import across_tasks
 
 LARGEST = np.finfo(np.float64).max
 SMALLEST_SUBNORMAL = 5e-324
@@ -186,7 +187,28 @@ def test_across_tasks(scores, task_count, normalize, maximize, seed):
     """Runs dealt to 1-3 tasks and 2 groups in row order (a group may miss a task: refused)."""
     s = _as_array(scores)
     labels = {"task": [i % task_count for i in range(s.size)], "group": [(i // task_count) % 2 for i in range(s.size)]}
-    _check(lambda: bt.across_tasks(s, **labels, maximize=maximize, normalize=normalize, n=2, rng=seed, **FAST))
+    _check(lambda: across_tasks(s, **labels, maximize=maximize, normalize=normalize, n=2, rng=seed, **FAST))
+
+
+@settings_
+@given(runs, runs, st.booleans(), st.sampled_from(["studentized-u", "studentized", "percentile"]), rngs)
+def test_difference_intervals(a, b, paired, method, seed):
+    a_, b_ = _as_array(a), _as_array(b)
+    _check(lambda: bt.boo_n_difference_ci(a_, b_, n=2, paired=paired, method=method, rng=seed, **FAST))
+    _check(lambda: bt.mean_difference_ci(a_, b_, paired=paired, method=method, rng=seed, **FAST))
+
+
+@settings_
+@given(runs, runs, st.sampled_from(["percentile", "studentized"]), rngs)
+def test_independent_difference(a, b, method, seed):
+    """The difference of two groups' results (from independent generators), each of which may have been refused
+    or carry a NaN."""
+    a_, b_ = _as_array(a), _as_array(b)
+    results = [
+        _check(lambda s=s, k=k: bt.mean_ci(s, method=method, rng=seed + k, **FAST)) for k, s in enumerate((a_, b_))
+    ]
+    if all(result is not None for result in results):
+        _check(lambda: bt.independent_difference(*results))
 
 
 @settings_

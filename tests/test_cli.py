@@ -561,6 +561,34 @@ def test_source_options_reach_the_backend(monkeypatch):
     assert seen == {"source": "wandb:team/project", "sweep": "s1", "api_timeout": "5"}
 
 
+@pytest.mark.parametrize("command", ["summarize", "simulate"])
+def test_summarize_and_simulate_read_a_source_with_the_same_options(monkeypatch, command):
+    seen = {}
+
+    def record(spec, **options):
+        seen.update(options, source=spec)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("boontrack.backends.open_source", record)
+    options = ["--parent", "RUN", "--tracking-uri", "sqlite:///m.db", "--option", "api-timeout=5"]
+    invoke(command, "mlflow:sweep", "--val", "acc", *options)
+    assert seen == {"source": "mlflow:sweep", "parent": "RUN", "tracking_uri": "sqlite:///m.db", "api_timeout": "5"}
+
+
+def test_simulate_refuses_a_source_option_without_a_source():
+    result = invoke("simulate", "--population", "normal", "--sweep", "s1")
+    assert result.exit_code == 2
+    assert "--sweep is an option of SOURCE's backend; no SOURCE was given" in result.stderr
+
+
+def test_every_flag_of_simulate_is_in_the_one_table():
+    from boontrack.vocabulary import FLAGS, SIMULATE_FLAGS
+
+    flags = {param.name: "/".join(param.opts + param.secondary_opts) for param in cli.simulate.params if param.opts}
+    flags = {name: flag for name, flag in flags.items() if flag.startswith("--")}
+    assert flags == {name: ({**FLAGS, **SIMULATE_FLAGS})[name] for name in flags}
+
+
 def test_the_shipped_example_table_summarizes():
     """examples/digits_sweep.csv: the runs of a real `boontrack demo` sweep, 30 per approach."""
     example = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"

@@ -546,14 +546,14 @@ def test_differences_at_several_budgets_are_each_budgets_own_on_the_same_draws(m
     alone from a generator in the same state (the same index draws), also when the paired standard errors and the
     budgets come in chunks; the comparison is compare_approaches' at the largest budget."""
     from boontrack._bootstrap import differences
-    from boontrack.compare import _compare_at_budgets
+    from boontrack.compare import compare_at_budgets
 
     monkeypatch.setattr(differences, "CACHE_ELEMENTS", 7 * 24)  # the paired standard errors 7 resamples at a time
     a_val, b_val, a_test, b_test = approaches(m_a=24, m_b=24 if paired else 19, seed=4)
     budgets = (7, 1, 3)
     options = dict(paired=paired, method=method, estimator=estimator, n_resamples=240, bounds=(0.0, 1.0))
     together_rng = np.random.default_rng(5)
-    comparison, together = _compare_at_budgets(a_val, b_val, a_test, b_test, n=budgets, rng=together_rng, **options)
+    comparison, together = compare_at_budgets(a_val, b_val, a_test, b_test, n=budgets, rng=together_rng, **options)
     assert list(together) == list(budgets)
     for k in budgets:
         alone_rng = np.random.default_rng(5)

@@ -1,7 +1,8 @@
 """The pages hold together: the API reference (docs/api/*.md) names every public name (``boontrack.__all__``, the
 backend contract ``boontrack.integration.__all__`` and its conformance suite ``boontrack.testing.__all__``,
-``boontrack.simulate`` and each integration package's ``__all__``), and the README's links reach their pages and
-headings (``mkdocs build --strict`` checks the docs' own links in CI)."""
+``boontrack.simulate`` and each integration package's ``__all__``) and nothing else, so that what the pages show
+is what docs/api/index.md calls stable (or experimental); and the README's links reach their pages and headings
+(``mkdocs build --strict`` checks the docs' own links in CI)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The integration packages, whose ``__all__`` are the integrations' stable names (docs/api/index.md, "Stability").
+INTEGRATIONS = ("boontrack_mlflow", "boontrack_wandb", "boontrack_optuna", "boontrack_ray", "boontrack_hydra")
+#: Documented whole, and free to change in a minor release.
+EXPERIMENTAL = ("boontrack.simulate", "boontrack.testing", "boontrack.across")
 API = ROOT / "docs" / "api"
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")  # target (empty: this page), anchor
 DIRECTIVE = re.compile(r"^::: ([\w.]+)\s*$")
@@ -49,11 +54,9 @@ def _shown(name: str, documented: dict[str, set[str]], modules: tuple[str, ...])
         ("boontrack.integration", ()),
         ("boontrack.testing", ()),
         ("boontrack.simulate", ("boontrack.simulate",)),
-        ("boontrack_mlflow", ()),
-        ("boontrack_wandb", ()),
-        ("boontrack_optuna", ()),
-        ("boontrack_ray", ()),
-        ("boontrack_hydra", ()),
+        *((package, ()) for package in INTEGRATIONS),
+        # the short aliases serve the callbacks of the packages above, and those are documented there
+        *((f"boontrack.{alias}", ()) for alias in ("mlflow", "wandb", "optuna", "ray", "hydra")),
     ],
 )
 def test_the_api_reference_names_every_public_name(package, modules):
@@ -61,6 +64,48 @@ def test_the_api_reference_names_every_public_name(package, modules):
     documented = _documented()
     missing = sorted(name for name in public if not _shown(name, documented, modules))
     assert not missing, f"{package}: not in docs/api/*.md: {missing}"
+
+
+def _is_module(target: str) -> bool:
+    try:
+        importlib.import_module(target)
+    except ImportError:  # `package.module.name`: an object, not a module
+        return False
+    return True
+
+
+def test_the_api_reference_names_nothing_but_the_stable_and_the_experimental_names():
+    """The other direction: a page that shows a name promises it. A name shown must be the very object that a
+    stable ``__all__`` serves (``boontrack``'s or ``boontrack.integration``'s for the core, the package's own for
+    an integration, whatever module defines it), or live in an experimental module; a core module shown whole,
+    without a ``members:`` list, would show its internal names too."""
+    import boontrack
+    import boontrack.integration
+
+    core = {name: getattr(boontrack, name) for name in boontrack.__all__ if name != "__version__"}
+    core.update({name: getattr(boontrack.integration, name) for name in boontrack.integration.__all__})
+    unstable = []
+    for target, members in _documented().items():
+        if any(target == module or target.startswith(f"{module}.") for module in EXPERIMENTAL):
+            continue
+        package = target.split(".", 1)[0]
+        if package in INTEGRATIONS:
+            # by name: the defining modules import the trackers' SDKs, which these tests need not have
+            names = members or {target.rsplit(".", 1)[-1]}
+            unstable += [f"{target}: {name}" for name in sorted(names - set(importlib.import_module(package).__all__))]
+            continue
+        if _is_module(target):
+            assert members, f"{target} is shown whole: list its stable names under `members:`"
+            module, names = importlib.import_module(target), members
+        else:
+            parent, name = target.rsplit(".", 1)
+            module, names = importlib.import_module(parent), {name}
+        unstable += [
+            f"{target}: {name}"
+            for name in sorted(names)
+            if name not in core or core[name] is not getattr(module, name, None)
+        ]
+    assert not unstable, f"docs/api/*.md shows names that are neither stable nor experimental: {unstable}"
 
 
 def _anchors(page: Path) -> set[str]:
@@ -91,3 +136,27 @@ def test_the_performance_figures_were_measured_with_the_code_s_defaults():
     generated = page[page.index(BEGIN) : page.index(END)]
     stated = [line for line in generated.splitlines() if line.startswith("configuration: ")]
     assert stated == [configuration()], "docs/performance.md was measured with other defaults: regenerate it"
+
+
+SECTION = re.compile(r"^(\s*)(Parameters|Returns|Raises|Warns|Examples)\n\1-{3,}$", flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("package", ["boontrack", "boontrack.integration"])
+def test_the_stable_names_docstrings_have_sections_the_api_pages_can_read(package):
+    """A numpydoc section the API pages render as a table must start a line of the cleaned docstring: a line at
+    column 0 inside a docstring (a backslash-continued line, say) leaves every other line indented, and the whole
+    docstring then renders as raw text (boo_n_ci's did)."""
+    import inspect
+
+    griffe = pytest.importorskip("griffe", reason="needs the [docs] extra")
+    module = importlib.import_module(package)
+    unread = []
+    for name in module.__all__:
+        doc = inspect.getdoc(getattr(module, name))
+        headings = [match.group(2) for match in SECTION.finditer(doc or "")]
+        if not headings:
+            continue
+        parsed = griffe.Docstring(doc, parser="numpy").parse()
+        if any(match.group(1) for match in SECTION.finditer(doc)) or len(parsed) < 2:
+            unread.append(name)
+    assert unread == []

@@ -3,10 +3,12 @@
 Every ``import`` statement counts, at module level, inside functions and under ``TYPE_CHECKING`` alike: each is an
 arrow from one module to another. The rules:
 
-- a file under ``integrations/`` imports no private module of the core (``boontrack._*``) and no other integration;
+- a file under ``integrations/`` imports from the core only its public layer, ``boontrack.integration``, and
+  ``boontrack.exceptions``, and no other integration;
 - ``boontrack.cli`` imports no integration (it finds ``demo`` and the Ray engine through entry points);
 - the estimator core (``estimators``, ``resampling``, ``compare``) takes nothing from the layers above it;
-- no module imports, directly or through others, a module that imports it (no cycle).
+- no module imports, directly or through others, a module that imports it (no cycle);
+- no module imports an underscore name (``_helper``) from another module: what modules share is named as shared.
 """
 
 from __future__ import annotations
@@ -74,12 +76,53 @@ def test_the_walk_sees_every_module_and_its_imports():
     assert "boontrack.integration" in GRAPH["boontrack_ray._callback"]
 
 
+#: What an integration may import from the core: the public integration layer, and the exceptions.
+PUBLIC_LAYER = ("boontrack.integration", "boontrack.exceptions")
+
+
 @pytest.mark.parametrize("name", sorted(name for name in MODULES if name.startswith(INTEGRATIONS)))
-def test_an_integration_imports_only_public_core_modules_and_itself(name):
+def test_an_integration_imports_only_the_public_layer_and_itself(name):
     own = name.partition(".")[0]
-    private = sorted(m for m in GRAPH[name] if m.startswith("boontrack.") and m.split(".")[1].startswith("_"))
+    core = sorted(m for m in GRAPH[name] if m.partition(".")[0] == "boontrack" and m not in PUBLIC_LAYER)
     across = sorted(m for m in GRAPH[name] if m.partition(".")[0] in INTEGRATIONS and m.partition(".")[0] != own)
-    assert (private, across) == ([], [])
+    assert (core, across) == ([], [])
+
+
+def _underscore_imports(name: str, path: Path) -> list[str]:
+    """``module.name`` for each underscore name that ``name`` imports from another module of ours (dunders such as
+    ``__version__`` aside; a private module itself, ``from boontrack import _bootstrap``, is a module, not a name)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            base = f"{anchor}.{base}".rstrip(".")
+        if base == name or base.partition(".")[0] not in ("boontrack", *INTEGRATIONS):
+            continue
+        for alias in node.names:
+            dunder = alias.name.startswith("__") and alias.name.endswith("__")
+            if alias.name.startswith("_") and not dunder and f"{base}.{alias.name}" not in MODULES:
+                found.append(f"{base}.{alias.name}")
+    return found
+
+
+def test_the_scan_finds_an_underscore_name_imported_from_another_module(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "from boontrack.reports import _borrowed, safe_name\n"
+        "from boontrack import __version__, _bootstrap\n"
+        "def f():\n    from .analysis import _inside\n",
+        encoding="utf-8",
+    )
+    assert _underscore_imports("boontrack.probe", path) == ["boontrack.reports._borrowed", "boontrack.analysis._inside"]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_imports_an_underscore_name_from_another(name):
+    assert _underscore_imports(name, MODULES[name]) == []
 
 
 def test_the_command_line_imports_no_integration():

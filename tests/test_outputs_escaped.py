@@ -11,10 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
-from boontrack.analysis import Summary, analyze
+from boontrack.analysis import analyze
 from boontrack.reports import render_outputs
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+from boontrack.summary import Summary
 
 from rendered import HOSTILE, assert_renders_alike, markdown_page, parsed
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from boontrack.analysis import Summary, analyze
+from boontrack.analysis import analyze
 from boontrack.estimators import boo_n
 from boontrack.reports import (
     curve_table,
@@ -26,6 +26,7 @@ from boontrack.reports import (
 )
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+from boontrack.summary import Summary
 
 RESAMPLES = 99
 #: Characters MLflow accepts in a metric name.

@@ -353,7 +353,7 @@ def test_a_summary_band_evaluates_the_distribution_at_the_reported_budgets_only(
     test = val + rng.normal(0.0, 0.01, 60)
     n, reported = np.arange(1, 31), [1, 5, 10]
     options = dict(estimator=estimator, confidence_level=0.95, n_resamples=2999, method=method, rng=5)
-    band = resampling._summary_band(val, test, reported, n=n, maximize=True, bounds=None, **options)
+    band = resampling.summary_band(val, test, reported, n=n, maximize=True, bounds=None, **options)
     full = boo_n_curve_ci(val, test, n=n, **options)
     for name in ("n", "estimate", "trustworthy"):
         np.testing.assert_array_equal(getattr(band, name), getattr(full, name))

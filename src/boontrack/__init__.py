@@ -6,6 +6,13 @@ intervals and comparisons of score distributions (Reimers & Gurevych 2018), for 
 Weights & Biases.
 
 The public functions are imported lazily, so ``import boontrack`` and the ``boontrack`` command start fast.
+
+The stable API is the names of ``boontrack.__all__``, of :mod:`boontrack.integration`'s ``__all__`` (for
+backends) and of each integration package's ``__all__`` (``boontrack.mlflow``, ``boontrack_mlflow``, ...),
+imported from there: they change only through a deprecation (docs/api/index.md, "Stability"). The modules that
+define them (``boontrack.compare``, ``boontrack.resampling``, ...) and their other names are internal, underscore
+or not: they import one another's names, so only names used within one module carry an underscore.
+:mod:`boontrack.simulate`, :mod:`boontrack.testing` and :mod:`boontrack.across` are experimental.
 """
 
 from __future__ import annotations
@@ -19,10 +26,11 @@ from boontrack.exceptions import (
     ExtrapolationWarning,
     FewRunsWarning,
     InputError,
+    MissingExtraError,
     WriteBackWarning,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
@@ -39,21 +47,27 @@ _LAZY: dict[str, str] = {
     "Comparison": "boontrack.compare",
     "compare_approaches": "boontrack.compare",
     "adjust_pvalues": "boontrack.compare",
-    "across_tasks": "boontrack.across",
-    "AcrossTasks": "boontrack.across",
-    "GroupAggregates": "boontrack.across",
-    "GroupComparison": "boontrack.across",
-    "PerformanceProfile": "boontrack.across",
+    "boo_n_difference_ci": "boontrack.compare",
+    "mean_difference_ci": "boontrack.compare",
+    "independent_difference": "boontrack.compare",
+    "WelchResult": "boontrack.compare",
+    "PairedTResult": "boontrack.compare",
+    "MannWhitneyResult": "boontrack.compare",
+    "WilcoxonResult": "boontrack.compare",
     "compare_sources": "boontrack.sources",
     "SourceComparison": "boontrack.sources",
+    "Gate": "boontrack.sources",
+    "load_comparison": "boontrack.sources",
+    "write_comparison": "boontrack.sources",
     "Diagnostics": "boontrack.diagnostics",
     "diagnose": "boontrack.diagnostics",
     "RunTable": "boontrack.runtable",
     "Spec": "boontrack.spec",
-    "Summary": "boontrack.analysis",
+    "Summary": "boontrack.summary",
     "analyze": "boontrack.analysis",
     "run_job": "boontrack.pipeline",
     "open_source": "boontrack.backends",
+    "format_table": "boontrack.reports",
     "TrainingCurves": "boontrack.training",
     "training_curves": "boontrack.training",
     "write_training_curves": "boontrack.training_output",
@@ -67,6 +81,7 @@ __all__ = [
     "ExtrapolationWarning",
     "FewRunsWarning",
     "InputError",
+    "MissingExtraError",
     "WriteBackWarning",
     "__version__",
     *_LAZY,

@@ -1,5 +1,8 @@
 """How boontrack's reports state numbers and sentences, shared by ``report.md``, the terminal table and
-``report.html`` (:mod:`boontrack.reports`, :mod:`boontrack.report_html`), so that each says the same figures."""
+``report.html`` (:mod:`boontrack.reports`, :mod:`boontrack.report_html`), so that each says the same figures.
+
+The names without an underscore are this module's API within the package, which the reports import; the module
+stays private to the package (its names are no part of boontrack's public API)."""
 
 from __future__ import annotations
 
@@ -10,14 +13,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from boontrack.analysis import ComparisonSummary, Summary, Unseen
     from boontrack.spec import Spec
+    from boontrack.summary import ComparisonSummary, Summary, Unseen
 
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
-_REPORT_DROPPED = 20
+REPORT_DROPPED = 20
 
 
-_GAUSSIAN_NOTE = (
+GAUSSIAN_NOTE = (
     "The Gaussian Boo_n (eq. 6) assumes normally distributed scores; it is shown only when normality is not "
     "rejected and the estimate stays within the scores' possible and observed range (see the diagnostics). Even "
     "then, with few runs the normality test passes most skewed samples, on which the estimate is biased: the "
@@ -61,8 +64,16 @@ def _percent(share: float) -> str:
     return f"{percent:.0f} %" if percent >= 1 else f"{percent:.2g} %"
 
 
-def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
-    """What a group's runs cannot show (:class:`boontrack.analysis.Unseen`), in sentences."""
+def _floor_is(unseen: Unseen) -> str:
+    """What the floor of "Not ruled out" is: the worst score possible only where the bounds were declared."""
+    if unseen.assumed_bounds is None:
+        return "the worst score possible"
+    low, high = unseen.assumed_bounds
+    return f"the worst score if the scores are bounded by [{low:g}, {high:g}], as these scores suggest"
+
+
+def unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
+    """What a group's runs cannot show (:class:`boontrack.summary.Unseen`), in sentences."""
     rate = unseen.rate
     sentences = [
         f"a kind of run rarer than {_one_in(rate)} ({_percent(rate)}) may be absent from these {runs} runs, as a "
@@ -71,20 +82,20 @@ def _unseen_sentences(unseen: Unseen, runs: int, maximize: bool) -> list[str]:
     if unseen.mean_shift is not None:
         direction = "lower" if maximize else "raise"
         sentences.append(
-            f"failures at that rate scoring {_num(unseen.floor)} (the worst score possible) would {direction} the "
-            f"mean by up to {_num(unseen.mean_shift)}"
+            f"failures at that rate scoring {number_text(unseen.floor)} ({_floor_is(unseen)}) would {direction} the "
+            f"mean by up to {number_text(unseen.mean_shift)}"
         )
     for n, (k, share) in sorted(unseen.top_runs.items()):
         sentence = f"Boo_{n} rests on the best {k} run{'s' if k != 1 else ''} ({_percent(share)} of its weight)"
         one, two = unseen.without_best.get(n, (None, None))
         if one is not None:
-            sentence += f" and would be {_num(one)} without the best run by validation"
-            sentence += "" if two is None else f", {_num(two)} without the best two"
+            sentence += f" and would be {number_text(one)} without the best run by validation"
+            sentence += "" if two is None else f", {number_text(two)} without the best two"
         sentences.append(sentence)
     return sentences
 
 
-def _resamples(summary: Summary) -> str:
+def resamples_text(summary: Summary) -> str:
     """How many bootstrap resamples the groups' intervals took, as the reports say it."""
     if summary.spec.n_resamples != "auto":
         return f"{summary.spec.n_resamples:,} bootstrap resamples"
@@ -93,39 +104,39 @@ def _resamples(summary: Summary) -> str:
     return f"{drawn} bootstrap resamples (as many as keep each interval end's Monte Carlo error below 5 % of its reach)"
 
 
-def _num(x: float | None) -> str:
+def number_text(x: float | None) -> str:
     """A score for people: 4 significant digits, "n/a" when undefined."""
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
 
 
 #: Display names of the tests of a comparison.
-_TEST_NAMES = {"paired_t": "paired t", "wilcoxon": "Wilcoxon", "welch": "Welch", "mann_whitney": "Mann-Whitney"}
+TEST_NAMES = {"paired_t": "paired t", "wilcoxon": "Wilcoxon", "welch": "Welch", "mann_whitney": "Mann-Whitney"}
 
 
-def _pvalue(x: float | None) -> str:
+def pvalue_text(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else ("<0.0001" if x < 1e-4 else f"{x:.3g}")
 
 
 #: A cell of a budget that a group (or a comparison) does not report: it has too few runs for it.
-_TOO_FEW = "— (too few runs)"
+TOO_FEW = "— (too few runs)"
 
 
-def _shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
+def shown_budgets(spec: Spec, reported: Iterable[Mapping[int, Any]]) -> list[int]:
     """The budgets any group reports (``reported``: each group's Boo_n by budget), in the spec's order: the
     columns of the tables."""
     reported = list(reported)
     return [n for n in spec.budgets if any(n in boo_n for boo_n in reported)]
 
 
-def _scores(summary: Summary) -> str:
+def scores_text(summary: Summary) -> str:
     return "test scores" if summary.has_test else "validation scores"
 
 
-def _number_name(n: int) -> str:
+def number_name(n: int) -> str:
     return "the mean" if n == 1 else f"Boo_{n}"
 
 
-def _pair_doubts(summary: Summary, comparison: ComparisonSummary, n: int) -> list[str]:
+def pair_doubts(summary: Summary, comparison: ComparisonSummary, n: int) -> list[str]:
     """Why the difference of a comparison at budget ``n`` (1: the mean) is doubtful: the doubts of either group
     there."""
     groups = [summary.group(comparison.group).doubts, summary.group(comparison.baseline).doubts]

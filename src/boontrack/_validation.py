@@ -177,14 +177,26 @@ def as_rng(rng: Any) -> np.random.Generator:
     raise ValueError(f"{_named('rng')} must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
 
 
+#: No bounds: the identity scale (:mod:`boontrack._bootstrap.scales`).
+UNBOUNDED_RANGE = (-math.inf, math.inf)
+
+
+def score_range(test: np.ndarray, bounds: tuple[float, float] | None) -> tuple[float, float]:
+    """The bounds of a score: ``bounds`` when declared, else [0, 1] when every test score lies in it (an
+    accuracy, a rate), else none (``(-inf, inf)``)."""
+    if bounds is not None:
+        return float(bounds[0]), float(bounds[1])
+    if test.size and test.min() >= 0.0 and test.max() <= 1.0:
+        return 0.0, 1.0
+    return UNBOUNDED_RANGE
+
+
 def as_bounds(bounds: Any, scores: np.ndarray, name: str = "bounds") -> tuple[float, float]:
     """The bounds of ``scores`` as two floats ``low < high``, infinite where there is none.
 
     ``bounds`` is a pair (low, high) that holds every score, None (or an infinity) for an open side; or None for
     [0, 1] when every score lies in it, and no bounds otherwise.
     """
-    from boontrack._bootstrap.scales import score_range
-
     if bounds is None:
         return score_range(scores, None)
     try:

@@ -1,5 +1,9 @@
 r"""Aggregates across the tasks of a benchmark, with stratified bootstrap intervals.
 
+Experimental (docs/api/index.md, "Stability"): imported from ``boontrack.across``, not from ``boontrack``; its
+results will gain fields as the command line and the reports take it up (issue 51), and may change in a minor
+release.
+
 An approach (a *group*) is run several times (seeds, trials) on each *task* of a benchmark (GLUE's tasks, a suite
 of datasets, Atari games). :func:`across_tasks` summarizes each group over the whole benchmark with the aggregates
 of Agarwal et al. (2021), defined as their library rliable defines them so that the numbers can be checked, and

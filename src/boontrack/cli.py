@@ -48,7 +48,7 @@ from boontrack.choices import (
 )
 from boontrack.exceptions import BackendError, InputError, WriteBackWarning
 from boontrack.spec import Spec
-from boontrack.vocabulary import COMPARE_FLAGS, FLAGS
+from boontrack.vocabulary import COMPARE_FLAGS, FLAGS, SIMULATE_FLAGS
 
 __all__ = ["COMMANDS_GROUP", "ENGINES_GROUP", "lazy_commands", "main"]
 
@@ -235,10 +235,42 @@ def _option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     return click.option(FLAGS[name], name, **kwargs)
 
 
+def _source_options(source: str) -> Callable[[Any], Any]:
+    """The options a backend's source takes, as every command that reads one (summarize, simulate) spells them;
+    ``source`` is how the help names the source (``SOURCE`` where it is an optional argument)."""
+    options = [
+        _option("parent", metavar="RUN_ID", help=f"Tracker {source}: the sweep's parent run (MLflow)."),
+        _option("tracking_uri", metavar="URI", help=f"Tracker {source}: tracking server (MLflow)."),
+        _option("sweep", metavar="ID", help=f"Tracker {source}: sweep id (W&B)."),
+        _option("group", metavar="NAME", help=f"Tracker {source}: run group (W&B)."),
+        _option("study", metavar="NAME", help=f"Tracker {source}: study name (Optuna)."),
+        _option(
+            "options",
+            multiple=True,
+            callback=_parse_options,
+            metavar="KEY=VALUE",
+            help=f"Another option of {'the source' if source == 'source' else source}'s backend (repeatable).",
+        ),
+    ]
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):  # as stacked decorators apply: the first listed ends up first in --help
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     """An option of ``compare``'s own under its flag from :data:`boontrack.vocabulary.COMPARE_FLAGS`, keeping
     the name of :func:`boontrack.sources.compare_sources`' keyword."""
     return click.option(COMPARE_FLAGS[name], name, **kwargs)
+
+
+def _simulate_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """An option of ``simulate``'s own under its flag from :data:`boontrack.vocabulary.SIMULATE_FLAGS`, keeping
+    the name of :func:`boontrack.simulate.study`'s parameter."""
+    return click.option(SIMULATE_FLAGS[name], name, **kwargs)
 
 
 @main.command()
@@ -303,18 +335,7 @@ def _compare_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     help="Threads of the bootstrap; the results do not depend on it. [default: every CPU available]",
 )
 @click.option("--format", "output_format", type=click.Choice(("table", "json")), default="table", show_default=True)
-@_option("parent", metavar="RUN_ID", help="Tracker source: the sweep's parent run (MLflow).")
-@_option("tracking_uri", metavar="URI", help="Tracker source: tracking server (MLflow).")
-@_option("sweep", metavar="ID", help="Tracker source: sweep id (W&B).")
-@_option("group", metavar="NAME", help="Tracker source: run group (W&B).")
-@_option("study", metavar="NAME", help="Tracker source: study name (Optuna).")
-@_option(
-    "options",
-    multiple=True,
-    callback=_parse_options,
-    metavar="KEY=VALUE",
-    help="Another option of the source's backend (repeatable).",
-)
+@_source_options("source")
 def summarize(
     source: str,
     out: str | None,
@@ -478,7 +499,7 @@ def compare(
     same Markdown is appended to that file. --write-to writes the comparison to a tracker as its own run (a
     rerun on unchanged runs writes nothing).
     """
-    from boontrack.sources import _destination_iv, compare_sources, load_comparison, to_markdown, write_comparison
+    from boontrack.sources import check_destination, compare_sources, load_comparison, to_markdown, write_comparison
 
     destination: dict[str, Any] = {"write_to": write_to, "write_options": write_options or None}
     named_by = COMPARE  # who named the destination: the command line, or the config file
@@ -503,7 +524,7 @@ def compare(
         keywords.update(require=require, margin=margin)
         spoken = COMPARE
     with vocabulary.speaking(named_by):  # before any run is read
-        destination_options = _destination_iv(**destination)
+        destination_options = check_destination(**destination)
     with vocabulary.speaking(spoken):
         result = compare_sources(progress=sys.stderr.isatty(), threads=threads, **keywords)
     markdown = to_markdown(result)
@@ -752,29 +773,29 @@ _POPULATION_SPELLINGS: dict[str, Literal["normal", "lognormal", "left_skewed", "
 
 @main.command()
 @click.argument("source", required=False)
-@click.option("--population", type=click.Choice(tuple(_POPULATION_SPELLINGS)), help="A named population of runs.")
-@click.option("--val", metavar="METRIC", help="SOURCE: validation metric (the fit is of these runs).")
-@click.option("--test", metavar="METRIC", help="SOURCE: test metric (default: val).")
+@_simulate_option("population", type=click.Choice(tuple(_POPULATION_SPELLINGS)), help="A named population of runs.")
+@_option("val", metavar="METRIC", help="SOURCE: validation metric (the fit is of these runs).")
+@_option("test", metavar="METRIC", help="SOURCE: test metric (default: val).")
 @_option("maximize", default=None, help="SOURCE: higher (--maximize) or lower (--minimize) scores are better.")
-@click.option("--group-by", multiple=True, metavar="KEY", help="SOURCE: group runs by this column (repeatable).")
-@click.option("--fit-group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
-@click.option("--m", "m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
-@click.option("--n", "n", callback=_parse_budgets, metavar="N[,N...]", help="Budgets. [default: 1,5,10]")
-@click.option(
-    "--ci-method",
+@_option("group_by", multiple=True, metavar="KEY", help="SOURCE: group runs by this column (repeatable).")
+@_simulate_option("fit_group", metavar="GROUP", help="SOURCE: the group whose runs are fitted (several groups).")
+@_source_options("SOURCE")
+@_simulate_option("m", type=int, help="Runs per sweep. [default: 20, or the runs of SOURCE]")
+@_option("n", callback=_parse_budgets, metavar="N[,N...]", help="Budgets. [default: 1,5,10]")
+@_simulate_option(
     "methods",
     type=click.Choice(CI_METHODS),
     multiple=True,
     help="Interval methods (repeatable). [default: all but studentized-u-calibrated]",
 )
-@click.option("--width", type=float, help="Runs needed for a median interval width of Boo_n at most this.")
-@click.option("--shift", type=float, help="Runs needed to tell apart two approaches this far apart in Boo_n.")
-@click.option("--power", type=float, default=0.8, show_default=True, help="Power wanted with --shift.")
-@click.option("--replications", type=int, default=200, show_default=True, help="Simulated sweeps per cell.")
-@click.option("--resamples", type=int, default=499, show_default=True, help="Bootstrap resamples per interval.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
-@click.option("--out", type=click.Path(file_okay=False), help="Write study.csv and study.png into this directory.")
-@click.option("--no-plots", is_flag=True, help="Write no PNG plot.")
+@_simulate_option("width", type=float, help="Runs needed for a median interval width of Boo_n at most this.")
+@_simulate_option("shift", type=float, help="Runs needed to tell apart two approaches this far apart in Boo_n.")
+@_simulate_option("power", type=float, default=0.8, show_default=True, help="Power wanted with --shift.")
+@_simulate_option("replications", type=int, default=200, show_default=True, help="Simulated sweeps per cell.")
+@_simulate_option("n_resamples", type=int, default=499, show_default=True, help="Bootstrap resamples per interval.")
+@_simulate_option("rng", type=int, default=0, show_default=True, help="Seed of the simulation.")
+@_option("out", type=click.Path(file_okay=False), help="Write study.csv and study.png into this directory.")
+@_simulate_option("no_plots", is_flag=True, help="Write no PNG plot.")
 def simulate(
     source: str | None,
     population: str | None,
@@ -783,19 +804,26 @@ def simulate(
     maximize: bool | None,
     group_by: tuple[str, ...],
     fit_group: str | None,
+    parent: str | None,
+    tracking_uri: str | None,
+    sweep: str | None,
+    group: str | None,
+    study: str | None,
+    options: dict[str, str],
     m: int | None,
     n: tuple[int, ...] | None,
     methods: tuple[str, ...],
     out: str | None,
     no_plots: bool,
-    **options: Any,
+    **parameters: Any,
 ) -> None:
     """Simulate the estimators and intervals on a population of runs (Dodge et al. 2021, §3-4).
 
     The population is named (--population) or a smoothed fit of the runs of SOURCE (read as summarize reads
-    it). Prints the bias, variance and MSE of V, U, W and the Gaussian estimate, the coverage and width of
-    each interval method, and with --width or --shift how many runs are needed.
+    it, with the same source options). Prints the bias, variance and MSE of V, U, W and the Gaussian estimate,
+    the coverage and width of each interval method, and with --width or --shift how many runs are needed.
     """
+    from boontrack.pipeline import source_options
     from boontrack.simulate import format_study, write_study
     from boontrack.simulate import population as named_population
 
@@ -805,21 +833,29 @@ def simulate(
         raise click.UsageError(
             "--val, --test, --maximize/--minimize, --group-by and --fit-group describe SOURCE; none was given"
         )
+    named = {"parent": parent, "tracking_uri": tracking_uri, "sweep": sweep, "group": group, "study": study}
+    if source is None and (options or any(value is not None for value in named.values())):
+        given = [FLAGS[key] for key, value in named.items() if value is not None] or [FLAGS["options"]]
+        raise click.UsageError(f"{given[0]} is an option of SOURCE's backend; no SOURCE was given")
     if source is not None and not val:
         raise click.UsageError("SOURCE needs --val")
     if population is not None:
         pop, runs = named_population(_POPULATION_SPELLINGS[population]), 20
     else:
-        pop, runs = _fitted_population(source, val, test, maximize, group_by, fit_group)
+        assert source is not None and val is not None
+        with vocabulary.speaking(vocabulary.CLI):
+            chosen = source_options(**named, options=options)
+            spec = Spec(val=val, test=test, maximize=maximize, group_by=group_by or None)
+        pop, runs = _fitted_population(source, chosen, spec, fit_group)
     with vocabulary.speaking(SIMULATE):
-        result = _study(pop, runs if m is None else m, n, methods, options)
+        result = _study(pop, runs if m is None else m, n, methods, parameters)
     click.echo(format_study(result))
     if out is not None:
         for path in write_study(result, out, plots=not no_plots):
             click.echo(f"Written: {path}", err=True)
 
 
-def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...], options: dict[str, Any]) -> Any:
+def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...], parameters: dict[str, Any]) -> Any:
     from boontrack.simulate import study
 
     return study(
@@ -827,43 +863,26 @@ def _study(pop: Any, m: int, n: tuple[int, ...] | None, methods: tuple[str, ...]
         m=m,
         n=(1, 5, 10) if n is None else n,
         methods=methods or STUDY_CI_METHODS,
-        width=options["width"],
-        shift=options["shift"],
-        power=options["power"],
-        replications=options["replications"],
-        n_resamples=options["resamples"],
-        rng=options["seed"],
         progress=sys.stderr.isatty(),
+        **{name: parameters[name] for name in ("width", "shift", "power", "replications", "n_resamples", "rng")},
     )
 
 
 #: How ``simulate`` names the parameters of :func:`boontrack.simulate.study` in messages: its own flags.
-SIMULATE = vocabulary.Vocabulary(
-    "flags",
-    flags={
-        "m": "--m",
-        "n": "--n",
-        "methods": "--ci-method",
-        "width": "--width",
-        "shift": "--shift",
-        "power": "--power",
-        "replications": "--replications",
-        "n_resamples": "--resamples",
-        "rng": "--seed",
-    },
-)
+SIMULATE = vocabulary.Vocabulary("flags", flags={**FLAGS, **SIMULATE_FLAGS})
 
 
-def _fitted_population(source, val, test, maximize, group_by, fit_group) -> tuple[Any, int]:
-    """The smoothed fit of one group of SOURCE's runs, and its number of runs."""
+def _fitted_population(source: str, chosen: dict[str, Any], spec: Spec, fit_group: str | None) -> tuple[Any, int]:
+    """The smoothed fit of one group of SOURCE's runs, read as ``summarize`` reads them (``chosen``: the source
+    options of :func:`boontrack.pipeline.source_options`), and its number of runs."""
     from boontrack.backends import MetricRequest, open_source
     from boontrack.pipeline import read_runs, resolve_direction
     from boontrack.runtable import RunTable
     from boontrack.simulate import kernel_fit
 
     with vocabulary.speaking(vocabulary.CLI):
-        runs = open_source(source)
-        spec = resolve_direction(runs, Spec(val=val, test=test, maximize=maximize, group_by=group_by or None))
+        runs = open_source(source, **chosen)
+        spec = resolve_direction(runs, spec)
         request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
         table = RunTable.from_frame(read_runs(runs, request), spec)
     if fit_group is None and len(table.groups) > 1:

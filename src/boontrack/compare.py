@@ -712,7 +712,7 @@ def compare_approaches(
         Bad scores; test scores for only one approach; ``paired=True`` with different numbers of runs;
         Welch's test with fewer than 2 runs on a side; anything :func:`boo_n_difference_ci` refuses.
     """
-    comparison, _ = _compare_at_budgets(
+    comparison, _ = compare_at_budgets(
         a_val,
         b_val,
         a_test,
@@ -730,7 +730,7 @@ def compare_approaches(
     return comparison
 
 
-def _compare_at_budgets(
+def compare_at_budgets(
     a_val: Any,
     b_val: Any,
     a_test: Any = None,

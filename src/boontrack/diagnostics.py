@@ -96,9 +96,9 @@ def _sample_sd(t: np.ndarray) -> float:
     return 0.0 if np.ptp(t) == 0 else float(t.std(ddof=1))
 
 
-def _equal_scores_message(test_given: bool) -> str:
+def equal_scores_message(test_given: bool) -> str:
     """What equal reported scores (the test scores, else the validation scores) do to every interval: the one
-    warning of a summary that says so (:attr:`boontrack.analysis.GroupSummary.interval_limits`)."""
+    warning of a summary that says so (:attr:`boontrack.summary.GroupSummary.interval_limits`)."""
     scores = "test" if test_given else "validation"
     return (
         f"all {scores} scores are equal: every interval is a point, which cannot show how far other runs may score "
@@ -115,7 +115,7 @@ def _warnings(v: np.ndarray, t: np.ndarray, test_given: bool, n: int | None) -> 
     if m > 1 and np.ptp(v) == 0:
         found.append("all validation scores are equal: the best-validation run is a random one")
     if m > 1 and np.ptp(t) == 0:
-        found.append(_equal_scores_message(test_given))
+        found.append(equal_scores_message(test_given))
     if n is not None and n > m:
         found.append(f"n = {n} exceeds the number of runs m = {m}: the U estimator is undefined, V and W extrapolate")
     return tuple(found)

@@ -5,14 +5,11 @@ expected test score of the best-validation run among n draws is ``sum_j w_j(n) *
 rank j is ``P(j) - P(j - 1)`` and ``P(k)`` is the probability that the best of the n draws lies among the k
 worst runs:
 
-=========  ===================================  ======================================================
-estimator  draws                                P(k)
-=========  ===================================  ======================================================
-``"V"``    n with replacement (strings)         (k/m)^n                    -- Bajgar et al. 2018, eq. 7;
-                                                                              Dodge et al. 2021, eq. 2
-``"U"``    n-subsets, no replacement            C(k, n) / C(m, n)          -- Dodge et al. 2021, eq. 3
-``"W"``    multisets of size n                  C(k+n-1, n) / C(m+n-1, n)  -- Dodge et al. 2021, eq. 5
-=========  ===================================  ======================================================
+| estimator | the n runs are drawn         | P(k)                      | source                                              |
+|-----------|------------------------------|---------------------------|-----------------------------------------------------|
+| ``"V"``   | with replacement (sequences) | (k/m)^n                   | Bajgar et al. 2018, eq. 7; Dodge et al. 2021, eq. 2 |
+| ``"U"``   | as n-subsets, no replacement | C(k, n) / C(m, n)         | Dodge et al. 2021, eq. 3                            |
+| ``"W"``   | as multisets of size n       | C(k+n-1, n) / C(m+n-1, n) | Dodge et al. 2021, eq. 5                            |
 
 Runs tied in validation score share equally the weight of their block of ranks (Bajgar et al. 2018, §3.2),
 which equals breaking the ties uniformly at random.

@@ -2,10 +2,11 @@
 
 A backend (a tracker such as MLflow or W&B, a sweep framework such as Optuna, Ray Tune or Hydra; built in under
 ``integrations/`` or published by a third party under the entry-point group ``boontrack.backends``) imports from
-here and from the public modules (:mod:`boontrack.backends`, :mod:`boontrack.pipeline`, :mod:`boontrack.spec`,
-:mod:`boontrack.exceptions`) only, never a private ``boontrack._*`` module and never another integration. The
-built-in ones hold to it (``tests/test_import_rules.py`` checks it), and a backend written against this module
-alone passes the conformance suite that :mod:`boontrack.testing` ships (``examples/third_party_backend``).
+here and from :mod:`boontrack.exceptions` only: what it needs of :mod:`boontrack.backends`,
+:mod:`boontrack.runframe`, :mod:`boontrack.pipeline`, :mod:`boontrack.spec`, the vocabulary and the renderers is
+served here, never a private ``boontrack._*`` module and never another integration. The built-in ones hold to
+exactly this (``tests/test_import_rules.py`` checks it), and a backend written against this module alone passes
+the conformance suite that :mod:`boontrack.testing` ships (``examples/third_party_backend``).
 
 What a backend uses:
 
@@ -21,7 +22,13 @@ What a backend uses:
 - another tracker written to by scheme, never imported: :func:`~boontrack.backends.sink_at`;
 - options named in messages as the caller typed them: :func:`option_name`, :func:`option_setting`;
 - the metrics whose per-step histories a spec's training curves read (:meth:`Source.read_histories`):
-  :func:`history_metrics`, for a callback that keeps the histories it sees.
+  :func:`history_metrics`, for a callback that keeps the histories it sees;
+- what a sink or a callback shows of a summary, from the renderers: :func:`format_table` (the terminal table),
+  :func:`markdown_literal` (text shown as itself in Markdown), :func:`training_path` (where a training-curve
+  file goes), :func:`x_scale` (the axis scale the plots choose); and for a reaggregate engine
+  (entry-point group ``boontrack.engines``), :class:`Job` and :func:`run_job_line`. These are imported on first
+  use, so that importing this module stays cheap;
+- the vocabulary a framework's options are spoken in: :func:`speaking` with :data:`HYDRA` (Hydra's keys).
 
 The callback contract: every callback and ``summarize_*`` function takes the keywords of
 :data:`CALLBACK_KEYWORDS`, with the same meaning everywhere (the docs' page "On a table of runs"
@@ -40,7 +47,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boontrack import vocabulary
 from boontrack._lazy import lazy_exports
@@ -89,11 +96,29 @@ from boontrack.runframe import (
 )
 from boontrack.spec import Spec
 from boontrack.training_runs import history_metrics
+from boontrack.vocabulary import HYDRA, speaking
+
+if TYPE_CHECKING:  # served on first use (_LAZY): the renderers import numpy, the reaggregate job its machinery
+    from boontrack.plots import x_scale
+    from boontrack.reaggregate import Job, run_job_line
+    from boontrack.reports import format_table, markdown_literal
+    from boontrack.training_output import training_path
+
+#: Names served on first use, by the module that defines them.
+_LAZY = {
+    "format_table": "boontrack.reports",
+    "markdown_literal": "boontrack.reports",
+    "training_path": "boontrack.training_output",
+    "x_scale": "boontrack.plots",
+    "Job": "boontrack.reaggregate",
+    "run_job_line": "boontrack.reaggregate",
+}
 
 __all__ = [
     "CALLBACK_KEYWORDS",
     "DEFAULT_PREFIX",
     "GROUP_CURVE_ROLE",
+    "HYDRA",
     "POINT_COLUMNS",
     "SUMMARY_ROLE",
     "SUMMARY_ROLE_TAG",
@@ -104,6 +129,7 @@ __all__ = [
     "Direction",
     "Discovered",
     "InputError",
+    "Job",
     "JobResult",
     "MetricRequest",
     "MissingExtraError",
@@ -122,10 +148,12 @@ __all__ = [
     "describe_error",
     "discovery_key",
     "end_with_parent",
+    "format_table",
     "history_metrics",
     "import_optional",
     "is_summary_run",
     "lazy_exports",
+    "markdown_literal",
     "mlflow_destination",
     "open_sinks",
     "option_name",
@@ -134,14 +162,20 @@ __all__ = [
     "redact",
     "resolve_direction",
     "run_job",
+    "run_job_line",
     "seconds_from_environment",
     "sink_at",
     "source_options",
+    "speaking",
     "summarize_after_sweep",
     "summarize_source",
     "summary_key",
+    "training_path",
     "write_artifacts",
+    "x_scale",
 ]
+
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 option_name = vocabulary.name
 option_setting = vocabulary.setting

@@ -36,8 +36,8 @@ from boontrack.spec import Spec
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import Summary
     from boontrack.runtable import RunTable
+    from boontrack.summary import Summary
 
 __all__ = [
     "Destination",
@@ -45,11 +45,14 @@ __all__ = [
     "after_sweep",
     "change_token",
     "fingerprint",
+    "joint_change_token",
     "open_sinks",
+    "publish",
     "read_runs",
     "resolve_direction",
     "run_job",
     "source_options",
+    "stale_sinks",
     "summarize_after_sweep",
     "summarize_source",
     "summary_key",
@@ -61,7 +64,7 @@ T = TypeVar("T")
 SOURCE_OPTIONS = ("parent", "tracking_uri", "sweep", "group", "study")
 #: A tracking URI: a scheme and the rest without white space, or MLflow's bare ``databricks``. (A local directory
 #: given as a path, MLflow's file store, is accepted too: see :func:`source_options`.)
-_TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
+TRACKING_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S*|databricks")
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ class JobResult:
         What failed (no credentials), one sentence per failed destination; None when nothing failed.
     stored_summary
         With ``summarize_unchanged=True``, when unchanged: the summary the sink holds, as the JSON data of its
-        ``summary.json`` (:meth:`Summary.to_dict <boontrack.analysis.Summary.to_dict>`), which
+        ``summary.json`` (:meth:`Summary.to_dict <boontrack.summary.Summary.to_dict>`), which
         :func:`~boontrack.reports.format_table` and :func:`~boontrack.reports.to_json` print as they print the
         analysis. None otherwise.
     """
@@ -133,7 +136,7 @@ def source_options(
     ``options`` holds a third-party backend's own options (``--option KEY=VALUE``); dashes in keys become
     underscores. The backend validates them.
     """
-    if tracking_uri is not None and not (_TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
+    if tracking_uri is not None and not (TRACKING_URI.fullmatch(tracking_uri) or Path(tracking_uri).is_dir()):
         raise InputError(
             f"{vocabulary.name('tracking_uri')} {redact(tracking_uri)!r} is neither a URI nor an existing directory "
             "(expected e.g. http://HOST:5000, sqlite:///mlflow.db, file:///PATH, ./mlruns or databricks)"
@@ -213,6 +216,16 @@ def change_token(
         sort_keys=True,
     )
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def joint_change_token(pairs: Sequence[tuple[Source, Spec]], *, prefix: str = DEFAULT_PREFIX) -> str | None:
+    """One change token for a job that reads several sources (a comparison of sources: each source with each
+    metric's spec), asked before any of their runs is read: SHA-256 (hex) of their :func:`change_token`, in order;
+    None when a source offers none or cannot give it (then the job's fingerprint alone decides)."""
+    tokens = [_change_token_or_none(source, spec, prefix) for source, spec in pairs]
+    if not tokens or any(token is None for token in tokens):
+        return None
+    return hashlib.sha256(json.dumps(tokens).encode()).hexdigest()
 
 
 def summary_key(source_identity: str, spec: Spec) -> str:
@@ -305,6 +318,75 @@ def read_runs(source: Source, request: MetricRequest) -> pd.DataFrame:
     return frame
 
 
+def stale_sinks(sinks: Sequence[Sink], fp: str, *, force: bool = False) -> dict[int, Exception | None]:
+    """The sinks to write, by position: those that do not hold the fingerprint ``fp`` (every one with ``force``),
+    each with why it cannot even be read (None: it can, and holds another fingerprint or none)."""
+    stale: dict[int, Exception | None] = {}
+    for position, each in enumerate(sinks):
+        try:
+            if force or each.read_fingerprint() != fp:
+                stale[position] = None
+        except Exception as exc:  # a sink that cannot even be read cannot be written: report it as such
+            stale[position] = exc
+    return stale
+
+
+def publish(
+    sinks: Sequence[Sink],
+    fp: str,
+    render: Callable[[], SummaryOutputs],
+    *,
+    token: str | None = None,
+    stale: Mapping[int, Exception | None] | None = None,
+    force: bool = False,
+    raise_on_error: bool = False,
+) -> tuple[Destination, ...]:
+    """The one write protocol, of a summary (:func:`run_job`) and of a comparison of sources
+    (:func:`boontrack.sources.write_comparison`) alike: fingerprint, write, fingerprint last.
+
+    Each sink that does not hold ``fp`` (``stale``, as :func:`stale_sinks` finds them when not given) is written
+    the outputs that ``render`` gives, rendered once for all of them; then ``token`` (a :func:`change_token`,
+    when the source offers one) and last the fingerprint, so that a write that fails or is killed midway leaves
+    the old fingerprint and is redone by the next run. A destination that fails is reported on its own (warned,
+    and a ``"write-failed"`` :class:`Destination` with why) while the others are written all the same, unless
+    ``raise_on_error``: then the first failure raises.
+    """
+    if stale is None:
+        stale = stale_sinks(sinks, fp, force=force)
+    outputs: SummaryOutputs | None = None
+    rendering_error: Exception | None = None
+    if stale:
+        try:
+            outputs = render()
+        except Exception as exc:
+            if raise_on_error:
+                raise
+            rendering_error = exc
+    done = []
+    for position, each in enumerate(sinks):
+        if position not in stale:
+            done.append(Destination(each.location(), "unchanged"))
+            continue
+        try:
+            problem = stale[position] or rendering_error
+            if problem is not None:
+                raise problem
+            assert outputs is not None
+            each.write(outputs)
+            if token is not None:
+                each.write_change_token(token, fp)  # published with the summary, by the fingerprint below
+            each.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
+        except Exception as exc:
+            if raise_on_error:
+                raise
+            message = f"writing the summary to {redact(each.location()) or 'the sink'} failed: {describe_error(exc)}"
+            warnings.warn(message, WriteBackWarning, stacklevel=4)  # as run_job's caller's caller
+            done.append(Destination(each.location(), "write-failed", message))
+        else:
+            done.append(Destination(each.location(), "updated"))
+    return tuple(done)
+
+
 def run_job(
     source: Source,
     spec: Spec,
@@ -384,13 +466,7 @@ def run_job(
     histories = summary_histories(source, spec, table)  # None unless spec.curves asks for training curves
     fp = fingerprint(table, spec, source_identity=source.identity(), prefix=prefix, histories=histories)
 
-    stale: dict[int, Exception | None] = {}  # sink position -> why it cannot even be read (None: it can)
-    for position, each in enumerate(sinks):
-        try:
-            if force or each.read_fingerprint() != fp:
-                stale[position] = None
-        except Exception as exc:  # a sink that cannot even be read cannot be written: report it as such
-            stale[position] = exc
+    stale = stale_sinks(sinks, fp, force=force)
     kept_summary = None
     if not stale and summarize_unchanged:
         kept_summary, damaged = _stored_summary(sinks, fp)
@@ -411,9 +487,12 @@ def run_job(
     if not stale:
         unchanged = tuple(Destination(s.location(), "unchanged") for s in sinks)
         return JobResult("unchanged", summary, fp, _locations(sinks), destinations=unchanged)
-    outcomes = _write_all(
-        sinks, stale, summary, fp, prefix=prefix, plots=plots, token=token, raise_on_error=raise_on_write_error
-    )
+    from boontrack.reports import render_outputs
+
+    def render() -> SummaryOutputs:
+        return render_outputs(summary, prefix=prefix, plots=plots)
+
+    outcomes = publish(sinks, fp, render, token=token, stale=stale, raise_on_error=raise_on_write_error)
     failures = [outcome.error for outcome in outcomes if outcome.error is not None]
     status: Literal["updated", "write-failed"] = "write-failed" if failures else "updated"
     # the locations after the writes: a sink may name a new run
@@ -519,53 +598,6 @@ def _stored_summary(sinks: Sequence[Sink], fp: str) -> tuple[Mapping[str, Any] |
         if kept is not None:
             return kept, damaged
     return None, damaged
-
-
-def _write_all(
-    sinks: Sequence[Sink],
-    stale: Mapping[int, Exception | None],
-    summary: Summary,
-    fp: str,
-    *,
-    prefix: str,
-    plots: bool,
-    token: str | None,
-    raise_on_error: bool,
-) -> tuple[Destination, ...]:
-    """Render the summary once and write it to each stale sink, each failure apart from the others."""
-    from boontrack.reports import render_outputs
-
-    outputs: SummaryOutputs | None = None
-    rendering_error: Exception | None = None
-    try:
-        outputs = render_outputs(summary, prefix=prefix, plots=plots)
-    except Exception as exc:
-        if raise_on_error:
-            raise
-        rendering_error = exc
-    done = []
-    for position, each in enumerate(sinks):
-        if position not in stale:
-            done.append(Destination(each.location(), "unchanged"))
-            continue
-        try:
-            problem = stale[position] or rendering_error
-            if problem is not None:
-                raise problem
-            assert outputs is not None
-            each.write(outputs)
-            if token is not None:
-                each.write_change_token(token, fp)  # published with the summary, by the fingerprint below
-            each.write_fingerprint(fp)  # last: a failure before this line leaves the old fingerprint
-        except Exception as exc:
-            if raise_on_error:
-                raise
-            message = f"writing the summary to {redact(each.location()) or 'the sink'} failed: {describe_error(exc)}"
-            warnings.warn(message, WriteBackWarning, stacklevel=4)
-            done.append(Destination(each.location(), "write-failed", message))
-        else:
-            done.append(Destination(each.location(), "updated"))
-    return tuple(done)
 
 
 def _change_token_or_none(source: Source, spec: Spec, prefix: str) -> str | None:

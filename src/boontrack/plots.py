@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from numpy.typing import ArrayLike
 
-    from boontrack.analysis import Summary
+    from boontrack.summary import Summary
     from boontrack.training import TrainingCurves
 
 __all__ = [

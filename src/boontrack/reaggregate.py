@@ -78,8 +78,8 @@ from boontrack._workers import ProcessEngine
 from boontrack.backends import DEFAULT_PREFIX, available_backends, load_backend, open_source
 from boontrack.exceptions import InputError, WriteBackWarning
 from boontrack.pipeline import (
-    _TRACKING_URI,
     SOURCE_OPTIONS,
+    TRACKING_URI,
     change_token,
     open_sinks,
     resolve_direction,
@@ -108,7 +108,7 @@ __all__ = [
 ]
 
 #: Keys of a job that make its spec: the options of Spec, and the config file's spellings of 0.2.0.
-_SPEC_KEYS = frozenset({f.name for f in dataclasses.fields(Spec) if f.name != "direction_from"}) | {
+SPEC_KEYS = frozenset({f.name for f in dataclasses.fields(Spec) if f.name != "direction_from"}) | {
     "minimize",
     "confidence",
     "resamples",
@@ -184,9 +184,9 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
     def fail(message: str) -> InputError:
         return InputError(f"job {name!r}: {message}")
 
-    unknown = sorted(set(table) - _JOB_KEYS - _SPEC_KEYS)
+    unknown = sorted(set(table) - _JOB_KEYS - SPEC_KEYS)
     if unknown:
-        raise fail(f"unknown key {unknown[0]!r} (known keys: {', '.join(sorted(_JOB_KEYS | _SPEC_KEYS))})")
+        raise fail(f"unknown key {unknown[0]!r} (known keys: {', '.join(sorted(_JOB_KEYS | SPEC_KEYS))})")
     for key in ("source", "val"):
         if key not in table:
             raise fail(f"{key!r} is required")
@@ -207,7 +207,7 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
             raise fail(f"option {key!r} must be a string, number or boolean, got a {type(value).__name__}")
 
     try:
-        spec = Spec.from_keywords({key: table[key] for key in _SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
+        spec = Spec.from_keywords({key: table[key] for key in SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
         named = options_relative_to(base, {key: table[key] for key in SOURCE_OPTIONS if key in table})
         chosen = source_options(**named, options=options_relative_to(base, options))
         if discover is not None:  # what can be seen of the sweeps to find without looking for them
@@ -288,7 +288,7 @@ def options_relative_to(base: Path, options: Mapping[str, Any]) -> dict[str, Any
     }
     for key in ("tracking_uri", "tracking-uri"):
         uri = resolved.get(key)
-        if isinstance(uri, str) and uri and not _TRACKING_URI.fullmatch(uri):
+        if isinstance(uri, str) and uri and not TRACKING_URI.fullmatch(uri):
             resolved[key] = str(base / uri)
     return resolved
 

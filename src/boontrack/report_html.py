@@ -21,24 +21,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from boontrack._report_text import (
-    _GAUSSIAN_NOTE,
-    _REPORT_DROPPED,
-    _TEST_NAMES,
-    _TOO_FEW,
-    _num,
-    _number_name,
-    _pair_doubts,
-    _pvalue,
-    _resamples,
-    _scores,
-    _shown_budgets,
-    _unseen_sentences,
+    GAUSSIAN_NOTE,
+    REPORT_DROPPED,
+    TEST_NAMES,
+    TOO_FEW,
+    number_name,
+    number_text,
+    pair_doubts,
+    pvalue_text,
+    resamples_text,
+    scores_text,
+    shown_budgets,
+    unseen_sentences,
 )
-from boontrack.analysis import IntervalEstimate, Summary
+from boontrack.summary import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
-    from boontrack.analysis import ComparisonSummary, GroupSummary
     from boontrack.runtable import DroppedRun
+    from boontrack.summary import ComparisonSummary, GroupSummary
     from boontrack.training import TrainingCurves
 
 __all__ = ["curve_svg", "to_html"]
@@ -85,8 +85,8 @@ def _doubt_mark(reasons: Sequence[str] | None) -> str:
 def _interval_cell(interval: IntervalEstimate, reasons: Sequence[str] | None = None) -> str:
     """An estimate over its interval in one cell that does not wrap."""
     return (
-        f'<td class="num">{_num(interval.estimate)}{_doubt_mark(reasons)}<br>'
-        f'<span class="ci">[{_num(interval.ci_low)}, {_num(interval.ci_high)}]</span></td>'
+        f'<td class="num">{number_text(interval.estimate)}{_doubt_mark(reasons)}<br>'
+        f'<span class="ci">[{number_text(interval.ci_low)}, {number_text(interval.ci_high)}]</span></td>'
     )
 
 
@@ -102,14 +102,14 @@ def _td(text: object, *, number: bool = False) -> str:
 
 
 def _group_table(summary: Summary) -> str:
-    budgets = _shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
+    budgets = shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
     gaussian_budgets = [n for n in budgets if n > 1]  # Gaussian Boo_1 is the mean
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean"]
     header += [*(f"Gaussian Boo_{n}" for n in gaussian_budgets), "normality rejected?"]
     rows = []
     for g in summary.groups:
         cells = [_td(g.label), _td(g.runs, number=True), _td(len(g.dropped), number=True)]
-        cells += [_interval_cell(g.boo_n[n], g.doubts.get(n)) if n in g.boo_n else _td(_TOO_FEW) for n in budgets]
+        cells += [_interval_cell(g.boo_n[n], g.doubts.get(n)) if n in g.boo_n else _td(TOO_FEW) for n in budgets]
         cells.append(_interval_cell(g.mean, g.doubts.get(1)))
         cells += [_td(_gaussian_text(g, n), number=True) for n in gaussian_budgets]
         cells.append(_td("no" if g.gaussian.normal else "yes"))
@@ -119,8 +119,8 @@ def _group_table(summary: Summary) -> str:
 
 def _gaussian_text(g: GroupSummary, n: int) -> str:
     if n not in g.gaussian.boo_n:
-        return _TOO_FEW
-    return "unreliable" if n in g.gaussian.unreliable else _num(g.gaussian.boo_n[n])
+        return TOO_FEW
+    return "unreliable" if n in g.gaussian.unreliable else number_text(g.gaussian.boo_n[n])
 
 
 def _diagnostics_table(summary: Summary) -> str:
@@ -133,7 +133,7 @@ def _diagnostics_table(summary: Summary) -> str:
         rows.append(
             [
                 _td(g.label),
-                *(_td(_num(x), number=True) for x in (d.mean, d.sd, d.median, d.iqr, d.min, d.max)),
+                *(_td(number_text(x), number=True) for x in (d.mean, d.sd, d.median, d.iqr, d.min, d.max)),
                 _td(spearman, number=True),
                 _td(f"{d.normality_statistic:.3f}", number=True),
                 _td(f"{d.normality_critical_5pct:.3f}", number=True),
@@ -146,10 +146,10 @@ def _diagnostics_table(summary: Summary) -> str:
 def _group_notes(g: GroupSummary, maximize: bool) -> list[str]:
     """Per group: doubts, what the runs cannot show, the Gaussian estimates not reported, dropped runs (the
     warnings are all in their own section)."""
-    items = [f"{_e(_number_name(n))} is doubtful: {_e(', '.join(why))}" for n, why in sorted(g.doubts.items()) if why]
+    items = [f"{_e(number_name(n))} is doubtful: {_e(', '.join(why))}" for n, why in sorted(g.doubts.items()) if why]
     items += [f"Gaussian Boo_{n} is not reported: {_e(why)}" for n, why in g.gaussian.unreliable.items()]
     if g.unseen is not None:
-        items.append("Not ruled out by these runs: " + _e("; ".join(_unseen_sentences(g.unseen, g.runs, maximize))))
+        items.append("Not ruled out by these runs: " + _e("; ".join(unseen_sentences(g.unseen, g.runs, maximize))))
     if g.mean_duration_s is not None:
         items.append(f"Mean training time: {g.mean_duration_s:.4g} s per run")
     parts = [f"<h3>{_e(g.label)}</h3>"]
@@ -165,10 +165,10 @@ def _dropped_html(dropped: Sequence[DroppedRun]) -> list[str]:
         return []
     counts = Counter(d.reason for d in dropped).most_common()
     parts = ["<p>Dropped: " + "; ".join(f"{count} × {_e(reason)}" for reason, count in counts) + ".</p>"]
-    rows = [[_td(d.run_id), _td(d.reason)] for d in dropped[:_REPORT_DROPPED]]
+    rows = [[_td(d.run_id), _td(d.reason)] for d in dropped[:REPORT_DROPPED]]
     parts.append(_table(["dropped run", "reason"], rows))
-    if len(dropped) > _REPORT_DROPPED:
-        parts.append(f"<p>… and {len(dropped) - _REPORT_DROPPED} more (every run is in <code>runs.csv</code>).</p>")
+    if len(dropped) > REPORT_DROPPED:
+        parts.append(f"<p>… and {len(dropped) - REPORT_DROPPED} more (every run is in <code>runs.csv</code>).</p>")
     return parts
 
 
@@ -182,7 +182,7 @@ def _comparisons(summary: Summary) -> list[str]:
     rows = [_comparison_row(summary, c, budgets) for c in summary.comparisons]
     correction = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[spec.correction]
     text = (
-        f"Differences are group minus <i>vs</i> on the {_scores(summary)}, with bootstrap intervals. Runs paired by "
+        f"Differences are group minus <i>vs</i> on the {scores_text(summary)}, with bootstrap intervals. Runs paired by "
         "seed are compared as pairs (paired t-test, Wilcoxon signed-rank test), others by Welch's t-test and the "
         f"Mann-Whitney U test. P-values are raw and, in parentheses, adjusted by {correction} over the comparisons "
         "(the t-tests together, the rank tests together)."
@@ -193,13 +193,13 @@ def _comparisons(summary: Summary) -> list[str]:
 def _comparison_row(summary: Summary, c: ComparisonSummary, budgets: Sequence[int]) -> list[str]:
     cells = [_td(c.group), f'<td class="num">{_e(c.baseline)}</td>', _td("yes" if c.paired else "no")]
     cells += [
-        _interval_cell(c.boo_n_difference[n], _pair_doubts(summary, c, n)) if n in c.boo_n_difference else _td(_TOO_FEW)
+        _interval_cell(c.boo_n_difference[n], pair_doubts(summary, c, n)) if n in c.boo_n_difference else _td(TOO_FEW)
         for n in budgets
     ]
-    cells.append(_interval_cell(c.mean_difference, _pair_doubts(summary, c, 1)))
+    cells.append(_interval_cell(c.mean_difference, pair_doubts(summary, c, 1)))
     cells += [
-        f'<td class="num">{_pvalue(r.pvalue)} ({_pvalue(r.pvalue_adjusted)})<br>'
-        f'<span class="ci">{_e(_TEST_NAMES[name])}</span></td>'
+        f'<td class="num">{pvalue_text(r.pvalue)} ({pvalue_text(r.pvalue_adjusted)})<br>'
+        f'<span class="ci">{_e(TEST_NAMES[name])}</span></td>'
         for name, r in c.tests.items()
     ]
     cells.append(_td(f"{c.prob_superiority:.3f}", number=True))
@@ -342,14 +342,15 @@ def _curve_plot(summary: Summary, *, standalone: bool = False) -> str:
         c = g.curve
         doubtful = np.zeros(c.n.size, bool) if c.trustworthy is None else ~np.asarray(c.trustworthy, bool)
         hover = [
-            f"{g.label}: n = {n}, expected best {_num(est)} [{_num(lo)}, {_num(hi)}]" + (" ⚠ n > m/2" if d else "")
+            f"{g.label}: n = {n}, expected best {number_text(est)} [{number_text(lo)}, {number_text(hi)}]"
+            + (" ⚠ n > m/2" if d else "")
             for n, est, lo, hi, d in zip(c.n.tolist(), c.estimate, c.ci_low, c.ci_high, doubtful)
         ]
         lines.append(_Line(g.label, c.n, c.estimate, c.ci_low, c.ci_high, doubtful, hover))
     return _svg_plot(
         lines,
         x_label="n (runs trained, the best by validation kept)",
-        y_label=f"expected best {_scores(summary)[:-1]}",
+        y_label=f"expected best {scores_text(summary)[:-1]}",
         title=f"Expected best {summary.metric} against n, with pointwise bootstrap bands",
         standalone=standalone,
     )
@@ -362,7 +363,7 @@ def _training_plot(curves: TrainingCurves) -> str:
         at = curves.group == label
         few = ~curves.enough_runs[at]
         hover = [
-            f"{label}: step {step:g}, mean {_num(mean)} [{_num(lo)}, {_num(hi)}], {runs} runs"
+            f"{label}: step {step:g}, mean {number_text(mean)} [{number_text(lo)}, {number_text(hi)}], {runs} runs"
             + (" ⚠ few runs" if f else "")
             for step, mean, lo, hi, runs, f in zip(
                 curves.step[at].tolist(), curves.mean[at], curves.low[at], curves.high[at], curves.runs[at], few
@@ -419,7 +420,7 @@ def _how(summary: Summary) -> str:
         *([("scores", spec.stated_bounds)] if spec.stated_bounds else []),
         ("estimator", spec.estimator),
         ("interval method", f"{spec.ci_method} bootstrap over runs"),
-        ("resamples", _resamples(summary)),
+        ("resamples", resamples_text(summary)),
         ("seed", spec.seed),
         ("confidence level", f"{spec.confidence_level * 100:g} %"),
         ("budgets n", budgets),
@@ -453,7 +454,7 @@ def to_html(summary: Summary) -> str:
         "the runs. ⚠ marks a doubtful number (hover it for why).</p>",
         "<h2>Boo_n per group</h2>",
         _group_table(summary),
-        f'<p class="note">{_e(_GAUSSIAN_NOTE)}</p>',
+        f'<p class="note">{_e(GAUSSIAN_NOTE)}</p>',
         "<h2>Expected best score against n</h2>",
         _curve_plot(summary),
         '<p class="note">The shaded band is the pointwise bootstrap interval; dashed, with open points, where n > m/2 '

@@ -68,31 +68,31 @@ import numpy as np
 
 from boontrack._bootstrap.doubts import DOUBT_MEASURED
 from boontrack._report_text import (  # safe_name: one of this module's public names
-    _GAUSSIAN_NOTE,
-    _REPORT_DROPPED,
-    _TEST_NAMES,
-    _TOO_FEW,
-    _num,
-    _number_name,
-    _pair_doubts,
-    _pvalue,
-    _resamples,
-    _scores,
-    _shown_budgets,
-    _unseen_sentences,
+    GAUSSIAN_NOTE,
+    REPORT_DROPPED,
+    TEST_NAMES,
+    TOO_FEW,
+    number_name,
+    number_text,
+    pair_doubts,
+    pvalue_text,
+    resamples_text,
     safe_name,
+    scores_text,
+    shown_budgets,
+    unseen_sentences,
 )
-from boontrack.analysis import IntervalEstimate, Summary
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
 from boontrack.runtable import short_name
+from boontrack.summary import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import ComparisonSummary, GroupSummary
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
+    from boontrack.summary import ComparisonSummary, GroupSummary
 
 __all__ = [
     "curve_table",
@@ -151,7 +151,7 @@ def _group_segments(summary: Summary) -> dict[str, str]:
     return {label: "/" + name for label, name in group_names([g.label for g in summary.groups]).items()}
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` on one line, control characters (newlines, terminal escapes) shown as ``\\n``, ``\\x1b``, ..."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
@@ -159,7 +159,7 @@ def _printable(text: str) -> str:
 def markdown_literal(text: Any) -> str:
     """Text from the runs (a label, a run id, a column name) as literal Markdown: no heading, link, emphasis,
     table cell break or HTML can come out of it."""
-    escaped = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", _printable(text).replace("\\", "\\\\"))
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", printable(text).replace("\\", "\\\\"))
     return html.escape(escaped, quote=False)
 
 
@@ -203,8 +203,8 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
     for c in summary.comparisons:
         path = f"{base}{segments[c.group]}/vs_{segments[c.baseline][1:]}"
         for n, interval in c.boo_n_difference.items():
-            put_interval(f"{path}/boo_{n}", interval, not _pair_doubts(summary, c, n))
-        put_interval(f"{path}/mean", c.mean_difference, not _pair_doubts(summary, c, 1))
+            put_interval(f"{path}/boo_{n}", interval, not pair_doubts(summary, c, n))
+        put_interval(f"{path}/mean", c.mean_difference, not pair_doubts(summary, c, 1))
         for test_name, result in c.tests.items():
             put(f"{path}/{test_name}_p", result.pvalue)
             put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
@@ -261,15 +261,15 @@ def _marked(text: str, reasons: Sequence[str] | None, mark: str = " ⚠") -> str
     return f"{text}{mark}" if reasons else text
 
 
-def _interval(i: IntervalEstimate) -> str:
-    return f"{_num(i.estimate)} [{_num(i.ci_low)}, {_num(i.ci_high)}]"
+def interval_text(i: IntervalEstimate) -> str:
+    return f"{number_text(i.estimate)} [{number_text(i.ci_low)}, {number_text(i.ci_high)}]"
 
 
-def _md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
+def md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
     header = list(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    # Cells are numbers or text escaped by markdown_literal; _printable keeps any other cell on its table row.
-    lines += ["| " + " | ".join(_printable(cell) for cell in row) + " |" for row in rows]
+    # Cells are numbers or text escaped by markdown_literal; printable keeps any other cell on its table row.
+    lines += ["| " + " | ".join(printable(cell) for cell in row) + " |" for row in rows]
     return lines
 
 
@@ -285,7 +285,7 @@ def _overview(summary: Summary) -> str:
         f"group{'s' if len(summary.groups) != 1 else ''}{grouping}. Validation metric {markdown_literal(spec.val)} "
         f"({markdown_literal(direction)})"  # the direction's reason names the metrics, or the source that said it
         + (f", test metric {markdown_literal(spec.test)}" if spec.test else " (no separate test metric)")
-        + f"; estimator {spec.estimator}, {_resamples(summary)} ({spec.ci_method}), "
+        + f"; estimator {spec.estimator}, {resamples_text(summary)} ({spec.ci_method}), "
         f"{spec.confidence_level * 100:g} % intervals, seed {spec.seed}. "
         + (
             f"Budgets n = {', '.join(map(str, spec.n))}."
@@ -295,7 +295,7 @@ def _overview(summary: Summary) -> str:
     )
 
 
-def _comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None = None) -> list[str]:
+def comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None = None) -> list[str]:
     """The comparisons' section of a report; ``family``: the comparisons the p-values were adjusted over, when
     those of ``metrics`` metrics were adjusted together (default: this summary's)."""
     spec = summary.spec
@@ -305,7 +305,8 @@ def _comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None 
     rows = []
     for c in summary.comparisons:
         tests = [
-            f"{_TEST_NAMES[name]} {_pvalue(r.pvalue)} ({_pvalue(r.pvalue_adjusted)})" for name, r in c.tests.items()
+            f"{TEST_NAMES[name]} {pvalue_text(r.pvalue)} ({pvalue_text(r.pvalue_adjusted)})"
+            for name, r in c.tests.items()
         ]
         rows.append(
             [
@@ -313,12 +314,12 @@ def _comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None 
                 markdown_literal(c.baseline),
                 "yes" if c.paired else "no",
                 *(
-                    _marked(_interval(c.boo_n_difference[n]), _pair_doubts(summary, c, n))
+                    _marked(interval_text(c.boo_n_difference[n]), pair_doubts(summary, c, n))
                     if n in c.boo_n_difference
-                    else _TOO_FEW
+                    else TOO_FEW
                     for n in budgets
                 ),
-                _marked(_interval(c.mean_difference), _pair_doubts(summary, c, 1)),
+                _marked(interval_text(c.mean_difference), pair_doubts(summary, c, 1)),
                 *tests,
                 f"{c.prob_superiority:.3f}",
             ]
@@ -327,14 +328,14 @@ def _comparison_lines(summary: Summary, *, metrics: int = 1, family: int | None 
     return [
         "## Comparisons",
         "",
-        f"Differences are group minus `vs` on the {_scores(summary)}, with {spec.confidence_level * 100:g} % bootstrap "
+        f"Differences are group minus `vs` on the {scores_text(summary)}, with {spec.confidence_level * 100:g} % bootstrap "
         "intervals. Runs paired by seed (both groups have the same seeds) are compared as pairs: the intervals "
         "resample pairs, the tests are the paired t-test and the Wilcoxon signed-rank test; otherwise Welch's "
         "t-test and the Mann-Whitney U test. P-values are raw and, in parentheses, adjusted by "
         f"{correction} over the {_adjusted_over(len(summary.comparisons) if family is None else family, metrics)} "
         "(the t-tests together, the rank tests together).",
         "",
-        *_md_table(header, rows),
+        *md_table(header, rows),
         "",
         *(
             f"- warning ({markdown_literal(c.group)} vs {markdown_literal(c.baseline)}): {markdown_literal(w)}"
@@ -357,24 +358,24 @@ def _group_lines(g: GroupSummary, scores: str, maximize: bool) -> list[str]:
         f"### {markdown_literal(g.label)}",
         "",
         f"- runs: {g.runs} kept, {len(g.dropped)} dropped; {d.ties} tied validation scores",
-        f"- {scores}: mean {_num(d.mean)}, s.d. {_num(d.sd)}, median {_num(d.median)}, IQR {_num(d.iqr)}, "
-        f"min {_num(d.min)}, max {_num(d.max)}",
+        f"- {scores}: mean {number_text(d.mean)}, s.d. {number_text(d.sd)}, median {number_text(d.median)}, IQR {number_text(d.iqr)}, "
+        f"min {number_text(d.min)}, max {number_text(d.max)}",
         f"- validation-test Spearman ρ: {spearman}",
         f"- Anderson-Darling: statistic {d.normality_statistic:.3f} vs. 5 % critical value "
         f"{d.normality_critical_5pct:.3f} — {verdict}",
     ]
     lines += [
-        f"- Gaussian Boo_{n} = {_num(g.gaussian.boo_n[n])} is not reported: {why}"
+        f"- Gaussian Boo_{n} = {number_text(g.gaussian.boo_n[n])} is not reported: {why}"
         for n, why in g.gaussian.unreliable.items()
     ]
     if g.mean_duration_s is not None:
         lines.append(f"- mean training time: {g.mean_duration_s:.4g} s per run")
     lines.append(_band_line(g))
-    doubtful = [f"{_number_name(n)} ({', '.join(why)})" for n, why in sorted(g.doubts.items()) if why]
+    doubtful = [f"{number_name(n)} ({', '.join(why)})" for n, why in sorted(g.doubts.items()) if why]
     if doubtful:
         lines.append(f"- doubtful (⚠): {'; '.join(doubtful)}")
     if g.unseen is not None:
-        lines.append(f"- not ruled out by these runs: {'; '.join(_unseen_sentences(g.unseen, g.runs, maximize))}")
+        lines.append(f"- not ruled out by these runs: {'; '.join(unseen_sentences(g.unseen, g.runs, maximize))}")
     lines += [f"- warning: {markdown_literal(w)}" for w in g.warnings]
     return [*lines, "", *_dropped_lines(g.dropped)]
 
@@ -395,23 +396,23 @@ def _dropped_lines(dropped: Sequence[DroppedRun]) -> list[str]:
         return []
     counts = Counter(d.reason for d in dropped).most_common()
     lines = ["Dropped: " + "; ".join(f"{count} × {markdown_literal(reason)}" for reason, count in counts) + ".", ""]
-    listed = [(markdown_literal(d.run_id), markdown_literal(d.reason)) for d in dropped[:_REPORT_DROPPED]]
-    lines += _md_table(["dropped run", "reason"], listed)
-    if len(dropped) > _REPORT_DROPPED:
-        lines += ["", f"… and {len(dropped) - _REPORT_DROPPED} more (every run is in `runs.csv`)."]
+    listed = [(markdown_literal(d.run_id), markdown_literal(d.reason)) for d in dropped[:REPORT_DROPPED]]
+    lines += md_table(["dropped run", "reason"], listed)
+    if len(dropped) > REPORT_DROPPED:
+        lines += ["", f"… and {len(dropped) - REPORT_DROPPED} more (every run is in `runs.csv`)."]
     return [*lines, ""]
 
 
 def _gaussian_cell(g: GroupSummary, n: int) -> str:
     if n not in g.gaussian.boo_n:
-        return _TOO_FEW
-    return "unreliable (see diagnostics)" if n in g.gaussian.unreliable else _num(g.gaussian.boo_n[n])
+        return TOO_FEW
+    return "unreliable (see diagnostics)" if n in g.gaussian.unreliable else number_text(g.gaussian.boo_n[n])
 
 
 def to_markdown(summary: Summary) -> str:
     """A readable report: Boo_n with intervals per group, Gaussian estimate, diagnostics, dropped runs, comparisons."""
     spec = summary.spec
-    budgets = _shown_budgets(spec, (g.boo_n for g in summary.groups))
+    budgets = shown_budgets(spec, (g.boo_n for g in summary.groups))
     lines = [f"# boontrack summary: {markdown_literal(summary.metric)}", ""]
     if summary.source:
         lines += [f"Source: {markdown_literal(summary.source)}", ""]
@@ -424,22 +425,22 @@ def to_markdown(summary: Summary) -> str:
         [
             markdown_literal(g.label),
             g.runs,
-            *(_marked(_interval(g.boo_n[n]), g.doubts.get(n)) if n in g.boo_n else _TOO_FEW for n in budgets),
-            _marked(_interval(g.mean), g.doubts.get(1)),
+            *(_marked(interval_text(g.boo_n[n]), g.doubts.get(n)) if n in g.boo_n else TOO_FEW for n in budgets),
+            _marked(interval_text(g.mean), g.doubts.get(1)),
             *(_gaussian_cell(g, n) for n in gaussian_budgets),
             "no" if g.gaussian.normal else "yes",
         ]
         for g in summary.groups
     ]
-    lines += ["## Boo_n per group", "", *_md_table(header, rows), "", _GAUSSIAN_NOTE, ""]
+    lines += ["## Boo_n per group", "", *md_table(header, rows), "", GAUSSIAN_NOTE, ""]
     lines += ["## Diagnostics", ""]
     for g in summary.groups:
-        lines += _group_lines(g, _scores(summary), spec.higher_is_better)
+        lines += _group_lines(g, scores_text(summary), spec.higher_is_better)
     ungrouped = [d for d in summary.dropped if d.group not in {g.label for g in summary.groups}]
     if ungrouped:
         lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
     if summary.comparisons:
-        lines += _comparison_lines(summary)
+        lines += comparison_lines(summary)
     versions = ", ".join(f"{name} {version}" for name, version in summary.versions.items())
     lines += [f"_Computed with {versions}._", ""]
     return "\n".join(lines)
@@ -461,21 +462,21 @@ def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool =
     if not isinstance(summary, Summary):
         summary = Summary.from_dict(summary)
     spec = summary.spec
-    budgets = _shown_budgets(spec, (g.boo_n for g in summary.groups))
+    budgets = shown_budgets(spec, (g.boo_n for g in summary.groups))
     header = ["group", "runs", "dropped", *(f"Boo_{n}" for n in budgets), "mean", "normal"]
     rows = [
         [
-            _printable(g.label),
+            printable(g.label),
             str(g.runs),
             str(len(g.dropped)),
             *(_terminal_cell(g, n) for n in budgets),
-            _marked(_interval(g.mean), g.doubts.get(1), _DOUBT_MARK),
+            _marked(interval_text(g.mean), g.doubts.get(1), _DOUBT_MARK),
             "yes" if g.gaussian.normal else "no",
         ]
         for g in summary.groups
     ]
     lines = [
-        f"{_printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
+        f"{printable(summary.metric)}: estimator {spec.estimator}, {spec.confidence_level * 100:g}% bootstrap CI, "
         f"{summary.runs} runs, {len(summary.dropped)} dropped"
         + "".join(f"; {said}" for said in (spec.direction, spec.stated_bounds) if said),
         *_aligned([header, *rows]),
@@ -486,10 +487,10 @@ def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool =
         header.append("P(group > vs)")
         rows = [
             [
-                _printable(c.group),
-                _printable(c.baseline),
-                _marked(_interval(c.boo_n_difference[largest]), _pair_doubts(summary, c, largest), _DOUBT_MARK),
-                _marked(_interval(c.mean_difference), _pair_doubts(summary, c, 1), _DOUBT_MARK),
+                printable(c.group),
+                printable(c.baseline),
+                _marked(interval_text(c.boo_n_difference[largest]), pair_doubts(summary, c, largest), _DOUBT_MARK),
+                _marked(interval_text(c.mean_difference), pair_doubts(summary, c, 1), _DOUBT_MARK),
                 *_terminal_tests(c),
                 f"{c.prob_superiority:.3f}",
             ]
@@ -520,14 +521,14 @@ def _terminal_warnings(summary: Summary, report_written: bool) -> list[str]:
         (g.label if several else None, w) for g in summary.groups for w in g.warnings if w not in g.interval_limits
     ]
     unsaid += [(f"{c.group} vs {c.baseline}", w) for c in summary.comparisons for w in c.warnings]
-    lines = [f"Warning{'' if who is None else ', ' + _printable(who)}: {_printable(w)}" for who, w in unsaid]
+    lines = [f"Warning{'' if who is None else ', ' + printable(who)}: {printable(w)}" for who, w in unsaid]
     return ["", *lines] if lines else []
 
 
 def _terminal_cell(group: GroupSummary, n: int) -> str:
     if n not in group.boo_n:
         return "too few runs"
-    return _marked(_interval(group.boo_n[n]), group.doubts.get(n), _DOUBT_MARK)
+    return _marked(interval_text(group.boo_n[n]), group.doubts.get(n), _DOUBT_MARK)
 
 
 #: Groups whose unseen kinds of run the terminal table states one by one; with more, the smallest group's.
@@ -543,14 +544,14 @@ def _terminal_footnotes(groups: Sequence[GroupSummary], maximize: bool) -> list[
         said = (f"{why}: {DOUBT_MEASURED[why]}" if why in DOUBT_MEASURED else why for why in reasons)
         lines.append(f"{_DOUBT_MARK} doubtful: {'; '.join(said)}.")
     for g in groups:  # intervals that look certain and are not: said with the numbers they qualify
-        who = f", {_printable(g.label)}" if len(groups) > 1 else ""
+        who = f", {printable(g.label)}" if len(groups) > 1 else ""
         lines += [f"Warning{who}: {limit}." for limit in g.interval_limits]
     shown = sorted(((g, g.unseen) for g in groups if g.unseen is not None), key=lambda s: (s[0].runs, s[0].label))
     if len(shown) > _TERMINAL_UNSEEN_GROUPS:
         shown = shown[:1]
     for g, unseen in shown:
-        who = f"{_printable(g.label)}: " if len(groups) > 1 else ""
-        lines.append(f"Not ruled out, {who}{'; '.join(_unseen_sentences(unseen, g.runs, maximize))}.")
+        who = f"{printable(g.label)}: " if len(groups) > 1 else ""
+        lines.append(f"Not ruled out, {who}{'; '.join(unseen_sentences(unseen, g.runs, maximize))}.")
     return ["", *lines] if lines else []
 
 
@@ -558,8 +559,8 @@ def _terminal_tests(comparison: ComparisonSummary) -> list[str]:
     """The headline tests of a comparison and their adjusted p-values, as two cells."""
     results = comparison.tests  # None for a test a summary stored before it existed (paired t)
     return [
-        " / ".join(_TEST_NAMES[name] for name in results),
-        " / ".join(_pvalue(None if r is None else r.pvalue_adjusted) for r in results.values()),
+        " / ".join(TEST_NAMES[name] for name in results),
+        " / ".join(pvalue_text(None if r is None else r.pvalue_adjusted) for r in results.values()),
     ]
 
 
@@ -590,7 +591,7 @@ def _description(summary: Summary) -> str:
     )
     smallest = min(summary.groups, key=lambda g: g.runs)
     if smallest.unseen is not None:
-        unseen = _unseen_sentences(smallest.unseen, smallest.runs, spec.higher_is_better)[0]
+        unseen = unseen_sentences(smallest.unseen, smallest.runs, spec.higher_is_better)[0]
         who = f" ({markdown_literal(smallest.label)}, the smallest group)" if len(summary.groups) > 1 else ""
         footer = f"Not ruled out{who}: {unseen}. {footer}"
     lines.append(footer)
@@ -601,7 +602,7 @@ def _described(g: GroupSummary, n: int) -> str:
     """The interval of Boo_n (n = 1: the mean) for the description, with why it is doubtful."""
     interval = g.mean if n == 1 else g.boo_n[n]
     reasons = g.doubts.get(n)
-    return f"{_interval(interval)} ⚠ ({', '.join(reasons)})" if reasons else _interval(interval)
+    return f"{interval_text(interval)} ⚠ ({', '.join(reasons)})" if reasons else interval_text(interval)
 
 
 def _csv_bytes(frame: pd.DataFrame) -> bytes:

@@ -439,8 +439,7 @@ def boo_n_ci(
         each end of the interval below 5 % of its reach (its distance from the centre), drawn in rounds of 999
         then 1,000 more, at most 9,999 (:mod:`boontrack._bootstrap.precision`); ``BootstrapResult.n_resamples``
         says how many.
-    method : {"studentized-u-farther", "studentized-u", "studentized-u-k-of-m", "studentized-u-calibrated", \
-"studentized", "percentile", "bca", "smoothed"}
+    method : {"studentized-u-farther", "studentized-u", "studentized-u-k-of-m", "studentized-u-calibrated", "studentized", "percentile", "bca", "smoothed"}
         ``"studentized-u-farther"`` (default): bootstrap-t (Hall 1988; Efron & Tibshirani 1993, ch. 12) around
         the unbiased estimator U, ``U - max(q, t_hi) se`` to ``U + max(q, -t_lo) se``, se U's delta-method
         standard error on the data (its empirical influence function, one reverse cumulative sum: no inner
@@ -600,7 +599,7 @@ def boo_n_curve_ci(
     return _curve_band(*checked, test_given=test is not None)
 
 
-def _summary_band(
+def summary_band(
     val: Any,
     test: Any,
     reported: Any,
@@ -641,7 +640,7 @@ def _curve_band(
     test_given: bool,
     reported: np.ndarray | None = None,
 ) -> CurveBand:
-    """The band of checked arguments; ``reported``: see :func:`_summary_band` (None: every budget)."""
+    """The band of checked arguments; ``reported``: see :func:`summary_band` (None: every budget)."""
     resampled = _resampled(
         v, t, test_given, budgets, estimator, maximize, n_resamples, method, rng, bounds, level, reported
     )

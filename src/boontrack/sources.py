@@ -14,23 +14,22 @@ This module imports nothing heavy at import time, and no tracker: sources are op
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack import vocabulary
 from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Source
 from boontrack.exceptions import InputError
+from boontrack.source_comparison import Gate, SourceComparison, comparison_outputs, curve_files, to_markdown
 from boontrack.spec import Spec
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from boontrack.analysis import ComparisonSummary, IntervalEstimate, Summary
+    from boontrack.summary import ComparisonSummary, IntervalEstimate, Summary
 
 __all__ = [
     "SIDE_COLUMN",
@@ -49,69 +48,6 @@ SIDE_COLUMN = "source"
 REQUIREMENTS = ("better", "not-worse")
 #: Spec options that compare_sources decides itself: the first source is the baseline of every comparison.
 _DECIDED = ("baseline", "compare")
-
-
-@dataclass(frozen=True)
-class Gate:
-    """The verdict of a required claim: every source (group by group) against the first.
-
-    The claim holds for one comparison when its interval of ΔBoo_n (at the largest budget both sides report) lies
-    wholly on the good side of the threshold in the metric's direction: above 0 (``better``) or above ``-margin``
-    (``not-worse``) when higher is better, below 0 or ``margin`` when lower is better. With several comparisons
-    (groups, sources, metrics) every one must hold; the one whose decisive interval end came closest to failing
-    (or failed furthest), relative to its interval's width, is reported.
-    """
-
-    require: Literal["better", "not-worse"]
-    margin: float
-    passed: bool
-    #: The metric of the comparison that decided (the reported one: the test metric, else the validation metric).
-    metric: str
-    #: The comparison that decided: its group (in the joined table) and baseline labels.
-    group: str
-    baseline: str
-    #: The difference that decided, e.g. ``ΔBoo_10``, and the interval end that decided (low or high).
-    quantity: str
-    end: Literal["low", "high"]
-    bound: float
-    threshold: float
-    #: One line saying which number decided and why.
-    verdict: str
-
-
-@dataclass(frozen=True)
-class SourceComparison:
-    """The result of :func:`compare_sources`: the labels, the analysis of the joined runs per metric and the
-    gate."""
-
-    #: The sources' labels, the baseline first.
-    labels: tuple[str, ...]
-    #: The analysis of all runs, grouped by :data:`SIDE_COLUMN` (and the groups within each source), one per
-    #: metric in the order given; with several metrics the p-values are adjusted over all their comparisons.
-    summaries: tuple[Summary, ...]
-    #: The verdict, when a claim was required.
-    gate: Gate | None = None
-    #: What ``write_to`` found: ``"updated"`` (written) or ``"unchanged"`` (it held this comparison already);
-    #: None without ``write_to``.
-    written: Literal["updated", "unchanged"] | None = None
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """The metrics compared (each summary's reported metric), in order."""
-        return tuple(summary.metric for summary in self.summaries)
-
-    @property
-    def summary(self) -> Summary:
-        """The analysis of the one metric compared; with several, ValueError (see :attr:`summaries`)."""
-        if len(self.summaries) != 1:
-            raise ValueError(f"{len(self.summaries)} metrics were compared ({', '.join(self.metrics)}): see summaries")
-        return self.summaries[0]
-
-    @property
-    def comparisons(self) -> tuple[ComparisonSummary, ...]:
-        """Each source against the first (group by group) for the one metric compared: differences are
-        ``group - baseline``."""
-        return self.summary.comparisons
 
 
 def compare_sources(
@@ -186,18 +122,21 @@ def compare_sources(
     specs, names, per_source, destination_options = _compare_sources_iv(
         sources, labels, options, require, margin, (write_to, write_options), spec_options
     )
+    from boontrack.analysis import adjusted_across
     from boontrack.backends import open_source
-    from boontrack.pipeline import resolve_direction
+    from boontrack.pipeline import joint_change_token, resolve_direction
 
     opened = [s if isinstance(s, Source) else open_source(os.fspath(s), **o) for s, o in zip(sources, per_source)]
     # every direction is decided before any run is read
     specs = [_agreed_direction([resolve_direction(source, spec) for source in opened], names) for spec in specs]
+    # asked before any run is read, as a summary's is: a change in between is seen by the next run, never hidden
+    token = None if write_to is None else joint_change_token([(source, spec) for spec in specs for source in opened])
     described = " vs ".join(f"{name}: {source.describe()}" for name, source in zip(names, opened))
-    summaries = _adjusted_across(
+    summaries = adjusted_across(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
     gate = _gate(summaries, require, margin) if require is not None else None
-    result = SourceComparison(labels=names, summaries=summaries, gate=gate)
+    result = SourceComparison(labels=names, summaries=summaries, gate=gate, change_token=token)
     if write_to is None:
         return result
     return dataclasses.replace(result, written=write_comparison(result, write_to, **destination_options))
@@ -217,29 +156,6 @@ def _analyzed(
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)
     return analyze(table, joined_spec, progress=progress, source=described, threads=threads, pairs=pairs)
-
-
-def _adjusted_across(summaries: Sequence[Summary]) -> tuple[Summary, ...]:
-    """The summaries with every p-value adjusted over the comparisons of all of them (one metric: unchanged)."""
-    from boontrack.analysis import TestResult, _adjusted
-
-    everyone = [comparison for summary in summaries for comparison in summary.comparisons]
-    tests = [list(comparison.tests.items()) for comparison in everyone]
-    correction = summaries[0].spec.correction
-    # one family per kind of test, as within a summary: the t-tests (paired t or Welch), then the rank tests
-    adjusted = [_adjusted({i: each[kind] for i, each in enumerate(tests)}, correction) for kind in (0, 1)]
-    replaced = []
-    for i, comparison in enumerate(everyone):
-        results: dict[str, Any] = {
-            name: TestResult(result.statistic, result.pvalue, adjusted[kind][i])
-            for kind, (name, result) in enumerate(tests[i])
-        }
-        replaced.append(dataclasses.replace(comparison, **results))
-    remaining = iter(replaced)
-    return tuple(
-        dataclasses.replace(summary, comparisons=tuple(itertools.islice(remaining, len(summary.comparisons))))
-        for summary in summaries
-    )
 
 
 #: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
@@ -275,14 +191,14 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import _SPEC_KEYS, options_relative_to, read_config, relative_to
+    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to
 
     path = Path(path)
     base = path.parent.absolute()
     document = read_config(path)
-    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - _SPEC_KEYS)
+    unknown = sorted(set(document) - set(_COMPARISON_KEYS) - SPEC_KEYS)
     if unknown:
-        known = ", ".join([*_COMPARISON_KEYS, *sorted(_SPEC_KEYS)])
+        known = ", ".join([*_COMPARISON_KEYS, *sorted(SPEC_KEYS)])
         raise InputError(f"config {path}: unknown key {unknown[0]!r} (known keys: {known})")
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
@@ -337,7 +253,7 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(require, margin)
-    return specs, names, [dict(each) for each in options], _destination_iv(*destination)
+    return specs, names, [dict(each) for each in options], check_destination(*destination)
 
 
 def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -379,7 +295,7 @@ def _gate_iv(require: Any, margin: Any) -> None:
         raise InputError(f"{vocabulary.name('margin')} is for {not_worse} only, got {margin!r}")
 
 
-def _destination_iv(write_to: Any, write_options: Any) -> dict[str, Any]:
+def check_destination(write_to: Any, write_options: Any) -> dict[str, Any]:
     """The options of ``write_to`` (dashes in names as underscores), checked with it before any run is read:
     ``write_to`` names a backend that holds summaries of runs kept elsewhere, and every option given is one it
     declares (:attr:`~boontrack.backends.Backend.sink_options`; a backend that declares none checks them when
@@ -465,11 +381,11 @@ def _joined(frames: Sequence[pd.DataFrame], names: Sequence[str], spec: Spec) ->
                 ids = part["run_id"]
                 part["run_id"] = ids.where(ids.isna(), name + "/" + ids.astype(str))
     if spec.seed_column is not None:  # a tracker's seed "3" (a param, text) pairs with a file's 3
-        from boontrack.runtable import _format_value
+        from boontrack.runtable import format_value
 
         for part in parts:
             seeds = part[spec.seed_column]
-            part[spec.seed_column] = seeds.map(_format_value).where(seeds.notna(), None)
+            part[spec.seed_column] = seeds.map(format_value).where(seeds.notna(), None)
     if any("status" in part.columns for part in parts):  # a source without statuses has only runs that count
         parts = [part if "status" in part.columns else part.assign(status="finished") for part in parts]
     return pd.concat(parts, ignore_index=True)
@@ -562,111 +478,6 @@ def _headline_difference(comparison: ComparisonSummary) -> tuple[str, IntervalEs
     return "Δmean", comparison.mean_difference
 
 
-def to_markdown(result: SourceComparison, *, svg: bool = False) -> str:
-    """A compact report for a pull request's comment: the verdict, Boo_n of each side, the comparisons and each
-    side's expected-best curve as text (:func:`_curve_text`: a pull request's comment or a job's summary page
-    shows no SVG); with ``svg``, also a link to each metric's plot of the curves with their bands, an SVG file
-    beside the report (:func:`curve_files`)."""
-    from boontrack.reports import _comparison_lines, _interval, _md_table, _shown_budgets, markdown_literal
-
-    metrics = len(result.summaries)
-    family = sum(len(summary.comparisons) for summary in result.summaries)
-    lines = [f"# boontrack compare: {', '.join(markdown_literal(metric) for metric in result.metrics)}", ""]
-    if result.gate is not None:
-        mark = "✅" if result.gate.passed else "❌"
-        lines += [f"{mark} {markdown_literal(result.gate.verdict)}", ""]
-    for summary in result.summaries:
-        budgets = _shown_budgets(summary.spec, (g.boo_n for g in summary.groups))
-        if metrics > 1:
-            lines += [f"## Metric: {markdown_literal(summary.metric)}", ""]
-        header = ["group", "runs", *(f"Boo_{n}" for n in budgets), "mean"]
-        rows = [
-            [
-                markdown_literal(g.label),
-                g.runs,
-                *(_interval(g.boo_n[n]) if n in g.boo_n else "—" for n in budgets),
-                _interval(g.mean),
-            ]
-            for g in summary.groups
-        ]
-        lines += [*_md_table(header, rows), ""]
-        if svg:
-            said = f"Expected best {summary.metric} against n, each side with its pointwise bootstrap band"
-            lines += [f"![{markdown_literal(said)}]({_svg_name(summary.metric)})", ""]
-        lines += [*_curve_text(summary), "", *_comparison_lines(summary, metrics=metrics, family=family), ""]
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-#: The heights of a curve drawn as text, lowest first.
-_BLOCKS = "▁▂▃▄▅▆▇█"
-#: The most budgets a curve drawn as text shows: log-spaced from 1 to the largest n.
-_TEXT_BUDGETS = 24
-
-
-def _curve_text(summary: Summary) -> list[str]:
-    """Each group's expected-best curve as a line of block characters, one per budget and all on one scale, in a
-    collapsed ``<details>`` block: Markdown that shows wherever Markdown does. A budget where a group's curve is
-    doubtful (n > m/2, as the plots dash it) or not defined is a ``·``."""
-    import html
-
-    import numpy as np
-
-    from boontrack._report_text import _num
-    from boontrack.reports import _md_table, _printable, markdown_literal
-
-    largest = max(int(g.curve.n.max()) for g in summary.groups)
-    budgets = np.unique(np.round(np.geomspace(1, largest, min(largest, _TEXT_BUDGETS))).astype(np.int64))
-    rows = {}
-    for g in summary.groups:
-        curve = g.curve
-        trusted = np.ones(curve.n.size, bool) if curve.trustworthy is None else np.asarray(curve.trustworthy, bool)
-        kept = dict(zip(curve.n[trusted].tolist(), curve.estimate[trusted].tolist()))
-        rows[g.label] = np.array([kept.get(n, np.nan) for n in budgets.tolist()])
-    shown = np.concatenate(list(rows.values()))
-    shown = shown[np.isfinite(shown)]
-    if shown.size == 0:
-        return []
-    low, high = float(shown.min()), float(shown.max())
-    spread = high - low if high > low else 1.0
-    drawn = {
-        label: "".join(
-            _BLOCKS[round((v - low) / spread * (len(_BLOCKS) - 1))] if np.isfinite(v) else "·" for v in values
-        )
-        for label, values in rows.items()
-    }
-    scale = f"{_BLOCKS[0]} {_num(low)} to {_BLOCKS[-1]} {_num(high)}" if high > low else f"every value {_num(low)}"
-    return [
-        "<details>",
-        # raw HTML inside Markdown: the HTML rule, on one line (a blank line would end the block early)
-        f"<summary>Expected best {html.escape(_printable(summary.metric))} out of n runs, n = 1 to {largest}, as "
-        "text</summary>",
-        "",
-        f"One character per budget n = {', '.join(map(str, budgets.tolist()))}, on one scale for every row: "
-        f"{scale}; · where n is more than half the runs of the row (the estimate is doubtful there).",
-        "",
-        *_md_table(
-            ["group", f"expected best, n = 1 … {largest}"], [[markdown_literal(k), f"`{v}`"] for k, v in drawn.items()]
-        ),
-        "",
-        "</details>",
-    ]
-
-
-def _svg_name(metric: str) -> str:
-    """The file name of a metric's plot of the curves, beside a comparison's report."""
-    from boontrack.backends import discovery_key
-
-    return f"curves_{discovery_key(metric)}.svg"
-
-
-def curve_files(result: SourceComparison) -> dict[str, bytes]:
-    """Each metric's plot of every side's expected-best curve with its pointwise band, as an SVG file (the plot
-    of ``report.html``): file name -> content, the names :func:`to_markdown` links with ``svg=True``."""
-    from boontrack.report_html import curve_svg
-
-    return {_svg_name(summary.metric): curve_svg(summary).encode() for summary in result.summaries}
-
-
 def write_comparison(
     result: SourceComparison,
     destination: str,
@@ -686,7 +497,10 @@ def write_comparison(
     metric's plot of the curves it links (``curves_<metric>.svg``, :func:`curve_files`) and ``comparison.json``
     (the labels, the verdict and each metric's summary). The run is keyed by the sources, labels and options;
     it is rewritten only when its fingerprint (every source's runs and values, the options, the gate, the
-    prefix and boontrack's version) changed, or with ``force``.
+    prefix and boontrack's version) changed, or with ``force``. It is written as a summary is
+    (:func:`boontrack.pipeline.publish`): the outputs, the sources' change token
+    (:attr:`SourceComparison.change_token`, when it was asked), and the fingerprint last, so that a write that
+    fails or is killed midway is redone by the next run.
 
     Parameters
     ----------
@@ -702,7 +516,8 @@ def write_comparison(
 
     Returns
     -------
-    ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
+    str
+        ``"updated"``, or ``"unchanged"`` when the destination held this comparison already (nothing written).
 
     Raises
     ------
@@ -712,15 +527,22 @@ def write_comparison(
         The tracker failed.
     """
     from boontrack.backends import sink_at
+    from boontrack.pipeline import publish
 
-    options = _destination_iv(destination, options)
+    options = check_destination(destination, options)
     key, fp = _comparison_identity(result, prefix)
     sink = sink_at(destination, key, **options)
-    if not force and sink.read_fingerprint() == fp:
-        return "unchanged"
-    sink.write(_comparison_outputs(result, prefix))
-    sink.write_fingerprint(fp)  # last: a failure before this line leaves the comparison to be written again
-    return "updated"
+    # the one write protocol of summaries: fingerprint, write, change token, fingerprint last
+    (done,) = publish(
+        [sink],
+        fp,
+        lambda: comparison_outputs(result, prefix),
+        token=result.change_token,
+        force=force,
+        raise_on_error=True,
+    )
+    assert done.status != "write-failed"  # raised instead
+    return done.status
 
 
 def _comparison_identity(result: SourceComparison, prefix: str) -> tuple[str, str]:
@@ -738,39 +560,3 @@ def _comparison_identity(result: SourceComparison, prefix: str) -> tuple[str, st
         assert summary.table is not None  # an analysis of compare_sources keeps its runs
         prints.append(fingerprint(summary.table, summary.spec, source_identity=summary.source or "", prefix=prefix))
     return key, hashlib.sha256(json.dumps([key, prints, gate]).encode()).hexdigest()
-
-
-def _comparison_outputs(result: SourceComparison, prefix: str) -> Any:
-    """The metrics and artifacts of a comparison's run."""
-    import json
-
-    from boontrack.analysis import _jsonable
-    from boontrack.backends import SummaryOutputs
-    from boontrack.reports import flat_metrics, markdown_literal, safe_name
-
-    metrics: dict[str, float] = {}
-    for summary in result.summaries:
-        flat = flat_metrics(summary, prefix=prefix)
-        own = prefix + safe_name(summary.metric, allow_slash=True) + "/"
-        # with several metrics, the counts of all runs (boon/runs, ...) would differ from metric to metric
-        metrics.update(flat if len(result.summaries) == 1 else {k: v for k, v in flat.items() if k.startswith(own)})
-    gate = result.gate
-    if gate is not None:
-        verdict = {"passed": float(gate.passed), "bound": gate.bound, "threshold": gate.threshold}
-        metrics.update({f"{prefix}gate/{name}": value for name, value in verdict.items() if math.isfinite(value)})
-    data = {
-        "labels": list(result.labels),
-        "gate": None if gate is None else _jsonable(gate),
-        "summaries": [summary.to_dict() for summary in result.summaries],
-    }
-    said = f"boontrack compare: {', '.join(result.metrics)} ({', '.join(result.labels[1:])} vs {result.labels[0]})"
-    return SummaryOutputs(
-        metrics=metrics,
-        curves=[],
-        artifacts={
-            "report.md": to_markdown(result, svg=True).encode(),
-            **curve_files(result),
-            "comparison.json": json.dumps(data, indent=2).encode(),
-        },
-        description=markdown_literal(said if gate is None else gate.verdict),  # a run's description is Markdown
-    )

@@ -75,9 +75,13 @@ def training_curves_table(curves: TrainingCurves) -> pd.DataFrame:
 
 
 def write_training_curves(curves: TrainingCurves, directory: str | Path, *, plots: bool = True) -> list[Path]:
-    """Write ``training_curves.csv`` (:func:`training_curves_table`) and, with ``plots``, ``training_curves.png``
+    """Write ``training_curves.csv`` and, with ``plots``, ``training_curves.png``
     (:func:`boontrack.plots.plot_training_curves`; needs the ``plots`` extra) into ``directory``, created if
-    missing. Returns the files written."""
+    missing. Returns the files written.
+
+    The CSV has one row per group and step, with the columns ``group``, ``step``, ``runs``, ``mean``,
+    ``standard_error``, ``ci_low``, ``ci_high`` (the pointwise band), ``simultaneous_low``,
+    ``simultaneous_high`` and ``enough_runs`` (:func:`training_curves_table`)."""
     from boontrack.runframe import write_artifacts
 
     table = training_curves_table(curves)

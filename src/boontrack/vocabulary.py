@@ -4,7 +4,8 @@ Python (the :class:`~boontrack.spec.Spec`, the callbacks and the ``summarize_*``
 of the config file and a Hydra callback's keys all use the same names (``n_resamples``, ``confidence_level``,
 ``maximize``, ``seed_column``, ``tracking_uri``, ...). The command line keeps short flags, mapped to those names
 by :data:`FLAGS`, the one table that the command line, the config loader and the README's option table read
-(:data:`COMPARE_FLAGS` adds the keywords of ``boontrack compare``).
+(:data:`COMPARE_FLAGS` adds the keywords of ``boontrack compare``, :data:`SIMULATE_FLAGS` those of
+``boontrack simulate``).
 
 Messages name an option as the caller typed it, with no rewriting of the text afterwards: a front end says
 which vocabulary its caller speaks (:func:`speaking`) for the duration of a call, and every message that names
@@ -30,6 +31,7 @@ from boontrack.exceptions import InputError
 __all__ = [
     "CLI",
     "COMPARE_FLAGS",
+    "SIMULATE_FLAGS",
     "CONFIG",
     "DEPRECATED",
     "FLAGS",
@@ -87,6 +89,23 @@ COMPARE_FLAGS: Mapping[str, str] = {
     "margin": "--margin",
     "write_to": "--write-to",
     "write_options": "--write-option",
+}
+
+#: The flags of ``boontrack simulate``'s own keywords: the population's, and the parameters of
+#: :func:`boontrack.simulate.study` under their names there. The runs of a SOURCE are chosen with the
+#: :data:`FLAGS` of ``summarize`` (``--val``, ``--tracking-uri``, ...).
+SIMULATE_FLAGS: Mapping[str, str] = {
+    "population": "--population",
+    "fit_group": "--fit-group",
+    "m": "--m",
+    "methods": "--ci-method",
+    "width": "--width",
+    "shift": "--shift",
+    "power": "--power",
+    "replications": "--replications",
+    "n_resamples": "--resamples",
+    "rng": "--seed",
+    "no_plots": "--no-plots",
 }
 
 

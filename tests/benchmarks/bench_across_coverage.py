@@ -1,4 +1,4 @@
-"""Benchmark: how often the 95 % stratified-bootstrap intervals of :func:`boontrack.across_tasks` cover.
+"""Benchmark: how often the 95 % stratified-bootstrap intervals of :func:`boontrack.across.across_tasks` cover.
 
 Run by hand (not collected by pytest)::
 
@@ -43,8 +43,9 @@ import warnings
 import numpy as np
 from scipy import optimize, special, stats
 
-from boontrack import across, across_tasks, expected_max_of
+from boontrack import across, expected_max_of
 from boontrack._bootstrap import percentile_interval
+from boontrack.across import across_tasks
 from boontrack.exceptions import ExtrapolationWarning, FewRunsWarning
 
 RHO = 0.5

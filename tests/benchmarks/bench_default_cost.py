@@ -24,10 +24,11 @@ import warnings
 import pandas as pd
 from bench_group_cost import frame  # this folder is on sys.path when run as a script
 
-from boontrack.analysis import Summary, analyze
+from boontrack.analysis import analyze
 from boontrack.choices import DEFAULT_CI_METHOD
 from boontrack.runtable import RunTable
 from boontrack.spec import Spec
+from boontrack.summary import Summary
 
 
 def cost(m: int, groups: int, repeats: int, **options) -> tuple[float, Summary]:

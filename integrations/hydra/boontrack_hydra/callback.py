@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from boontrack.integration import (
+    HYDRA,
     InputError,
     JobResult,
     after_sweep,
@@ -25,9 +26,9 @@ from boontrack.integration import (
     mlflow_destination,
     option_name,
     option_setting,
+    speaking,
     summarize_source,
 )
-from boontrack.vocabulary import HYDRA, speaking
 from boontrack_hydra._records import (
     COMPLETED,
     FAILED,
@@ -307,7 +308,7 @@ class BoonCallback(_HydraCallback):
 
 
 def _report(result: JobResult, records: Sequence[Mapping[str, Any]], note: str) -> str:
-    from boontrack.reports import format_table
+    from boontrack.integration import format_table
 
     directory, *others = result.destinations
     lines = [f"boontrack: {len(records)} jobs summarized in {directory.location} ({directory.status})"]

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from boontrack.exceptions import BackendError, InputError
-from boontrack.integration import import_optional, redact
-from boontrack.runframe import seconds_from_environment
+from boontrack.integration import import_optional, redact, seconds_from_environment
 
 #: Defaults for interactive use, applied only while boontrack talks to MLflow and only when the user has
 #: not set the variable. MLflow's own defaults (7 retries, 120 s timeout) block about four minutes when the
@@ -340,7 +339,11 @@ def _transport_message(exc: BaseException, uri: str) -> str | None:
         if _is_read_timeout(cause):
             return f"the MLflow server at {redact(uri)} did not answer in time ({MAX_WAIT_VARIABLE} bounds retries)"
         if isinstance(cause, requests.exceptions.ConnectionError):
-            return f"cannot reach the MLflow server at {redact(uri)} (is it running?)"
+            # urllib3 keeps the socket's own error (ECONNREFUSED's "Connection refused") as the chain's cause,
+            # the reason the early check (check_reachable) gives too
+            reason = next((c.strerror for c in _chain(exc) if isinstance(c, OSError) and c.strerror), None)
+            said = f"{redact(reason)}; " if reason else ""
+            return f"cannot reach the MLflow server at {redact(uri)} ({said}is it running?)"
     return None
 
 
@@ -412,8 +415,7 @@ def check_reachable(uri: str) -> None:
         return
     timeout = _connect_timeout_s()
     try:
-        with socket.create_connection((parsed.hostname, port), timeout=timeout):
-            pass  # accepted: whether the server answers is for the requests (and their timeouts) to find
+        _connect_within(parsed.hostname, port, time.monotonic() + timeout)
     except TimeoutError:
         reason = f"no answer within {timeout:g} s"
     except OSError as exc:  # refused, no route, unknown host: ECONNREFUSED's "Connection refused" and the like
@@ -421,6 +423,45 @@ def check_reachable(uri: str) -> None:
     else:
         return
     raise BackendError(f"cannot reach the MLflow server at {redact(uri)} ({reason}; is it running?)")
+
+
+def _connect_within(host: str, port: int, deadline: float) -> None:
+    """Connect to ``host:port`` and close, all before ``deadline`` (time.monotonic): the name's lookup, which
+    ``socket.create_connection`` does not bound (a resolver that hangs held the check for its own timeouts), and
+    every address it gives, tried in turn within what remains (create_connection gives each the whole timeout)."""
+    found: list[Any] = []
+    lookup = threading.Thread(
+        target=lambda: found.append(_addresses(host, port)), daemon=True, name="boontrack-mlflow-lookup"
+    )
+    lookup.start()
+    lookup.join(max(0.0, deadline - time.monotonic()))
+    if not found:
+        raise TimeoutError(f"looking up {host}")  # the thread ends with its resolver; nothing waits for it
+    addresses = found[0]
+    if isinstance(addresses, OSError):
+        raise addresses
+    error: OSError = OSError(f"no address for {host}")
+    for family, kind, protocol, _, address in addresses:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"connecting to {host}")
+        try:
+            with socket.socket(family, kind, protocol) as connection:
+                connection.settimeout(remaining)
+                connection.connect(address)
+                return  # accepted: whether the server answers is for the requests (and their timeouts) to find
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            error = exc
+    raise error
+
+
+def _addresses(host: str, port: int) -> list[Any] | OSError:
+    try:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:  # an unknown host: its gaierror's strerror says so
+        return exc
 
 
 def _connect_timeout_s() -> float:

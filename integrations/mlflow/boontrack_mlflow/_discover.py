@@ -15,9 +15,8 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
-from boontrack.runframe import SUMMARY_ROLE_TAG
+from boontrack.integration import SUMMARY_ROLE_TAG, Discovered, discovery_key
 from boontrack_mlflow._read import SearchedRun, search_runs
 from boontrack_mlflow._sql import PARENT_RUN_TAG, Sweep, children_token
 

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from boontrack.runframe import RunRecord, build_run_frame
+from boontrack.integration import RunRecord, build_run_frame
 
 #: The largest page MLflow accepts: the fewest requests (the search cost grows with every page's offset).
 SEARCH_PAGE_SIZE = 50_000

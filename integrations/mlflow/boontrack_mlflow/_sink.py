@@ -42,10 +42,17 @@ from typing import Any
 
 import numpy as np
 
-from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
-from boontrack.integration import redact
-from boontrack.runframe import GROUP_CURVE_ROLE, SUMMARY_ROLE, write_artifacts
-from boontrack.training_output import training_path
+from boontrack.integration import (
+    GROUP_CURVE_ROLE,
+    SUMMARY_ROLE,
+    SUMMARY_ROLE_TAG,
+    CurveSeries,
+    Sink,
+    SummaryOutputs,
+    redact,
+    training_path,
+    write_artifacts,
+)
 from boontrack_mlflow._client import (
     RetryBudget,
     backend_errors,
@@ -474,7 +481,7 @@ def curve_run_description(label: str, n: np.ndarray) -> str:
 
     Its page lists each metric's last value, the one at the largest n, which is not a Boo_n of the summary.
     """
-    from boontrack.reports import markdown_literal
+    from boontrack.integration import markdown_literal
 
     return (
         f"**boontrack** curve of group {markdown_literal(label)}: `boon/curve` is the expected score of the "

@@ -51,8 +51,7 @@ import numpy as np
 import pandas as pd
 
 from boontrack.exceptions import BackendError, BoontrackWarning, InputError
-from boontrack.integration import redact
-from boontrack.runframe import SUMMARY_ROLE_TAG, build_run_frame_long
+from boontrack.integration import SUMMARY_ROLE_TAG, build_run_frame_long, redact
 from boontrack_mlflow._client import sqlite_path
 
 #: Alembic revisions of MLflow's schema (the store's ``alembic_version.version_num``) on which the queries

@@ -24,7 +24,7 @@ import click
 if TYPE_CHECKING:
     import numpy as np
 
-    from boontrack.pipeline import JobResult
+    from boontrack.integration import JobResult
 
 __all__ = ["DEFAULT_STORE", "EXPERIMENT", "demo_command", "run_demo"]
 
@@ -61,9 +61,7 @@ def run_demo(
     JobResult
         ``"updated"`` after a new sweep, ``"unchanged"`` when a reused sweep's summary was already written.
     """
-    from boontrack.pipeline import open_sinks, run_job
-    from boontrack.reports import format_table
-    from boontrack.spec import Spec
+    from boontrack.integration import Spec, format_table, open_sinks, run_job
     from boontrack_mlflow import MlflowSource
     from boontrack_mlflow._client import bounded_http, connect
 

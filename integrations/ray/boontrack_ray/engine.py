@@ -45,8 +45,16 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from boontrack.integration import BackendError, InputError, end_with_parent, import_optional, option_name, redact
-from boontrack.reaggregate import Job, run_job_line
+from boontrack.integration import (
+    BackendError,
+    InputError,
+    Job,
+    end_with_parent,
+    import_optional,
+    option_name,
+    redact,
+    run_job_line,
+)
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT_S", "DEFAULT_MAX_RETRIES", "RayEngine"]
 

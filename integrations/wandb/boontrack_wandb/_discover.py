@@ -12,8 +12,8 @@ import itertools
 import json
 from typing import Any
 
-from boontrack.backends import Discovered, discovery_key
 from boontrack.exceptions import InputError
+from boontrack.integration import Discovered, discovery_key
 from boontrack_wandb._client import PAGE_SIZE, Selection, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE
 

@@ -30,10 +30,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from boontrack.backends import SUMMARY_ROLE_TAG, CurveSeries, Sink, SummaryOutputs
 from boontrack.exceptions import BackendError, WriteBackWarning
-from boontrack.integration import redact
-from boontrack.runframe import artifact_path, write_artifacts
+from boontrack.integration import (
+    SUMMARY_ROLE_TAG,
+    CurveSeries,
+    Sink,
+    SummaryOutputs,
+    artifact_path,
+    redact,
+    write_artifacts,
+)
 from boontrack_wandb._client import Place, import_wandb, make_api, translate_errors
 from boontrack_wandb._frame import AGGREGATE_JOB_TYPE, SUMMARY_ROLE
 
@@ -281,7 +287,7 @@ class WandbSink(Sink):
     def _curve_chart(self, wandb: Any, outputs: SummaryOutputs, table: Any, preset: str | None) -> Any:
         """The chart of all curves: the preset with the band when there is one, else W&B's line series."""
         if preset is not None:
-            from boontrack.plots import x_scale
+            from boontrack.integration import x_scale
 
             return wandb.plot_table(
                 preset,

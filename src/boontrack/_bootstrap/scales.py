@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from boontrack._special import expit
+from boontrack._validation import UNBOUNDED_RANGE, score_range
 
-#: No bounds: the identity scale.
-UNBOUNDED_RANGE = (-math.inf, math.inf)
+__all__ = ["UNBOUNDED_RANGE", "Scale", "difference_scale", "score_range"]
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,6 @@ class Scale:
         from a bound (5e-324 above 0) overflows the slope, and such a point is treated as on the bound."""
         x = np.asarray(x, dtype=np.float64)
         return (x > self.low) & (x < self.high) & np.isfinite(self.slope(x))
-
-
-def score_range(test: np.ndarray, bounds: tuple[float, float] | None) -> tuple[float, float]:
-    """The bounds of a score: ``bounds`` when declared, else [0, 1] when every test score lies in it (an
-    accuracy, a rate), else none (``(-inf, inf)``)."""
-    if bounds is not None:
-        return float(bounds[0]), float(bounds[1])
-    if test.size and test.min() >= 0.0 and test.max() <= 1.0:
-        return 0.0, 1.0
-    return UNBOUNDED_RANGE
 
 
 def difference_scale(bounds_a: tuple[float, float], bounds_b: tuple[float, float]) -> Scale:

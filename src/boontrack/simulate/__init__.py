@@ -1,5 +1,8 @@
 """Populations whose Boo_n is known exactly, and what the estimators and intervals do on them.
 
+Experimental: the toolkit behind ``boontrack simulate`` and the docs' measured tables; its names may change in a
+minor release (said in the changelog).
+
 - :mod:`~boontrack.simulate.populations`: named populations, kernel fits of runs;
 - :mod:`~boontrack.simulate.coverage`: the coverage of interval methods and the error rates of comparisons;
 - :mod:`~boontrack.simulate.study`: the study of Dodge et al. (2021), §3-4, as ``boontrack simulate`` runs it.

@@ -56,7 +56,7 @@ class CoverageCell:
     n_resamples: int
 
 
-def _coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, n_resamples, rng):
+def coverage_iv(pop, m, n, methods, estimator, confidence_level, replications, n_resamples, rng):
     if not isinstance(pop, Population):
         raise ValueError(f"`population` must be a boontrack.simulate.Population, got {pop!r}")
     m = as_count(m, "m")
@@ -166,7 +166,7 @@ def sweep_intervals(
     """
     from boontrack._bootstrap import curve_distribution, interval_ends
 
-    m, budgets, methods, estimator, level, replications, n_resamples, rng = _coverage_iv(
+    m, budgets, methods, estimator, level, replications, n_resamples, rng = coverage_iv(
         population, m, n, methods, estimator, confidence_level, replications, n_resamples, rng
     )
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
@@ -317,7 +317,7 @@ def band_coverage(
     """
     from boontrack._bootstrap import curve_distribution, interval_ends, simultaneous_band, trusted_budgets
 
-    m, budgets, (method,), estimator, level, replications, n_resamples, rng = _coverage_iv(
+    m, budgets, (method,), estimator, level, replications, n_resamples, rng = coverage_iv(
         population,
         m,
         np.arange(1, max(1, m // 2) + 1),

@@ -16,7 +16,7 @@ from scipy import stats
 from boontrack._validation import as_count, as_probability
 from boontrack.choices import DEFAULT_CI_METHOD, ESTIMATORS, STUDY_CI_METHODS
 from boontrack.estimators import expected_max_of
-from boontrack.simulate.coverage import CoverageCell, _coverage_iv, comparison_rates, coverage
+from boontrack.simulate.coverage import CoverageCell, comparison_rates, coverage, coverage_iv
 from boontrack.simulate.populations import Population
 from boontrack.vocabulary import name as named
 
@@ -83,7 +83,7 @@ def estimator_errors(
     tuple of EstimatorError
         By estimator (V, U, W, gaussian), then budget ascending.
     """
-    m, budgets, _, _, _, replications, _, rng = _coverage_iv(
+    m, budgets, _, _, _, replications, _, rng = coverage_iv(
         population, m, n, (DEFAULT_CI_METHOD,), "V", 0.95, replications, 1, rng
     )
     truth = np.asarray(population.boo_n(budgets.tolist()), dtype=np.float64)
@@ -211,7 +211,7 @@ PLAN_RUNS = (5, 10, 20, 50, 100, 200)
 
 
 def _study_iv(pop, m, n, methods, width, shift, power, plan_runs, replications, n_resamples, rng):
-    m, budgets, methods, _, level, replications, n_resamples, rng = _coverage_iv(
+    m, budgets, methods, _, level, replications, n_resamples, rng = coverage_iv(
         pop, m, n, methods, "V", 0.95, replications, n_resamples, rng
     )
     for name, value in (("width", width), ("shift", shift)):

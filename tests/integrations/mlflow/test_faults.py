@@ -63,6 +63,48 @@ def test_dead_server_fails_at_once_without_credentials(dead_uri, default_http_se
     assert waits == []
 
 
+def test_a_server_gone_after_the_early_check_is_named_with_the_reason(dead_uri, default_http_settings, monkeypatch):
+    """A server that accepted the early check and went away before the request (restarted, say) is refused at the
+    request: the line names the reason as the early check does, where it said only "is it running?"."""
+    from boontrack_mlflow import _client
+
+    monkeypatch.setattr(_client, "check_reachable", lambda uri: None)  # it was there when looked at
+    monkeypatch.setattr(_client.time, "sleep", lambda seconds: None)
+    with pytest.raises(BackendError) as info:
+        MlflowSource("sweeps", tracking_uri=dead_uri).read(MetricRequest("val_acc"))
+    host = dead_uri.rsplit("@", 1)[1]
+    assert str(info.value) == (
+        f"cannot reach the MLflow server at http://***@{host} (Connection refused; is it running?)"
+    )
+
+
+def test_a_name_lookup_that_never_answers_is_bounded_by_the_request_timeout(monkeypatch):
+    """The early check bounds the name's lookup too, which socket.create_connection does not: a resolver that
+    never answers is reported as no answer within the request timeout. The fake resolver gives up after 60 s (a
+    hang guard: the check without the bound fails then, with the resolver's error, instead of hanging)."""
+    from boontrack_mlflow import _client
+
+    released = threading.Event()
+    looked_up = []
+
+    def hanging_lookup(host, port, *args, **kwargs):
+        looked_up.append(host)
+        released.wait(60)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(_client.socket, "getaddrinfo", hanging_lookup)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "1")
+    try:
+        with pytest.raises(BackendError) as info:
+            _client.check_reachable("http://tracking.example:5000")
+    finally:
+        released.set()
+    assert looked_up == ["tracking.example"]
+    assert str(info.value) == (
+        "cannot reach the MLflow server at http://tracking.example:5000 (no answer within 1 s; is it running?)"
+    )
+
+
 def test_a_hung_search_holds_a_job_for_one_search_timeout_only():
     """The search waits SEARCH_TIMEOUT_S for an answer; a second attempt (after at least 1 s of back-off) would
     not fit in the job's default retry budget, so it is not made: a hung search fails the job after 60 s."""
