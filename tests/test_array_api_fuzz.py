@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import boontrack as bt
 from boontrack import BoontrackWarning
 from boontrack._validation import MAX_MAGNITUDE
+from boontrack.across import across_tasks
 
 LARGEST = np.finfo(np.float64).max
 SMALLEST_SUBNORMAL = 5e-324
@@ -178,6 +179,15 @@ def test_mean_ci(scores, method, seed):
 def test_compare_approaches(a, b, paired, seed):
     a_, b_ = _as_array(a), _as_array(b)
     _check(lambda: bt.compare_approaches(a_, b_, n=2, paired=paired, rng=seed, **FAST))
+
+
+@settings_
+@given(runs, st.integers(1, 3), st.sampled_from(["none", "min-max"]), st.booleans(), rngs)
+def test_across_tasks(scores, task_count, normalize, maximize, seed):
+    """Runs dealt to 1-3 tasks and 2 groups in row order (a group may miss a task: refused)."""
+    s = _as_array(scores)
+    labels = {"task": [i % task_count for i in range(s.size)], "group": [(i // task_count) % 2 for i in range(s.size)]}
+    _check(lambda: across_tasks(s, **labels, maximize=maximize, normalize=normalize, n=2, rng=seed, **FAST))
 
 
 @settings_

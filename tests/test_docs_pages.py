@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The integration packages, whose ``__all__`` are the integrations' stable names (docs/api/index.md, "Stability").
 INTEGRATIONS = ("boontrack_mlflow", "boontrack_wandb", "boontrack_optuna", "boontrack_ray", "boontrack_hydra")
 #: Documented whole, and free to change in a minor release.
-EXPERIMENTAL = ("boontrack.simulate", "boontrack.testing")
+EXPERIMENTAL = ("boontrack.simulate", "boontrack.testing", "boontrack.across")
 API = ROOT / "docs" / "api"
 LINK = re.compile(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)")  # target (empty: this page), anchor
 DIRECTIVE = re.compile(r"^::: ([\w.]+)\s*$")

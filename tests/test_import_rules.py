@@ -21,13 +21,16 @@ import pytest
 REPOSITORY = Path(__file__).resolve().parents[1]
 INTEGRATIONS = ("boontrack_mlflow", "boontrack_wandb", "boontrack_optuna", "boontrack_hydra", "boontrack_ray")
 #: The estimator core, and what it may take from besides itself (the standard library, numpy and scipy aside).
-CORE = ("boontrack.estimators", "boontrack.resampling", "boontrack.compare")
+CORE = ("boontrack.estimators", "boontrack.resampling", "boontrack.compare", "boontrack.across")
 BELOW_THE_CORE = {
     "boontrack",
     "boontrack.choices",
     "boontrack.exceptions",
     "boontrack._validation",
     "boontrack._bootstrap",
+    # how a message names a parameter (```n_resamples``` in Python): the standard library only, and what
+    # _validation's messages already go through
+    "boontrack.vocabulary",
 }
 
 

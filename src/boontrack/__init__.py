@@ -12,7 +12,7 @@ backends) and of each integration package's ``__all__`` (``boontrack.mlflow``, `
 imported from there: they change only through a deprecation (docs/api/index.md, "Stability"). The modules that
 define them (``boontrack.compare``, ``boontrack.resampling``, ...) and their other names are internal, underscore
 or not: they import one another's names, so only names used within one module carry an underscore.
-:mod:`boontrack.simulate` and :mod:`boontrack.testing` are experimental.
+:mod:`boontrack.simulate`, :mod:`boontrack.testing` and :mod:`boontrack.across` are experimental.
 """
 
 from __future__ import annotations
