@@ -514,13 +514,25 @@ def test_the_direction_must_be_said():
         across_tasks([0.1, 0.2], task=["a", "a"], group=["x", "x"])  # type: ignore[call-arg]
 
 
+def _said(**arguments) -> list[tuple[type, str]]:
+    """Every warning across_tasks gives for these arguments: (category, message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        across_tasks(**arguments)
+    return [(w.category, str(w.message)) for w in caught]
+
+
 def test_a_single_run_on_a_task_and_a_budget_beyond_the_runs_are_said():
-    with pytest.warns(FewRunsWarning, match="group 'x' has a single run on task 'b'"):
-        across_tasks([0.1, 0.2, 0.3], task=["a", "a", "b"], group=["x"] * 3, maximize=True, n=1, n_resamples=10)
-    with pytest.warns(ExtrapolationWarning, match="n = 3 > m = 2"):
-        across_tasks(
-            [0.1, 0.2, 0.3, 0.4], task=["a", "a", "b", "b"], group=["x"] * 4, maximize=True, n=3, n_resamples=10
-        )
+    said = _said(scores=[0.1, 0.2, 0.3], task=["a", "a", "b"], group=["x"] * 3, maximize=True, n=1, n_resamples=10)
+    assert [category for category, _ in said] == [FewRunsWarning, FewRunsWarning]
+    assert any("group 'x' has a single run on task 'b'" in message for _, message in said)
+    assert any("1 runs on a task: the intervals were measured at 3-10 runs per task" in message for _, message in said)
+    said = _said(
+        scores=[0.1, 0.2, 0.3, 0.4], task=["a", "a", "b", "b"], group=["x"] * 4, maximize=True, n=3, n_resamples=10
+    )
+    assert (ExtrapolationWarning, "n = 3 > m = 2") in [(c, m[: len("n = 3 > m = 2")]) for c, m in said]
+    assert any("no interval for the aggregate Boo_3" in message for _, message in said)
+    assert {category for category, _ in said} == {ExtrapolationWarning, FewRunsWarning}
 
 
 def test_few_runs_per_task_and_the_aggregate_boo_n_are_said_with_what_was_measured():
