@@ -12,6 +12,7 @@ import threading
 import urllib.error
 import urllib.request
 import warnings
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -116,10 +117,12 @@ def test_a_hung_search_holds_a_job_for_one_search_timeout_only():
     )
 
 
-@pytest.fixture
-def dropping_uri():
-    """A server that accepts each connection and closes it at once, counting them: (URI, the count so far)."""
-    accepted = []
+@contextlib.contextmanager
+def _listener(keep: bool) -> Iterator[tuple[str, Callable[[], int]]]:
+    """A listener on 127.0.0.1 that accepts every connection, in a thread: (URI, how many it accepted so far).
+    ``keep=False`` closes each connection at once (a server that drops them); ``keep=True`` holds it unanswered
+    until the end (a server stuck before it reads a request), which then ends any request still waiting on one."""
+    accepted: list[socket.socket] = []
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
@@ -132,8 +135,9 @@ def dropping_uri():
                     connection, _ = listener.accept()
                 except TimeoutError:
                     continue
-                accepted.append(1)
-                connection.close()
+                accepted.append(connection)
+                if not keep:
+                    connection.close()
 
         thread = threading.Thread(target=serve, daemon=True)
         thread.start()
@@ -142,6 +146,15 @@ def dropping_uri():
         finally:
             stop.set()
             thread.join(10)
+            for connection in accepted:
+                connection.close()
+
+
+@pytest.fixture
+def dropping_uri():
+    """A server that accepts each connection and closes it at once, counting them: (URI, the count so far)."""
+    with _listener(keep=False) as served:
+        yield served
 
 
 def test_a_server_that_drops_connections_is_tried_a_bounded_number_of_times(dropping_uri, default_http_settings):
@@ -155,32 +168,9 @@ def test_a_server_that_drops_connections_is_tried_a_bounded_number_of_times(drop
 
 @pytest.fixture
 def silent_uri():
-    """A listener on 127.0.0.1 that accepts every connection and never answers (a server stuck before it reads a
-    request): (URI, how many connections it accepted). The connections are closed when the test ends, which ends
-    any request still waiting on one."""
-    accepted: list[socket.socket] = []
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        listener.settimeout(0.1)
-        stop = threading.Event()
-
-        def serve() -> None:
-            while not stop.is_set():
-                try:
-                    accepted.append(listener.accept()[0])
-                except TimeoutError:
-                    continue
-
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{listener.getsockname()[1]}", lambda: len(accepted)
-        finally:
-            stop.set()
-            thread.join(10)
-            for connection in accepted:
-                connection.close()
+    """A listener that accepts every connection and never answers: (URI, how many connections it accepted)."""
+    with _listener(keep=True) as served:
+        yield served
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from boontrack import cli
 from boontrack.exceptions import InputError
 from boontrack.reaggregate import load_config, run_job_line, run_jobs
+
+from csv_jobs import NAMES, write_csv_jobs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -30,33 +30,11 @@ else:  # pragma: no cover
 
 pytestmark = pytest.mark.ray
 
-JOBS = """
-[[jobs]]
-name = "{name}"
-source = "{name}.csv"
-val = "acc"
-test = "test_acc"
-n = [1, 3]
-n_resamples = 99
-plots = false
-out = "summaries/{name}"
-"""
-NAMES = ("alpha", "beta", "gamma")
-
 
 @pytest.fixture
 def workdir(tmp_path) -> Path:
     """Three jobs over three small CSV files."""
-    rng = np.random.default_rng(1)
-    for name in NAMES:
-        pd.DataFrame(
-            {
-                "run_id": [f"r{i}" for i in range(8)],
-                "acc": rng.uniform(0.5, 0.9, 8),
-                "test_acc": rng.uniform(0.5, 0.9, 8),
-            }
-        ).to_csv(tmp_path / f"{name}.csv", index=False)
-    (tmp_path / "boontrack.toml").write_text("".join(JOBS.format(name=name) for name in NAMES))
+    write_csv_jobs(tmp_path)
     return tmp_path
 
 

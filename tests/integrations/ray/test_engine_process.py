@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from csv_jobs import NAMES, write_csv_jobs
 from processes import BOONTRACK, BOUND_S, wait_for
 
 pytestmark = [
@@ -33,18 +33,6 @@ pytestmark = [
 
 #: The environment variable that marks the processes of one pass.
 MARKER = "BOONTRACK_TEST_PASS"
-NAMES = ("alpha", "beta", "gamma")
-CSV_JOB = """
-[[jobs]]
-name = "{name}"
-source = "{name}.csv"
-val = "acc"
-test = "test_acc"
-n = [1, 3]
-n_resamples = 99
-plots = false
-out = "summaries/{name}"
-"""
 
 
 @dataclass
@@ -117,12 +105,7 @@ def start_pass(tmp_path) -> Iterator:
 @pytest.fixture
 def csv_jobs(tmp_path) -> Path:
     """A config of three jobs over three small CSV files, written to ``summaries/NAME``."""
-    rng = np.random.default_rng(1)
-    for name in NAMES:
-        runs = {"run_id": [f"r{i}" for i in range(8)], "acc": rng.uniform(0.5, 0.9, 8)}
-        pd.DataFrame({**runs, "test_acc": rng.uniform(0.5, 0.9, 8)}).to_csv(tmp_path / f"{name}.csv", index=False)
-    (tmp_path / "boontrack.toml").write_text("".join(CSV_JOB.format(name=name) for name in NAMES))
-    return tmp_path / "boontrack.toml"
+    return write_csv_jobs(tmp_path)
 
 
 def _updated(config: Path, names=NAMES) -> list[str]:
