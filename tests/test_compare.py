@@ -87,6 +87,34 @@ def test_the_tests_computed_without_scipy_stats_are_scipys(a, b, distinct):
         np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+@settings(max_examples=200, deadline=None)
+@given(scores, scores, st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_the_t_intervals_are_scipys(a, b, level):
+    """The t-intervals of Welch's and the paired t-test are scipy's ``confidence_interval(level)`` of the same
+    test, and exclude 0 exactly when its p-value is below 1 - level; constant samples give the difference."""
+    if a.size < 2 or b.size < 2:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on (nearly) constant samples
+        pairs = [(welch_test(a, b, confidence_level=level), stats.ttest_ind(a, b, equal_var=False))]
+        if a.size == b.size:
+            pairs.append((paired_t_test(a, b, confidence_level=level), stats.ttest_rel(a, b)))
+        for res, ref in pairs:
+            expected = ref.confidence_interval(level)
+            if not np.isfinite(expected.low):  # scipy: NaN where there is no spread; here the difference itself
+                gap = a.mean() - b.mean()
+                assert res.confidence_interval.low == pytest.approx(gap, abs=1e-12)
+                assert res.confidence_interval.high == pytest.approx(gap, abs=1e-12)
+                continue
+            got = [res.confidence_interval.low, res.confidence_interval.high]
+            np.testing.assert_allclose(got, [expected.low, expected.high], rtol=1e-9, atol=1e-12)
+            if abs(ref.pvalue - (1 - level)) > 1e-9:
+                assert (got[0] > 0 or got[1] < 0) == (res.pvalue < 1 - level)
+            if not (res.statistic > -np.inf and res.statistic < np.inf):
+                continue
+            assert res.pvalue == pytest.approx(ref.pvalue, rel=1e-12, abs=1e-300)
+
+
 def test_the_exact_mann_whitney_p_value_holds_for_a_large_second_sample():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=8), rng.normal(0.3, size=400)  # exact: 8 runs, no ties; 3,200 + 1 values of U
@@ -173,7 +201,7 @@ def test_paired_t_is_scipy_and_needs_pairs():
     a, b = paired_with_shift()
     ref = stats.ttest_rel(a, b)
     res = paired_t_test(a, b)
-    assert (res.statistic, res.pvalue, res.df) == (ref.statistic, ref.pvalue, ref.df)
+    np.testing.assert_allclose([res.statistic, res.pvalue, res.df], [ref.statistic, ref.pvalue, ref.df], rtol=1e-12)
     d = a - b  # the one-sample t statistic of the differences, by hand
     assert res.statistic == pytest.approx(d.mean() / (d.std(ddof=1) / np.sqrt(d.size)), rel=1e-12)
     with pytest.raises(ValueError, match="paired runs need the same number of runs in `a` and `b`.*got 40 and 39"):

@@ -519,7 +519,7 @@ def _compare_groups(
                 baseline=table.groups[b],
                 paired=paired,
                 boo_n_difference=boo_differences,
-                mean_difference=IntervalEstimate.from_bootstrap(c.mean_difference),
+                mean_difference=_mean_difference(c),
                 welch=results.get("welch"),
                 mann_whitney=results.get("mann_whitney"),
                 prob_superiority=float(c.mann_whitney.prob_superiority),
@@ -529,6 +529,16 @@ def _compare_groups(
             )
         )
     return tuple(out)
+
+
+def _mean_difference(comparison: Any) -> IntervalEstimate:
+    """Δmean with the t-interval of the t-test reported beside it (the paired t-test's for runs paired by seed,
+    else Welch's): at m = 10 it rejected a shift of half a standard deviation more often than the studentized
+    bootstrap interval (49.5 % against 44.7 % paired), erring as rarely under the null (at most 5.5 %;
+    docs/statistics/comparing.md), and it excludes 0 exactly when the t-test's p-value is below 1 - level."""
+    t_test = comparison.paired_t or comparison.welch
+    ci = t_test.confidence_interval
+    return IntervalEstimate(float(comparison.mean_difference.estimate), ci.low, ci.high, t_test.standard_error)
 
 
 def _adjusted(family: Mapping[int, tuple[str, Any]], correction: Literal["holm", "bh"]) -> dict[int, float]:
@@ -596,50 +606,8 @@ def _compare_pair(
             f"{', '.join(f'ΔBoo_{k}' for k in left_out)} left out: group {smaller!r} has {runs[smaller]} runs, "
             "too few for it"
         )
-    scores = (aligned[1], aligned[3]) if aligned is not None else (table.arrays(label_a)[1], table.arrays(label_b)[1])
-    wider = _wider_than_t(comparison.mean_difference, *scores, paired=aligned is not None)
-    if wider:
-        messages.append(wider)
     boo_differences = {k: IntervalEstimate.from_bootstrap(r) for k, r in differences.items()}
     return aligned is not None, comparison, boo_differences, tuple(messages)
-
-
-#: A difference's interval at least this many times as wide as the t-interval of the same runs is said to be,
-#: with why (:func:`_wider_than_t`).
-WIDER_THAN_T = 1.1
-
-
-def _wider_than_t(difference: Any, a: np.ndarray, b: np.ndarray, *, paired: bool) -> str | None:
-    """One line when the bootstrap interval of mean(A) - mean(B) is at least :data:`WIDER_THAN_T` times as wide
-    as the t-interval of the same runs (the paired t-test's for runs paired by seed, else Welch's), or holds 0
-    where the t-interval does not: the two intervals, and why they differ. None otherwise, or when the t-interval
-    is undefined (constant scores)."""
-    from boontrack._special import student_t_isf
-
-    level = difference.confidence_level
-    if paired:
-        gaps = a - b
-        centre, error, df = gaps.mean(), gaps.std(ddof=1) / math.sqrt(gaps.size), gaps.size - 1.0
-        name = "the paired t-interval"
-    else:
-        share_a, share_b = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-        centre, error, name = a.mean() - b.mean(), math.sqrt(share_a + share_b), "Welch's t-interval"
-        df = (share_a + share_b) ** 2 / (share_a**2 / (a.size - 1) + share_b**2 / (b.size - 1)) if error else 0.0
-    if not error > 0:
-        return None
-    reach = student_t_isf((1.0 - level) / 2.0, df) * error
-    low, high = difference.confidence_interval.low, difference.confidence_interval.high
-    ratio = (high - low) / (2.0 * reach)
-    t_excludes_zero = abs(centre) > reach
-    if ratio < WIDER_THAN_T and not (t_excludes_zero and low <= 0.0 <= high):
-        return None
-    return (
-        f"Δmean: the interval [{low:.4g}, {high:.4g}] is {ratio:.2f}x as wide as {name} "
-        f"[{centre - reach:.4g}, {centre + reach:.4g}] of the same runs"
-        f"{', which excludes 0' if t_excludes_zero else ''}: its ends come from the resampled differences, whose "
-        "studentized tails are heavier than Student's t here (skewed scores, or a few runs far from the others), "
-        "where the t-interval takes the scores to be normal"
-    )
 
 
 def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
@@ -654,7 +622,7 @@ def _independent_comparison(table, spec, band_a, band_b, a, b, budgets):
     comparison = Comparison(
         boo_n_difference=differences[max(differences)],
         mean_difference=mean,
-        welch=welch_test(a_scores, b_scores),
+        welch=welch_test(a_scores, b_scores, confidence_level=spec.confidence_level),
         mann_whitney=mann_whitney(a_scores, b_scores),
         wilcoxon=None,
     )

@@ -44,7 +44,7 @@ from boontrack._bootstrap import (
 from boontrack._bootstrap.intervals import STUDENTIZED_METHODS
 from boontrack._bootstrap.scales import difference_scale
 from boontrack._collector import warn
-from boontrack._special import ndtr, student_t_sf
+from boontrack._special import ndtr, student_t_isf, student_t_sf
 from boontrack._validation import (
     as_bounds,
     as_budget,
@@ -83,20 +83,28 @@ __all__ = [
 
 @dataclass(frozen=True)
 class WelchResult:
-    """Welch's unequal-variance t-test of mean(A) = mean(B) (two-sided)."""
+    """Welch's unequal-variance t-test of mean(A) = mean(B) (two-sided), with the t-interval of mean(A) - mean(B)
+    at the ``confidence_level`` the test was given (the interval excludes 0 exactly when ``pvalue`` < 1 - level).
+    """
 
     statistic: float
     pvalue: float
     df: float
+    confidence_interval: ConfidenceInterval | None = None
+    standard_error: float = math.nan
 
 
 @dataclass(frozen=True)
 class PairedTResult:
-    """Paired t-test of mean(A - B) = 0 over runs paired by seed (two-sided)."""
+    """Paired t-test of mean(A - B) = 0 over runs paired by seed (two-sided), with the t-interval of mean(A - B)
+    at the ``confidence_level`` the test was given (the interval excludes 0 exactly when ``pvalue`` < 1 - level).
+    """
 
     statistic: float
     pvalue: float
     df: float
+    confidence_interval: ConfidenceInterval | None = None
+    standard_error: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -159,23 +167,24 @@ def _paired_iv(a: np.ndarray, b: np.ndarray) -> None:
         )
 
 
-def _welch_test_iv(a, b):
+def _welch_test_iv(a, b, confidence_level):
     a, b = _two_samples_iv(a, b)
     if a.size < 2 or b.size < 2:
         raise ValueError(f"Welch's t-test needs at least 2 runs in each of `a` and `b`, got {a.size} and {b.size}")
-    return a, b
+    return a, b, as_probability(confidence_level, "confidence_level")
 
 
-def welch_test(a: Any, b: Any) -> WelchResult:
-    """Welch's t-test (``scipy.stats.ttest_ind(a, b, equal_var=False)``), two-sided.
+def welch_test(a: Any, b: Any, *, confidence_level: float = 0.95) -> WelchResult:
+    """Welch's t-test (``scipy.stats.ttest_ind(a, b, equal_var=False)``), two-sided, and its t-interval of
+    mean(A) - mean(B) (scipy's ``.confidence_interval(confidence_level)``).
 
     Reimers & Gurevych (2018), §7, Evaluation 3: is the expected score of A different from B's? It assumes
-    roughly normal scores (see :func:`boontrack.diagnostics.diagnose`). NaN when both samples are constant.
-    Computed as scipy computes it, with Student's t from :mod:`boontrack._special`: importing ``scipy.stats``
-    would cost a summary about a second of CPU, ``scipy.special`` a third of one (tested equal to scipy's to
-    1e-12).
+    roughly normal scores (see :func:`boontrack.diagnostics.diagnose`). NaN when both samples are constant (the
+    interval is then the difference itself). Computed as scipy computes it, with Student's t from
+    :mod:`boontrack._special`: importing ``scipy.stats`` would cost a summary about a second of CPU,
+    ``scipy.special`` a third of one (tested equal to scipy's to 1e-12).
     """
-    a, b = _welch_test_iv(a, b)
+    a, b, level = _welch_test_iv(a, b, confidence_level)
 
     share_a, share_b = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -183,7 +192,14 @@ def welch_test(a: Any, b: Any) -> WelchResult:
         statistic = (a.mean() - b.mean()) / np.sqrt(share_a + share_b)
     df = 1.0 if math.isnan(df) else float(df)  # no variance: any df gives the same p (scipy's choice)
     pvalue = 2.0 * student_t_sf(abs(statistic), df)
-    return WelchResult(statistic=float(statistic), pvalue=float(pvalue), df=df)
+    error = math.sqrt(share_a + share_b)
+    return WelchResult(float(statistic), float(pvalue), df, _t_interval(a.mean() - b.mean(), error, df, level), error)
+
+
+def _t_interval(centre: float, error: float, df: float, level: float) -> ConfidenceInterval:
+    """``centre -+ t_{df, (1 + level) / 2} error``: the interval a two-sided t-test of level ``1 - level`` inverts."""
+    reach = student_t_isf((1.0 - level) / 2.0, df) * error
+    return ConfidenceInterval(float(centre - reach), float(centre + reach))
 
 
 def _mann_whitney_iv(a, b):
@@ -243,34 +259,38 @@ def _exact_u_tail(u: int, m_a: int, m_b: int) -> float:
     return int(counts[u:].sum()) / int(counts.sum())  # exact integers, one rounding
 
 
-def _paired_t_test_iv(a, b):
+def _paired_t_test_iv(a, b, confidence_level):
     a, b = _two_samples_iv(a, b)
     _paired_iv(a, b)
     if a.size < 2:
         raise ValueError(f"the paired t-test needs at least 2 pairs of runs, got {a.size}")
-    return a, b
+    return a, b, as_probability(confidence_level, "confidence_level")
 
 
-def paired_t_test(a: Any, b: Any) -> PairedTResult:
-    """Paired t-test of ``a - b`` (``scipy.stats.ttest_rel(a, b)``), two-sided, for runs paired by seed.
+def paired_t_test(a: Any, b: Any, *, confidence_level: float = 0.95) -> PairedTResult:
+    """Paired t-test of ``a - b`` (``scipy.stats.ttest_rel(a, b)``), two-sided, for runs paired by seed, and its
+    t-interval of mean(A - B) (scipy's ``.confidence_interval(confidence_level)``).
 
     Reimers & Gurevych (2018), §7, Evaluation 3 with a shared seed: the seed's effect on both runs cancels in
     the difference, so the test sees the approach's effect against the spread of the differences only. NaN when
-    every difference is 0; when every difference is the same other value, the statistic is infinite and p = 0.
+    every difference is 0; when every difference is the same other value, the statistic is infinite and p = 0
+    (the interval is then that difference). Computed as scipy computes it, with Student's t from
+    :mod:`boontrack._special`, as :func:`welch_test` is.
 
     Raises
     ------
     ValueError
-        ``a`` and ``b`` of different lengths, or fewer than 2 pairs.
+        ``a`` and ``b`` of different lengths, fewer than 2 pairs, or a ``confidence_level`` outside (0, 1).
     """
-    a, b = _paired_t_test_iv(a, b)
-    from scipy import stats  # deferred: ~1 s to import, and only these tests need it
-
-    differences = scaled_to_unit(a - b)  # the statistic is scale-free: tiny differences must not underflow
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
-        res = stats.ttest_1samp(differences, 0.0)  # ttest_rel(a, b) is this test of a - b
-    return PairedTResult(statistic=float(res.statistic), pvalue=float(res.pvalue), df=float(res.df))
+    a, b, level = _paired_t_test_iv(a, b, confidence_level)
+    gaps = a - b
+    unit = scaled_to_unit(gaps)  # the statistic is scale-free: tiny differences must not underflow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistic = float(unit.mean() / (unit.std(ddof=1) / math.sqrt(unit.size)))
+    df = float(gaps.size - 1)
+    pvalue = 2.0 * student_t_sf(abs(statistic), df)
+    error = float(gaps.std(ddof=1) / math.sqrt(gaps.size))
+    return PairedTResult(statistic, float(pvalue), df, _t_interval(gaps.mean(), error, df, level), error)
 
 
 def _wilcoxon_signed_rank_iv(a, b):
@@ -704,7 +724,9 @@ def compare_approaches(
     Comparison
         Boo_n and mean differences with bootstrap intervals (one Generator feeds both, in that order), Welch's
         t-test, Mann–Whitney U, and when ``paired`` the paired t-test and the Wilcoxon signed-rank test (then
-        the headline tests, :attr:`Comparison.headline`).
+        the headline tests, :attr:`Comparison.headline`). The t-tests carry their t-intervals of the mean
+        difference, which summaries report as Δmean (docs/statistics/comparing.md: more power at m = 10 than
+        the bootstrap interval, as rarely wrong).
 
     Raises
     ------
@@ -770,10 +792,10 @@ def compare_at_budgets(
     comparison = Comparison(
         boo_n_difference=differences[max(differences)],
         mean_difference=mean,
-        welch=welch_test(a_t, b_t),
+        welch=welch_test(a_t, b_t, confidence_level=confidence_level),
         mann_whitney=mann_whitney(a_t, b_t),
         wilcoxon=wilcoxon_signed_rank(a_t, b_t) if paired else None,
-        paired_t=paired_t_test(a_t, b_t) if paired else None,
+        paired_t=paired_t_test(a_t, b_t, confidence_level=confidence_level) if paired else None,
     )
     return comparison, differences
 

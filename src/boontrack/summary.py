@@ -35,7 +35,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class IntervalEstimate:
-    """A point estimate with its bootstrap confidence interval."""
+    """A point estimate with its confidence interval (bootstrap, or for Δmean the t-test's)."""
 
     estimate: float
     ci_low: float
@@ -181,6 +181,7 @@ class ComparisonSummary:
     #: Whether runs were paired by seed (then the bootstrap resamples pairs and the tests are the paired ones).
     paired: bool
     boo_n_difference: Mapping[int, IntervalEstimate]
+    #: mean(group) - mean(baseline) with the t-interval of the t-test reported (paired t or Welch).
     mean_difference: IntervalEstimate
     welch: TestResult | None
     mann_whitney: TestResult | None
