@@ -244,16 +244,19 @@ def test_lower_is_better_is_higher_is_better_on_negated_scores(rows):
         assert down.comparisons[pair].prob_improvement.estimate == pytest.approx(comparison.prob_improvement.estimate)
 
 
-def test_the_median_and_the_probability_of_improvement_have_percentile_intervals():
+def test_the_median_has_a_percentile_interval_and_the_rest_studentized_ones():
     rows = [(g, t, float(s), None) for g in "AB" for t in range(3) for s in np.random.default_rng(len(g) + t).random(6)]
     res = _run(rows, maximize=True, n=2, confidence_level=0.9, n_resamples=500)
-    for result in (res.aggregates["A"].median, res.compare("A", "B").prob_improvement):
-        assert (result.confidence_interval.low, result.confidence_interval.high) == pytest.approx(
-            tuple(np.quantile(result.bootstrap_distribution, [0.05, 0.95])), abs=1e-12
-        )
-        assert result.method == "percentile" and result.n_resamples == 500 == result.bootstrap_distribution.size
-    for result in (res.aggregates["A"].mean, res.aggregates["A"].iqm, res.compare("A", "B").iqm_difference):
+    median = res.aggregates["A"].median
+    assert (median.confidence_interval.low, median.confidence_interval.high) == pytest.approx(
+        tuple(np.quantile(median.bootstrap_distribution, [0.05, 0.95])), abs=1e-12
+    )
+    assert median.method == "percentile" and median.n_resamples == 500 == median.bootstrap_distribution.size
+    pair = res.compare("A", "B")
+    for result in (res.aggregates["A"].mean, res.aggregates["A"].iqm, pair.iqm_difference, pair.prob_improvement):
         assert result.method == "studentized"
+    ends = pair.prob_improvement.confidence_interval
+    assert 0.0 <= ends.low <= pair.prob_improvement.estimate <= ends.high <= 1.0
     assert res.aggregates["B"].boo_n[2].method == res.compare("A", "B").boo_n_difference[2].method == "studentized-u"
     difference = res.compare("A", "B").iqm_difference.bootstrap_distribution
     assert np.array_equal(
@@ -392,11 +395,26 @@ def test_each_resample_s_standard_errors_are_those_of_its_draws(rows, maximize, 
     unbiased = across._unbiased_tables(layout, budgets)
     counts = across._draw_counts(layout, np.random.default_rng(seed), 4)
     gap = np.zeros(layout.x.size)
-    got = across._errors(layout, counts, unbiased, gap, np.ones(layout.cell_sizes.size))
+    pairs = [
+        (across._pair_index(layout, a, b), across._pair_index(layout, b, a))
+        for a in range(layout.groups)
+        for b in range(a + 1, layout.groups)
+    ]
+    got = across._errors(layout, counts, unbiased, gap, np.ones(layout.cell_sizes.size), pairs)
     groups = sorted({g for g, *_ in rows})
     tasks = sorted({t for _, t, *_ in rows})
     for r in range(4):
         drawn = _resample_rows(rows, counts[r], canonical)
+        for p, (pair, _) in enumerate(pairs):
+            variance = 0.0
+            for task in tasks:
+                a, b = ([s for gg, t, s, _ in drawn if (gg, t) == (groups[g], task)] for g in (pair.a, pair.b))
+                up = 1.0 if maximize else -1.0
+                wins = [[(up * x > up * y) + 0.5 * (x == y) for y in b] for x in a]
+                place_a, place_b = np.mean(wins, axis=1), 1.0 - np.mean(wins, axis=0)  # DeLong's placements
+                for places in (place_a, place_b):
+                    variance += (np.var(places, ddof=1) if places.size > 1 else 0.0) / places.size
+            assert got["prob_improvement_var"][r, p] == pytest.approx(variance / len(tasks) ** 2, abs=1e-12)
         for g, group in enumerate(groups):
             cells = [[(s, v) for gg, t, s, v in drawn if (gg, t) == (group, task)] for task in tasks]
             scores = [np.array([s for s, _ in c]) for c in cells]
@@ -458,7 +476,7 @@ def test_the_batch_size_does_not_change_the_resamples():
     x, val, task_index, tasks, group_index, groups = checked[:6]
     layout = across._layout(x, val, task_index, group_index, len(groups), len(tasks), True)
     cdf = across._cdf_tables(layout, np.array([2, 4]), "V")
-    pairs = [across._pair_index(layout, 0, 1)]
+    pairs = [(across._pair_index(layout, 0, 1), across._pair_index(layout, 1, 0))]
     whole = across._resampled(layout, cdf, pairs, np.array([0.0]), np.zeros(60), 50, np.random.default_rng(1))
     batched = across._resampled(
         layout, cdf, pairs, np.array([0.0]), np.zeros(60), 50, np.random.default_rng(1), 7 * 120

@@ -41,7 +41,8 @@ number of tasks. So each interval below says, in its ``method``, what it is:
 | ``mean``, ``optimality_gap``, their differences | ``"studentized"`` | stratified bootstrap-t: ``estimate - t_hi se`` to ``estimate - t_lo se``, t_lo and t_hi the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the resamples' ``(estimate* - estimate) / se*``, ``se^2 = sum_c w_c^2 s_c^2 / m_c`` over the cells (s_c^2 the cell's variance, ``ddof=1``, of its runs or of a resample's draws; w_c = 1 / tasks for the mean, m_c / N for the gap) |
 | ``iqm``, its difference | ``"studentized"`` | the same, se by the delta method: the draws winsorized at the kept places' ends, ``se^2 = sum_c (m_c / N)^2 s_c^2(W) / m_c / kept^2`` |
 | ``boo_n``, its difference | ``"studentized-u"`` | the same, centred on the mean over tasks of Tang et al.'s unbiased U, the pivot ``(U* - V) / se*`` (V, Boo_n of the runs, is what U of a resample is unbiased for), se by the delta method of :mod:`boontrack.resampling` cell by cell; widened to hold the estimate when it is V's or W's; **refused** (``"refused"``, NaN ends, :attr:`AcrossTasks.refused` and a warning saying why) at a budget n above 2m/3, m the fewest runs of a task |
-| ``median``, ``prob_improvement``, ``profile`` | ``"percentile"`` | rliable's percentile interval (the profiles' bands pointwise): not studentized, and not measured here |
+| ``prob_improvement`` | ``"studentized"`` | the same, se by DeLong et al. (1988): on each task ``s_a^2 / m_a + s_b^2 / m_b``, s_a^2 the variance (``ddof=1``) of a's runs' placements among b's (the share of b's runs each beats, ties half) and s_b^2 of b's among a's, summed over tasks over T^2; cut to [0, 1] |
+| ``median``, ``profile`` | ``"percentile"`` | rliable's percentile interval (the profiles' bands pointwise): not studentized |
 
 The studentized intervals are cut to the range of the group's scores (of a difference: of two runs' differences),
 which only binds when the pivot is unbounded (more resamples with se* = 0 than a tail holds: a task of two runs).
@@ -78,6 +79,9 @@ References
 ----------
 Agarwal, Schwarzer, Castro, Courville & Bellemare (2021). Deep reinforcement learning at the edge of the
 statistical precipice. NeurIPS.
+
+DeLong, DeLong & Clarke-Pearson (1988). Comparing the areas under two or more correlated receiver operating
+characteristic curves: a nonparametric approach. Biometrics 44(3).
 Bajgar, Kadlec & Kleindienst (2018). A boo(n) for evaluating architecture performance. ICML.
 """
 
@@ -124,8 +128,8 @@ Normalize = Literal["none", "min-max"]
 NORMALIZATIONS = ("none", "min-max")
 #: The interval methods of :class:`~boontrack.resampling.BootstrapResult`'s ``method`` (see the module docstring):
 #: the stratified bootstrap-t of the mean, the IQM, the optimality gap and their differences; the same centred on
-#: Tang et al.'s unbiased U, for the aggregate Boo_n; the percentile interval (rliable's default) of the median,
-#: the probability of improvement and the profiles; no interval, where none was measured to cover.
+#: Tang et al.'s unbiased U, for the aggregate Boo_n; the percentile interval (rliable's default) of the median
+#: and the profiles; no interval, where none was measured to cover. The probability of improvement's is studentized.
 STUDENTIZED, STUDENTIZED_U, PERCENTILE, REFUSED = "studentized", "studentized-u", "percentile", "refused"
 #: Which ends of the studentized pivot's distribution the intervals take (:func:`studentized_ends`).
 TAILS = "equal-tailed"
@@ -225,12 +229,13 @@ class GroupComparison:
     a, b
         The groups' labels.
     mean_difference, iqm_difference
-        Aggregate of ``a`` minus aggregate of ``b``, with percentile intervals.
+        Aggregate of ``a`` minus aggregate of ``b``, with studentized intervals.
     boo_n_difference
         Budget n -> aggregate Boo_n of ``a`` minus that of ``b``.
     prob_improvement
         The probability of improvement of ``a`` over ``b``: the mean over tasks of ``P(x_a > x_b) + 0.5
-        P(x_a = x_b)`` (better for worse when lower is better). 0.5 is no difference.
+        P(x_a = x_b)`` (better for worse when lower is better), with a studentized interval (DeLong's variance).
+        0.5 is no difference.
     task_prob_improvement
         The same on each task, aligned with :attr:`AcrossTasks.tasks`.
     """
@@ -414,7 +419,7 @@ class _PairIndex:
     below: np.ndarray  # per run of a: position in b_order of the first run of b of the task scoring >= it
     not_above: np.ndarray  # ... and of the first scoring > it
     task_start: np.ndarray  # per run of a: position in b_order of the first run of b on its task
-    pair_size: np.ndarray  # per task: m_a m_b
+    b_size: np.ndarray  # per run of a: b's runs on its task
 
 
 def _pair_index(layout: _Layout, a: int, b: int) -> _PairIndex:
@@ -433,8 +438,7 @@ def _pair_index(layout: _Layout, a: int, b: int) -> _PairIndex:
         theirs = layout.better[b_order[task_start[mine][0] : task_start[mine][0] + layout.cell_sizes[b_cells[t]]]]
         below[mine] = task_start[mine] + np.searchsorted(theirs, layout.better[a_runs[mine]], side="left")
         not_above[mine] = task_start[mine] + np.searchsorted(theirs, layout.better[a_runs[mine]], side="right")
-    pair_size = layout.cell_sizes[a * tasks + np.arange(tasks)] * layout.cell_sizes[b_cells]
-    return _PairIndex(a, b, b_order, below, not_above, task_start, pair_size)
+    return _PairIndex(a, b, b_order, below, not_above, task_start, layout.cell_sizes[b_cells][a_task])
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -595,8 +599,9 @@ def _task_boo_n_error(
     return values, variances
 
 
-def _prob_improvement(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
-    """Per resample and task: ``P(x_a > x_b) + 0.5 P(x_a = x_b)`` over the draws of a and b on the task.
+def _placements(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
+    """Per resample and run of group a: the share of b's draws on the run's task that it beats, ties counted
+    half (the run's placement among them, DeLong et al. 1988), shape ``(resamples, runs of a)``.
 
     A drawn run of a beats the draws of b below it and ties those equal to it: with b's runs sorted by score
     within the task and D the cumulative counts, those are differences of D at the positions of the data.
@@ -605,10 +610,44 @@ def _prob_improvement(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> 
     cumulative = np.concatenate((np.zeros((counts.shape[0], 1)), np.cumsum(b_counts, axis=1)), axis=1)
     beaten = cumulative[:, pair.below] - cumulative[:, pair.task_start]
     tied = cumulative[:, pair.not_above] - cumulative[:, pair.below]
-    a_start = layout.group_starts[pair.a]
-    a_counts = counts[:, a_start : a_start + layout.group_sizes[pair.a]]
-    a_cells = layout.cell_starts[pair.a * layout.tasks + np.arange(layout.tasks)] - a_start
-    return np.add.reduceat(a_counts * (beaten + 0.5 * tied), a_cells, axis=1) / pair.pair_size
+    return (beaten + 0.5 * tied) / pair.b_size
+
+
+def _group_counts(layout: _Layout, counts: np.ndarray, g: int) -> tuple[np.ndarray, np.ndarray]:
+    """Group g's columns of ``counts`` and the first column of each of its cells among them."""
+    start = layout.group_starts[g]
+    cells = layout.cell_starts[g * layout.tasks + np.arange(layout.tasks)] - start
+    return counts[:, start : start + layout.group_sizes[g]], cells
+
+
+def _prob_improvement(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
+    """Per resample and task: ``P(x_a > x_b) + 0.5 P(x_a = x_b)`` over the draws of a and b on the task, the
+    mean of a's drawn placements (:func:`_placements`)."""
+    a_counts, a_cells = _group_counts(layout, counts, pair.a)
+    sizes = layout.cell_sizes[pair.a * layout.tasks + np.arange(layout.tasks)]
+    return np.add.reduceat(a_counts * _placements(layout, pair, counts), a_cells, axis=1) / sizes
+
+
+def _placement_variance(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
+    """Per resample and task: the variance (``ddof=1``, 0 for a single run) of group a's drawn placements among
+    b's draws, over a's runs on the task."""
+    a_counts, a_cells = _group_counts(layout, counts, pair.a)
+    sizes = layout.cell_sizes[pair.a * layout.tasks + np.arange(layout.tasks)]
+    places = _placements(layout, pair, counts)
+    sums = np.add.reduceat(a_counts * places, a_cells, axis=1)
+    squares = np.add.reduceat(a_counts * places * places, a_cells, axis=1)
+    return np.where(sizes > 1, np.maximum(squares - sums * sums / sizes, 0.0) / np.maximum(sizes - 1, 1), 0.0)
+
+
+def _prob_improvement_error(layout: _Layout, pair: _PairIndex, reverse: _PairIndex, counts: np.ndarray) -> np.ndarray:
+    """Per resample: the variance of the probability of improvement (the mean over tasks of the Mann–Whitney
+    statistic over ``m_a m_b``) by DeLong et al. (1988): on each task ``s_a^2 / m_a + s_b^2 / m_b``, with s_a^2
+    the variance of a's placements among b's draws (``pair``) and s_b^2 of b's among a's (``reverse``); over T
+    tasks the sum over T^2."""
+    tasks = np.arange(layout.tasks)
+    m_a, m_b = (layout.cell_sizes[g * layout.tasks + tasks] for g in (pair.a, pair.b))
+    per_task = _placement_variance(layout, pair, counts) / m_a + _placement_variance(layout, reverse, counts) / m_b
+    return per_task.sum(axis=1) / layout.tasks**2
 
 
 def _profiles(layout: _Layout, counts: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -643,11 +682,17 @@ def _unbiased_tables(layout: _Layout, budgets: np.ndarray) -> _Unbiased:
 
 
 def _errors(
-    layout: _Layout, counts: np.ndarray, unbiased: _Unbiased, gap_values: np.ndarray, gap_weights: np.ndarray
+    layout: _Layout,
+    counts: np.ndarray,
+    unbiased: _Unbiased,
+    gap_values: np.ndarray,
+    gap_weights: np.ndarray,
+    pairs: list[tuple[_PairIndex, _PairIndex]],
 ) -> dict[str, np.ndarray]:
     """What the studentized intervals need of each resample (or of the data, with every count 1): the variances
     of the mean over tasks, the optimality gap and the IQM, per group; U over tasks and its variance, per
-    budget and group."""
+    budget and group; the variance of the probability of improvement, per pair of groups (each with its
+    reverse)."""
     boo_u, boo_var = _task_boo_n_error(layout, counts, unbiased.cdf, unbiased.slope)
     tasks = layout.tasks
     return {
@@ -656,13 +701,16 @@ def _errors(
         "iqm_var": _iqm_error(layout, counts),
         "boo_u": boo_u.mean(axis=3).transpose(1, 0, 2),  # (resamples, budgets, groups)
         "boo_var": boo_var.sum(axis=3).transpose(1, 0, 2) / tasks**2,
+        "prob_improvement_var": np.array(
+            [_prob_improvement_error(layout, pair, reverse, counts) for pair, reverse in pairs]
+        ).T.reshape(counts.shape[0], len(pairs)),
     }
 
 
 def _resampled(
     layout: _Layout,
     cdf: np.ndarray,
-    pairs: list[_PairIndex],
+    pairs: list[tuple[_PairIndex, _PairIndex]],
     thresholds: np.ndarray,
     gap_values: np.ndarray,
     n_resamples: int,
@@ -689,11 +737,11 @@ def _resampled(
             "profile": _profiles(layout, counts, thresholds),
             # one column per pair of groups (none with a single group)
             "prob_improvement": np.array(
-                [_prob_improvement(layout, pair, counts).mean(axis=1) for pair in pairs]
+                [_prob_improvement(layout, pair, counts).mean(axis=1) for pair, _ in pairs]
             ).T.reshape(size, len(pairs)),
         }
         if unbiased is not None and gap_weights is not None:
-            batch.update(_errors(layout, counts, unbiased, gap_values, gap_weights))
+            batch.update(_errors(layout, counts, unbiased, gap_values, gap_weights, pairs))
         for key, value in batch.items():
             parts.setdefault(key, []).append(value)
         done += size
@@ -1011,11 +1059,15 @@ def across_tasks(
         tau = np.linspace(x.min(), x.max(), PROFILE_POINTS) if np.ptp(x) > 0 else np.array([x.min()])
     gap_values = np.maximum(sign * gamma - layout.better, 0.0)
     gap_weights = layout.cell_sizes / np.repeat(layout.group_sizes, len(tasks))
-    pairs = [_pair_index(layout, a, b) for a in range(len(groups)) for b in range(a + 1, len(groups))]
+    pairs = [
+        (_pair_index(layout, a, b), _pair_index(layout, b, a))
+        for a in range(len(groups))
+        for b in range(a + 1, len(groups))
+    ]
     unbiased = _unbiased_tables(layout, budgets)
 
-    estimates = _estimates(layout, budgets, estimator, pairs, sign * tau, gap_values)
-    on_data = _errors(layout, np.ones((1, x.size)), unbiased, gap_values, gap_weights)
+    estimates = _estimates(layout, budgets, estimator, [pair for pair, _ in pairs], sign * tau, gap_values)
+    on_data = _errors(layout, np.ones((1, x.size)), unbiased, gap_values, gap_weights, pairs)
     reference = _task_boo_n(layout, np.ones((1, x.size)), _cdf_tables(layout, budgets, "V"))[:, 0].mean(axis=2)
     dist = _resampled(
         layout,
@@ -1078,6 +1130,14 @@ def across_tasks(
             (lowest[a] - highest[b], highest[a] - lowest[b]),
         )
 
+    def improvement_pivot(p: int) -> _PivotParts:
+        """The studentized parts of the probability of improvement of pair p (DeLong's variance), cut to [0, 1]."""
+        estimate = float(estimates["prob_improvement"][p].mean())
+        centres, errors = dist["prob_improvement"][:, p], dist["prob_improvement_var"][:, p]
+        return _PivotParts(
+            estimate, on_data["prob_improvement_var"][0, p], estimate, centres, errors, STUDENTIZED, (0, 1)
+        )
+
     quantiles = [(1 - level) / 2, (1 + level) / 2]
     boo_estimates = estimates["boo_n"].mean(axis=2)  # the mean over tasks, (budgets, groups)
     aggregates = {}
@@ -1104,7 +1164,7 @@ def across_tasks(
         )
     # the difference of two groups' estimates, and of their resamples: each group's are independent of the other's
     comparisons = {}
-    for p, pair in enumerate(pairs):
+    for p, (pair, _) in enumerate(pairs):
         a, b = pair.a, pair.b
         comparisons[(groups[a], groups[b])] = GroupComparison(
             a=groups[a],
@@ -1126,7 +1186,9 @@ def across_tasks(
                 )
                 for j, k in enumerate(budgets)
             },
-            prob_improvement=result(estimates["prob_improvement"][p].mean(), dist["prob_improvement"][:, p]),
+            prob_improvement=result(
+                estimates["prob_improvement"][p].mean(), dist["prob_improvement"][:, p], improvement_pivot(p)
+            ),
             task_prob_improvement=estimates["prob_improvement"][p],
         )
     for message in refusals.values():
