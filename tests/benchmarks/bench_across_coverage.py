@@ -192,17 +192,28 @@ def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[st
             hits[name] += low <= truths[name] <= high
             widths[name].append(high - low)
             estimates[name].append(result.estimate)
-    out = {}
-    for name in names:
-        given = args.replications - refused[name]
-        if not given:
-            out[name] = [float("nan"), float("nan"), float("nan"), given]
-            continue
-        coverage = hits[name] / given
-        spread = float(np.std(estimates[name], ddof=1))
-        bias = (float(np.mean(estimates[name])) - truths[name]) / spread if spread > 0 else float("nan")
-        out[name] = [coverage, float(np.mean(widths[name])), bias, given]
-    return out
+    return {
+        name: cell(hits[name], args.replications - refused[name], widths[name], estimates[name], truths[name])
+        for name in names
+    }
+
+
+def cell(hits: int, given: int, widths: list[float], estimates: list[float], truth: float) -> list[float]:
+    """One interval's row entry: coverage over the ``given`` intervals (not refused), their mean width, and the
+    bias of the estimates in units of their standard deviation; NaN where none was given."""
+    if not given:
+        return [float("nan"), float("nan"), float("nan"), given]
+    spread = float(np.std(estimates, ddof=1))
+    bias = (float(np.mean(estimates)) - truth) / spread if spread > 0 else float("nan")
+    return [hits / given, float(np.mean(widths)), bias, given]
+
+
+def cell_text(coverage: float, width: float, bias: float, given: int, replications: int) -> str:
+    """A cell as the tables print it: coverage with its Monte Carlo standard error, width and bias."""
+    if not given:
+        return "refused"
+    error = 100 * np.sqrt(coverage * (1 - coverage) / replications)
+    return f"{100 * coverage:.1f} ± {error:.1f} % (w {width:.3g}, bias {bias:+.2f})"
 
 
 def main() -> None:
@@ -234,11 +245,7 @@ def main() -> None:
             bench = Benchmark(family, tasks, np.random.default_rng([args.seed, tasks]), args.n)
             for m in (int(r) for r in args.runs.split(",")):
                 row = measure(bench, m, args, rng)
-                se = lambda p: 100 * np.sqrt(p * (1 - p) / args.replications)  # noqa: E731
-                cells = [
-                    "refused" if not given else f"{100 * c:.1f} ± {se(c):.1f} % (w {w:.3g}, bias {b:+.2f})"
-                    for c, w, b, given in row.values()
-                ]
+                cells = [cell_text(*entry, args.replications) for entry in row.values()]
                 print(f"| {family} | {tasks} | {m} | " + " | ".join(cells) + " |", flush=True)
     print(f"\n{time.perf_counter() - started:.0f} s")
 

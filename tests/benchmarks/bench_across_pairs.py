@@ -36,7 +36,7 @@ import time
 import warnings
 
 import numpy as np
-from bench_across_coverage import Benchmark  # this folder is on sys.path when run as a script
+from bench_across_coverage import Benchmark, cell, cell_text  # this folder is on sys.path when run as a script
 from scipy import integrate, optimize, special, stats
 
 from boontrack.across import across_tasks
@@ -88,7 +88,7 @@ def mixture_median(bench: Benchmark) -> float:
 NAMES = ["Δmean", "ΔIQM", "ΔBoo_n", "P(A > B)", "gap", "median", "profile"]
 
 
-def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[str, list[float]]:
+def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[str, tuple[list[float], str]]:
     tau = mixture_median(bench)
     truths = {
         "Δmean": -args.shift,
@@ -146,16 +146,11 @@ def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[st
             hits[name] += low <= truths[name] <= high
             widths[name].append(high - low)
             estimates[name].append(points[name])
-    out = {}
+    rows = {}
     for name in NAMES:
-        given = args.replications - refused[name]
-        if not given:
-            out[name] = [float("nan"), float("nan"), float("nan"), given, methods.get(name, "")]
-            continue
-        spread = float(np.std(estimates[name], ddof=1))
-        bias = (float(np.mean(estimates[name])) - truths[name]) / spread if spread > 0 else float("nan")
-        out[name] = [hits[name] / given, float(np.mean(widths[name])), bias, given, methods[name]]
-    return out
+        entry = cell(hits[name], args.replications - refused[name], widths[name], estimates[name], truths[name])
+        rows[name] = (entry, methods.get(name, ""))
+    return rows
 
 
 def main() -> None:
@@ -183,14 +178,10 @@ def main() -> None:
             for m in (int(r) for r in args.runs.split(",")):
                 row = measure(bench, m, args, rng)
                 if header is None:
-                    header = [f"{name} ({row[name][4]})" for name in NAMES]
+                    header = [f"{name} ({method})" for name, (_, method) in row.items()]
                     print("| family | tasks | runs per task | " + " | ".join(header) + " |")
                     print("|---|---|---|" + "---|" * len(NAMES))
-                se = lambda p: 100 * np.sqrt(p * (1 - p) / args.replications)  # noqa: E731
-                cells = [
-                    "refused" if not given else f"{100 * c:.1f} ± {se(c):.1f} % (w {w:.3g}, bias {b:+.2f})"
-                    for c, w, b, given, _ in row.values()
-                ]
+                cells = [cell_text(*entry, args.replications) for entry, _ in row.values()]
                 print(f"| {family} | {tasks} | {m} | " + " | ".join(cells) + " |", flush=True)
     print(f"\n{time.perf_counter() - started:.0f} s")
 
