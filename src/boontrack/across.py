@@ -105,7 +105,7 @@ from boontrack._validation import (
     as_rng,
     as_scores,
 )
-from boontrack.choices import ESTIMATORS
+from boontrack.choices import ESTIMATORS, NORMALIZATIONS
 from boontrack.estimators import Estimator, best_of_n_cdf, warn_or_raise_budget
 from boontrack.exceptions import FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
@@ -121,7 +121,6 @@ __all__ = [
 ]
 
 Normalize = Literal["none", "min-max"]
-NORMALIZATIONS = ("none", "min-max")
 #: The interval methods of :class:`~boontrack.resampling.BootstrapResult`'s ``method`` (see the module docstring):
 #: the stratified bootstrap-t of the mean, the IQM, the optimality gap and their differences; the same centred on
 #: Tang et al.'s unbiased U, for the aggregate Boo_n; the percentile interval (rliable's default) of the median,

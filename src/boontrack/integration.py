@@ -186,7 +186,10 @@ _SPEC_DEFAULTS = {f.name: f.default for f in fields(Spec)}
 #: ``val`` is required. The README's table of callbacks lists them.
 CALLBACK_KEYWORDS: Mapping[str, Any] = {
     "val": inspect.Parameter.empty,
-    **{name: _SPEC_DEFAULTS[name] for name in ("test", "n", "group_by", "seed_column", "pick", "maximize")},
+    **{
+        name: _SPEC_DEFAULTS[name]
+        for name in ("test", "n", "group_by", "seed_column", "task_column", "pick", "maximize")
+    },
     **{name: _SPEC_DEFAULTS[name] for name in ("n_resamples", "confidence_level", "seed")},
     "tracking_uri": None,
     "out": None,
