@@ -176,7 +176,8 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     too, is relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
     ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
     ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
-    ``test``, ``seed_column``, ``n_resamples``, ...). For example::
+    ``test``, ``seed_column``, ``n_resamples``, ...; a ``normalize_with`` file is relative to the config file
+    too). For example::
 
         sources = ["main.csv", "mlflow:"]
         labels = ["main", "branch"]
@@ -197,7 +198,7 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to
+    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to, spec_relative_to
 
     path = Path(path)
     base = path.parent.absolute()
@@ -209,7 +210,7 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
         raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
-    keywords = dict(document, sources=[relative_to(base, source) for source in sources])
+    keywords = dict(spec_relative_to(base, document), sources=[relative_to(base, source) for source in sources])
     if isinstance(document.get("write_options"), dict):  # checked with the destination
         keywords["write_options"] = options_relative_to(base, document["write_options"])
     options = document.get("options")
