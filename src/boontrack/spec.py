@@ -481,7 +481,7 @@ _PROBLEMS = {
     "bounds": _bounds,
     "curves": _curves,
     "task_column": _optional_text,
-    "normalize": lambda v: _reference_table(v),
+    "normalize": _reference_table,
     "normalize_with": _optional_text,
     "direction_from": _optional_text,
     "bounds_from": _optional_text,
@@ -525,7 +525,7 @@ def _as_reference_rows(value: Any) -> Any:
     for row in value:
         if isinstance(row, str) or not isinstance(row, Sequence):
             return value
-        rows.append((_task_text(row[0]) if row else None, *row[1:]) if len(row) == 3 else tuple(row))
+        rows.append((_task_text(row[0]), *row[1:]) if len(row) == 3 else tuple(row))
     return tuple(rows)
 
 
@@ -594,7 +594,7 @@ _NORMALIZE = {
     "curves": lambda v: () if v is None else _sequence(v),
     "pick": _pick,
     "bounds": _open_sides,
-    "normalize": lambda v: _as_reference_rows(v),
+    "normalize": _as_reference_rows,
 }
 
 
