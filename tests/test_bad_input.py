@@ -82,6 +82,10 @@ CASES = {
     "compare: claim": ((*COMPARE, "--require", "maybe"), "Invalid value for '--require'"),
     "compare: margin": ((*COMPARE, "--require", "not-worse", "--margin", "-1"), "--margin must be a finite number"),
     "compare: gate on": ((*COMPARE, "--gate-on", "median"), "Invalid value for '--gate-on'"),
+    "compare: gate on without tasks": (
+        (*COMPARE, "--gate-on", "mean", "--label", "a", "--label", "b"),
+        "--gate-on names a difference across tasks: give --task-column",
+    ),
     "compare: a group missing a task": (
         ("compare", "benchmark.csv", "no_new_rte.csv", *TASKS[2:]),
         "group 'method=new,source=no_new_rte' has no runs on task 'rte'",

@@ -259,6 +259,10 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(*gate)
+    if gate[2] != "iqm" and specs[0].task_column is None:  # "iqm", the default, arrives with every call
+        raise InputError(
+            f"{vocabulary.name('gate_on')} names a difference across tasks: give {vocabulary.name('task_column')}"
+        )
     return specs, names, [dict(each) for each in options], check_destination(*destination)
 
 
