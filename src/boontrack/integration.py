@@ -245,9 +245,11 @@ def callback_options(
 
     Earlier spellings in ``spec_options`` (``minimize``, ``resamples``, ``confidence``, ``bootstrap_seed``,
     ``seed_key``, ``mlflow_tracking_uri``) are accepted for one release with a :class:`DeprecationWarning`. A bad
-    value or an unknown option raises :class:`InputError` naming it as the caller (``spoken``) typed it.
+    value or an unknown option raises :class:`InputError` naming it as the caller (``spoken``) typed it. A
+    keyword of :data:`CALLBACK_KEYWORDS` the function does not take (a callback written before ``task_column``
+    joined them) arrives through ``**spec_options``, or takes its default.
     """
-    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS}
+    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS if name in arguments}
     spec_options = arguments.get("spec_options", {})
     defaults = {
         name: parameter.default
