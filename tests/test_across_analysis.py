@@ -272,5 +272,8 @@ def test_the_reports_and_plots_hold_the_across_tasks_section():
     assert iqm in section and section.count("<svg") == 5  # four panels of error bars, the profiles
     report = outputs.artifacts["report.md"].decode()
     assert iqm in report[report.index("## Across tasks") :]
+    assert (
+        f"- across 5 tasks, IQM: baseline {expected_aggregates(frame, 'baseline')['iqm']:.4g} [" in outputs.description
+    )
     for name in ("across_intervals.png", "across_profiles.png"):
         assert outputs.artifacts[name].startswith(b"\x89PNG")

@@ -633,6 +633,11 @@ def _description(summary: Summary) -> str:
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
+    if summary.across_tasks is not None:  # the benchmark's headline: each approach's IQM over the tasks
+        iqms = ", ".join(
+            f"{markdown_literal(a.approach)} {interval_text(a.iqm)}" for a in summary.across_tasks.aggregates
+        )
+        lines.append(f"- across {len(summary.across_tasks.tasks)} tasks, IQM: {iqms}")
     footer = (
         f"Source: {markdown_literal(summary.source)}."
         if summary.source
