@@ -22,6 +22,8 @@ from boontrack.runtable import RunTable
 from boontrack.spec import Spec
 
 DIGITS = Path(__file__).resolve().parents[1] / "examples" / "digits_sweep.csv"
+BENCHMARK = DIGITS.with_name("benchmark_runs.csv")
+TASKS = ("summarize", "benchmark.csv", "--val", "val_acc", "--group-by", "method", "--task-column", "task")
 SUMMARIZE = ("summarize", "runs.csv", "--val", "val_acc", "--out", "out")
 COMPARE = ("compare", "runs.csv", "other.csv", "--val", "val_acc")
 JOB = '[[jobs]]\nname = "job"\nsource = "runs.csv"\nval = "val_acc"\nout = "out"\n'
@@ -48,12 +50,46 @@ CASES = {
     ),
     "summarize: out is a file": (("summarize", "runs.csv", "--val", "val_acc", "--out", "one.csv"), "is a file"),
     "summarize: out holds other files": ((*SUMMARIZE[:4], "--out", "mine"), "holds files boontrack did not write"),
+    "summarize: unknown task column": ((*TASKS[:-1], "nope"), "no column 'nope' (tried 'nope', 'params.nope'"),
+    "summarize: one task": (("summarize", "one_task.csv", *TASKS[2:]), "holds one task ('cola')"),
+    "summarize: a group missing a task": (
+        ("summarize", "no_new_rte.csv", *TASKS[2:]),
+        "group 'new' has no runs on task 'rte' (1 such pairs in all)",
+    ),
+    "summarize: task column that groups": ((*TASKS, "--group-by", "task"), "it cannot also group the runs"),
+    "summarize: reference scores lack a task": (
+        (*TASKS, "--normalize-with", "refs_lacking.csv"),
+        "(--normalize-with) give none for task 'stsb'",
+    ),
+    "summarize: reference low >= high": (
+        (*TASKS, "--normalize-with", "refs_flat.csv"),
+        "--normalize-with refs_flat.csv, line 3: task 'mrpc' must have finite low < high, got low 0.5, high 0.5",
+    ),
+    "summarize: reference file missing": ((*TASKS, "--normalize-with", "nothere.csv"), "nothere.csv: cannot be read"),
+    "summarize: reference file without a column": (
+        (*TASKS, "--normalize-with", "runs.csv"),
+        "needs a header with columns task, low, high and a row per task (no column 'task')",
+    ),
+    "summarize: normalize and reference scores": (
+        (*TASKS, "--normalize", "min-max", "--normalize-with", "refs_flat.csv"),
+        "give --normalize or --normalize-with, not both",
+    ),
+    "summarize: normalize without tasks": ((*SUMMARIZE, "--normalize", "min-max"), "give --task-column too"),
     # compare
     "compare: one source": (COMPARE[:2] + COMPARE[3:], "give two or more sources"),
     "compare: missing source": (("compare", "runs.csv", "missing.csv", "--val", "val_acc"), "cannot read missing.csv"),
     "compare: labels repeat": (("compare", "runs.csv", "runs.csv", "--val", "val_acc"), "default labels repeat"),
     "compare: claim": ((*COMPARE, "--require", "maybe"), "Invalid value for '--require'"),
     "compare: margin": ((*COMPARE, "--require", "not-worse", "--margin", "-1"), "--margin must be a finite number"),
+    "compare: gate on": ((*COMPARE, "--gate-on", "median"), "Invalid value for '--gate-on'"),
+    "compare: gate on without tasks": (
+        (*COMPARE, "--gate-on", "mean", "--label", "a", "--label", "b"),
+        "--gate-on names a difference across tasks: give --task-column",
+    ),
+    "compare: a group missing a task": (
+        ("compare", "benchmark.csv", "no_new_rte.csv", *TASKS[2:]),
+        "group 'method=new,source=no_new_rte' has no runs on task 'rte'",
+    ),
     "compare: destination": ((*COMPARE, "--write-to", "results.csv"), "--write-to: expected SCHEME:LOCATION"),
     "compare: missing config": (("compare", "--config", "missing.toml"), "cannot read config missing.toml"),
     "compare: broken config": (("compare", "--config", "broken.toml"), "is not valid TOML"),
@@ -98,6 +134,14 @@ def inputs(tmp_path_factory) -> Path:
     (directory / "mine" / "notes.txt").write_text("the user's\n")
     (directory / "broken.toml").write_text("jobs = [oops\n")
     (directory / "job.toml").write_text(JOB)
+    benchmark = pd.read_csv(BENCHMARK)
+    benchmark.to_csv(directory / "benchmark.csv", index=False)
+    benchmark[benchmark["task"] == "cola"].to_csv(directory / "one_task.csv", index=False)
+    benchmark[(benchmark["task"] != "rte") | (benchmark["method"] != "new")].to_csv(
+        directory / "no_new_rte.csv", index=False
+    )
+    (directory / "refs_lacking.csv").write_text("task,low,high\ncola,0,1\nmrpc,0,1\nrte,0,1\nsst2,0,1\n")
+    (directory / "refs_flat.csv").write_text("task,low,high\ncola,0,1\nmrpc,0.5,0.5\n")
     (directory / "resamples.toml").write_text(JOB + "n_resamples = 0\n")
     discover = JOB.replace('"job"', '"sweeps"').replace('"runs.csv"', '"mlflow:"')
     (directory / "discover.toml").write_text(discover + 'tracking_uri = "sqlite:///nothere.db"\ndiscover = true\n')

@@ -62,3 +62,17 @@ def test_the_table_lists_every_callback_of_the_integrations():
         "boontrack.ray.BoonCallback",
         "boontrack.hydra.BoonCallback",
     }
+
+
+def test_a_callback_written_before_a_keyword_joined_the_table_takes_it_through_spec_options():
+    """A third party's callback without ``task_column`` in its signature (it joined the table in issue 51) keeps
+    working, and its callers give the new keyword through ``**spec_options``."""
+    from boontrack.integration import callback_options
+
+    def older(*, val, test=None, n=None, group_by=None, seed_column=None, pick="last", maximize=None,
+              n_resamples="auto", confidence_level=0.95, seed=0, tracking_uri=None, out=None, plots=True,
+              raise_on_error=False, **spec_options):  # fmt: skip
+        return callback_options(older, locals())
+
+    assert older(val="acc").spec.task_column is None
+    assert older(val="acc", task_column="task").spec.task_column == "task"

@@ -682,3 +682,11 @@ def test_workers_share_the_cpus_and_a_job_run_alone_takes_them_all(workdir, monk
     )
     assert run_jobs(load_config(workdir / "boontrack.toml"), log=lambda line: None) == 0
     assert seen == [None]  # None: every CPU
+
+
+def test_a_normalize_with_file_is_relative_to_the_config_file(workdir, monkeypatch):
+    (workdir / "refs.csv").write_text("task,low,high\na,0,1\nb,0.5,1\n")
+    (workdir / "boontrack.toml").write_text(JOB + 'task_column = "model"\nnormalize_with = "refs.csv"\n')
+    monkeypatch.chdir("/")
+    (job,) = load_config(workdir / "boontrack.toml")
+    assert job.spec.normalize == (("a", 0.0, 1.0), ("b", 0.5, 1.0))

@@ -341,3 +341,55 @@ def test_a_metric_column_wins_over_a_tag_of_the_same_name():
 def test_text_in_a_file_metric_column_is_still_an_error():
     with pytest.raises(InputError, match="column 'acc' must hold numbers; run 'row 1' has 'high'"):
         RunTable.from_frame(pd.DataFrame({"acc": ["0.5", "high"]}), Spec(val="acc"))
+
+
+def _benchmark() -> pd.DataFrame:
+    """2 methods x 3 tasks x 2 seeds, the task a param and the method a tag, as a tracker's run frame has them."""
+    tasks, methods, seeds = np.meshgrid([3, 1, "2x"], ["b", "a"], [0, 1], indexing="ij")
+    return pd.DataFrame(
+        {
+            "params.task": tasks.ravel().astype(str),
+            "tags.method": methods.ravel(),
+            "params.seed": seeds.ravel(),
+            "metrics.acc": np.linspace(0.1, 0.9, tasks.size),
+        }
+    )
+
+
+def test_a_task_column_splits_each_group_by_task_and_resolves_like_a_param():
+    spec = Spec(val="acc", group_by=("method",), seed_column="seed", task_column="task")
+    table = RunTable.from_frame(_benchmark(), spec)
+    cells = table.task_cells
+    assert (cells.column, cells.tasks, cells.approaches) == ("params.task", ("1", "3", "2x"), ("a", "b"))
+    assert table.group_by == ("params.task", "tags.method")
+    assert table.groups[:2] == ("task=1,method=a", "task=1,method=b")
+    assert cells.cells["task=2x,method=b"] == ("2x", "b")
+    assert set(cells.cells) == set(table.groups)
+
+
+def test_the_default_grouping_leaves_out_the_task_as_it_does_the_seed():
+    frame = _benchmark().rename(columns={"tags.method": "params.method"})
+    table = RunTable.from_frame(frame, Spec(val="acc", seed_column="seed", task_column="task"))
+    assert table.group_by == ("params.task", "params.method")
+    assert table.task_cells.approaches == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("frame", "options", "message"),
+    [
+        (lambda f: f[f["params.task"] == "3"], {}, "the task column 'params.task' holds one task ('3')"),
+        (
+            lambda f: f[(f["params.task"] != "1") | (f["tags.method"] != "a")],
+            {},
+            "group 'a' has no runs on task '1' (1 such pairs in all)",
+        ),
+        (lambda f: f, {"normalize": {"1": (0, 1), "3": (0, 1)}}, "give none for task '2x' (1 task(s) in all"),
+        (lambda f: f, {"group_by": ("method", "task")}, "'params.task' is the task column"),
+        (lambda f: f, {"task_column": "dataset"}, "no column 'dataset' (tried 'dataset', 'params.dataset'"),
+    ],
+)
+def test_tasks_that_cannot_be_compared_across_are_refused_before_any_work(frame, options, message):
+    spec = Spec(val="acc", **{"group_by": ("method",), "seed_column": "seed", "task_column": "task", **options})
+    with pytest.raises(InputError) as refused:
+        RunTable.from_frame(frame(_benchmark()), spec)
+    assert message in str(refused.value)

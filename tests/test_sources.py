@@ -570,3 +570,13 @@ def test_a_bad_destination_in_python_is_refused_before_any_source_is_read():
         compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons")
     with pytest.raises(InputError, match="^`write_options` must map option names to values, got 'x'$"):
         compare_sources(["missing-a.csv", "missing-b.csv"], val="val_acc", write_to="comparisons", write_options="x")
+
+
+def test_a_normalize_with_file_in_a_comparison_config_is_relative_to_it(tmp_path, monkeypatch):
+    from boontrack.sources import load_comparison
+
+    (tmp_path / "refs.csv").write_text("task,low,high\ncola,0,1\n")
+    config = tmp_path / "compare.toml"
+    config.write_text('sources = ["a.csv", "b.csv"]\nval = "v"\ntask_column = "task"\nnormalize_with = "refs.csv"\n')
+    monkeypatch.chdir("/")
+    assert load_comparison(config)["normalize_with"] == str(tmp_path / "refs.csv")

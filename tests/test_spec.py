@@ -301,3 +301,59 @@ def test_who_said_the_direction_is_set_with_the_direction_only():
         Spec.from_keywords({"val": "v", "maximize": True, "direction_from": "caller"})
     resolved = Spec(val="v", maximize=False).resolve_direction()
     assert dataclasses.replace(resolved, n_resamples=10).direction_from == "caller"  # kept by a copy
+
+
+def test_reference_scores_are_read_from_a_file_into_normalize(tmp_path):
+    path = tmp_path / "refs.csv"
+    path.write_text("task,low,high,source\ncola,0,1,paper\n3,-1.5,2.5,random\n")
+    spec = Spec(val="v", task_column="task", normalize_with=str(path))
+    assert (spec.normalize, spec.normalize_with) == ((("cola", 0.0, 1.0), ("3", -1.5, 2.5)), None)
+    assert spec.to_dict()["normalize"] == [["cola", 0.0, 1.0], ["3", -1.5, 2.5]]
+    assert Spec.from_dict(spec.to_dict()) == spec
+    assert dataclasses.replace(spec, seed=1).normalize == spec.normalize  # read once: a replace reads nothing
+
+
+def test_a_mapping_of_reference_scores_is_rows_with_the_task_as_label_text():
+    spec = Spec(val="v", task_column="task", normalize={"cola": (0, 1), 3.0: (0.0, 100.0)})
+    assert spec.normalize == (("cola", 0, 1), ("3", 0.0, 100.0))
+
+
+def test_without_a_task_column_the_spec_keeps_its_summary_key():
+    data = Spec(val="v").to_dict()
+    assert not {"task_column", "normalize", "normalize_with"} & set(data)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"normalize": "z-score", "task_column": "t"}, "`normalize` must be one of none, min-max, or reference"),
+        ({"normalize": {"a": (1, 1)}, "task_column": "t"}, "`normalize` must have low < high for task 'a'"),
+        ({"normalize": {"a": (0, float("inf"))}, "task_column": "t"}, "two finite numbers (low, high) for task 'a'"),
+        ({"normalize": "min-max"}, "`normalize` puts the scores of several tasks on one scale: give `task_column`"),
+        ({"task_column": ""}, "`task_column` must be a non-empty name"),
+    ],
+)
+def test_bad_normalizations_are_refused_naming_the_option(options, message):
+    with pytest.raises(InputError) as refused:
+        Spec(val="v", **options)
+    assert message in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("task,low\ncola,0\n", "needs a header with columns task, low, high and a row per task (no column 'high')"),
+        ("task,low,high\n", "(no rows)"),
+        ("task,low,high\ncola,0,x\n", "line 2: low and high must be numbers, got '0' and 'x'"),
+        ("task,low,high\ncola,1,0\n", "line 2: task 'cola' must have finite low < high, got low 1, high 0"),
+        ("task,low,high\ncola,0,1\ncola,0,2\n", "line 3: task 'cola' is given twice (line 2)"),
+        ("task,low,high\n,0,1\n", "line 2: the task is empty"),
+    ],
+)
+def test_a_bad_reference_file_is_one_line_naming_the_file_and_the_line(tmp_path, text, message):
+    path = tmp_path / "refs.csv"
+    path.write_text(text)
+    with speaking(CLI), pytest.raises(InputError) as refused:
+        Spec(val="v", task_column="task", normalize_with=str(path))
+    assert str(refused.value).startswith(f"--normalize-with {path}")
+    assert message in str(refused.value) and "\n" not in str(refused.value)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from boontrack.spec import Spec
-    from boontrack.summary import ComparisonSummary, Summary, Unseen
+    from boontrack.summary import ComparisonSummary, IntervalEstimate, Summary, Unseen
 
 #: Dropped runs listed in the Markdown report; the rest are in runs.csv.
 REPORT_DROPPED = 20
@@ -107,6 +107,11 @@ def resamples_text(summary: Summary) -> str:
 def number_text(x: float | None) -> str:
     """A score for people: 4 significant digits, "n/a" when undefined."""
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def interval_text(i: IntervalEstimate) -> str:
+    """An estimate and its interval: ``0.7629 [0.7515, 0.7739]``."""
+    return f"{number_text(i.estimate)} [{number_text(i.ci_low)}, {number_text(i.ci_high)}]"
 
 
 #: Display names of the tests of a comparison.

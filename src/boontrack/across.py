@@ -130,11 +130,12 @@ from boontrack._validation import (
     as_rng,
     as_scores,
 )
-from boontrack.choices import ESTIMATORS
+from boontrack.choices import ESTIMATORS, NORMALIZATIONS
 from boontrack.estimators import Estimator, best_of_n_cdf, warn_or_raise_budget
 from boontrack.exceptions import FewRunsWarning
 from boontrack.resampling import BootstrapResult, ConfidenceInterval
 from boontrack.vocabulary import name as _named
+from boontrack.vocabulary import setting as _setting
 
 __all__ = [
     "AcrossTasks",
@@ -146,7 +147,6 @@ __all__ = [
 ]
 
 Normalize = Literal["none", "min-max"]
-NORMALIZATIONS = ("none", "min-max")
 #: The interval methods of :class:`~boontrack.resampling.BootstrapResult`'s ``method`` (see the module docstring):
 #: the stratified bootstrap-t of the mean, the IQM, the optimality gap and their differences; the same centred on
 #: Tang et al.'s unbiased U, for the aggregate Boo_n; the percentile interval (rliable's default) of the median
@@ -169,7 +169,7 @@ MEASURED_FEW_RUNS = (
 MEASURED_BOO_N = (
     "the estimate is Boo_n with the V or W weights, biased low at few runs where the best of n rises with n, a "
     "bias that adds up over the tasks (up to 4 standard deviations of the estimate measured over 50 tasks of 3 "
-    "runs): its interval is centred on the unbiased U and widened to hold the estimate; estimator='U' reports U"
+    "runs): its interval is centred on the unbiased U and widened to hold the estimate"
 )
 #: What was measured where the aggregate Boo_n's interval is refused (``tests/benchmarks/bench_across_coverage.py``,
 #: seed 0, 500 replications a cell, normal and beta scores, 5-50 tasks).
@@ -1072,7 +1072,9 @@ def across_tasks(
     if smallest < FEW_RUNS_PER_TASK:
         warn(f"{smallest} runs on a task: {MEASURED_FEW_RUNS}", FewRunsWarning, stacklevel=2)
     if budgets.max() > 1 and estimator != "U":
-        warn(f"Boo_n across {len(tasks)} tasks: {MEASURED_BOO_N}", FewRunsWarning, stacklevel=2)
+        # the way out named as the caller writes it: estimator='U' in Python, --estimator U on the command line
+        said = f"Boo_n across {len(tasks)} tasks: {MEASURED_BOO_N}; {_setting('estimator', 'U')} reports U"
+        warn(said, FewRunsWarning, stacklevel=2)
     x = x_raw if table is None else (x_raw - table[task_index, 0]) / (table[task_index, 1] - table[task_index, 0])
     layout = _layout(x, val, task_index, group_index, len(groups), len(tasks), maximize)
     sign = 1.0 if maximize else -1.0

@@ -19,6 +19,7 @@ import numpy as np
 from boontrack import vocabulary
 from boontrack._collector import collected, warn
 from boontrack._progress import progress_bar
+from boontrack.across_analysis import summarize_across_tasks, task_pairs
 from boontrack.exceptions import FewRunsWarning, InputError
 from boontrack.spec import Spec
 from boontrack.summary import (
@@ -52,6 +53,11 @@ def analyze(
     pairs: Sequence[tuple[str, str]] | None = None,
 ) -> Summary:
     """Summarize every group of ``table`` and compare the groups, as ``spec`` says.
+
+    With a task column (``spec.task_column``), each group is one approach on one task, the approaches are
+    compared within each task (``spec.compare`` and ``spec.baseline`` name approaches), and
+    :attr:`Summary.across_tasks` aggregates and compares them across the tasks
+    (:func:`boontrack.across_analysis.summarize_across_tasks`).
 
     Per group: Boo_n at each budget (``spec.n``, else the default budgets the group has runs for, see
     :meth:`Spec.budgets_for`) with a bootstrap interval, the expected-best curve over n = 1..m with a
@@ -89,6 +95,8 @@ def analyze(
     from boontrack._bootstrap.compiled import computation
 
     _analyze_iv(table, spec, threads, pairs)
+    if table.task_cells is not None and pairs is None:
+        pairs = task_pairs(table.task_cells, spec)  # the approaches within each task
     spec = spec.resolve_direction()  # not resolved by a pipeline: the caller's direction, else the rule for names
     reported = table.runs["test"]  # one rule for every group (a percentage's bounds), said once in the summary
     spec = spec.resolve_bounds(float(reported.min()), float(reported.max()))
@@ -102,6 +110,7 @@ def analyze(
         results = [result for result, _ in zip(summarized, shown)]  # the bar advances as each group is done
         summaries = tuple(summary for summary, _ in results)
         comparisons = _compare_groups(table, spec, {summary.label: band for summary, band in results}, pairs)
+    across = None if table.task_cells is None else summarize_across_tasks(table, spec, pairs or ())
     return Summary(
         spec=spec,
         groups=summaries,
@@ -112,6 +121,7 @@ def analyze(
         has_test=table.test_column is not None,
         source=source,
         table=table,
+        across_tasks=across,
     )
 
 
@@ -134,8 +144,10 @@ def _analyze_iv(table: RunTable, spec: Spec, threads: int | None, pairs: Sequenc
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InputError(f"threads must be a whole number >= 1 or None (every CPU), got {threads!r}")
     _check_same_spec(table, spec)
-    if spec.baseline is not None and spec.baseline not in table.groups:
-        raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(table.groups)}")
+    # with a task column, the baseline is an approach: the groups are its cells on the tasks
+    known = table.groups if table.task_cells is None else table.task_cells.approaches
+    if spec.baseline is not None and spec.baseline not in known:
+        raise InputError(f"baseline group {spec.baseline!r} not found; groups are: {', '.join(known)}")
     for pair in pairs or ():
         unknown = [label for label in pair if label not in table.groups]
         if unknown or len(pair) != 2 or pair[0] == pair[1]:
@@ -175,10 +187,13 @@ def _check_same_spec(table: RunTable, spec: Spec) -> None:
         ("test", table.test_column, spec.test, metric),
     ]
     pairs.append(("seed_column", table.seed_column, spec.seed_column, param))
+    task_column = None if table.task_cells is None else table.task_cells.column
+    pairs.append(("task_column", task_column, spec.task_column, param))
+    group_by = table.group_by if task_column is None else table.group_by[1:]  # the task's key first
     if spec.group_by is not None:
-        pairs += [("group_by", resolved, name, param) for resolved, name in zip(table.group_by, spec.group_by)]
-        if len(table.group_by) != len(spec.group_by):
-            pairs.append(("group_by", ", ".join(table.group_by), ", ".join(spec.group_by), ()))
+        pairs += [("group_by", resolved, name, param) for resolved, name in zip(group_by, spec.group_by)]
+        if len(group_by) != len(spec.group_by):
+            pairs.append(("group_by", ", ".join(group_by), ", ".join(spec.group_by), ()))
     for option, resolved, name, prefixes in pairs:
         if resolved != name and (name is None or resolved not in [prefix + name for prefix in prefixes]):
             raise InputError(

@@ -17,6 +17,8 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "DEFAULT_CI_METHOD",
     "ESTIMATORS",
+    "GATE_QUANTITIES",
+    "NORMALIZATIONS",
     "PICKS",
     "PICK_SPELLINGS",
 ]
@@ -44,3 +46,9 @@ PICKS = ("last", "best_val_step")
 PICK_SPELLINGS = {"last": "last", "best-val-step": "best_val_step", "best_val_step": "best_val_step"}
 #: The budgets reported when none are asked for, each where a group has enough runs for it.
 DEFAULT_BUDGETS = (1, 5, 10)
+#: How scores of several tasks are put on one scale (:func:`boontrack.across.across_tasks`'s ``normalize``; reference
+#: scores per task are the third way).
+NORMALIZATIONS = ("none", "min-max")
+#: The aggregate differences across tasks a gate can decide on (``boontrack compare --gate-on``): the IQM, Boo_n
+#: at the largest budget, the mean, the probability of improvement.
+GATE_QUANTITIES = ("iqm", "boo-n", "mean", "prob-improvement")

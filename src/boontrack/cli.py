@@ -43,6 +43,8 @@ from boontrack.choices import (
     CORRECTIONS,
     DEFAULT_BUDGETS,
     ESTIMATORS,
+    GATE_QUANTITIES,
+    NORMALIZATIONS,
     PICK_SPELLINGS,
     STUDY_CI_METHODS,
 )
@@ -323,6 +325,24 @@ def _simulate_option(name: str, **kwargs: Any) -> Callable[[Any], Any]:
     "best-so-far:VAL for each run's best --val so far, best-so-far:TEST for its --test at that step; reads each "
     "run's history: one request per metric and 100 runs on an MLflow server).",
 )
+@_option(
+    "task_column",
+    metavar="COL",
+    help="Column naming each run's task: each task summarized on its own, and the groups compared across the tasks.",
+)
+@_option(
+    "normalize",
+    type=click.Choice(NORMALIZATIONS),
+    default=_SPEC_DEFAULTS["normalize"],
+    show_default=True,
+    help="Across tasks: the test scores as they are, or each task's lowest to highest score as 0 to 1.",
+)
+@_option(
+    "normalize_with",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Across tasks: a CSV file with columns task, low, high: each task's reference scores, as 0 and 1.",
+)
 @_option("out", type=click.Path(file_okay=False), help="Write the summary into this directory.")
 @_option("write_back", is_flag=True, help="Write the summary back to the tracker the runs came from.")
 @_option("prefix", default=DEFAULT_PREFIX, show_default=True, help="Prefix of written metric names.")
@@ -419,6 +439,9 @@ _COMPARE_SPEC_OPTIONS = (
     "bounds",
     "seed",
     "pick",
+    "task_column",
+    "normalize",
+    "normalize_with",
 )
 
 
@@ -454,6 +477,13 @@ def _parse_source_options(
 )
 @_compare_option("require", type=click.Choice(("better", "not-worse")), help="Gate: the claim the exit status checks.")
 @_compare_option("margin", type=float, default=0.0, help="With --require not-worse: how much worse is allowed.")
+@_compare_option(
+    "gate_on",
+    type=click.Choice(GATE_QUANTITIES),
+    default="iqm",
+    show_default=True,
+    help="With --task-column: the difference across tasks --require decides on (boo-n: at the largest budget).",
+)
 @click.option("--format", "output_format", type=click.Choice(("table", "markdown")), default="table", show_default=True)
 @click.option(
     "--threads",
@@ -482,6 +512,7 @@ def compare(
     per_source: dict[int, dict[str, str]],
     require: str | None,
     margin: float,
+    gate_on: str,
     output_format: str,
     threads: int | None,
     write_to: str | None,
@@ -521,7 +552,7 @@ def compare(
         spoken = vocabulary.CONFIG
     else:
         keywords = _compared_on_command_line(sources, labels, per_source, spec_options)
-        keywords.update(require=require, margin=margin)
+        keywords.update(require=require, margin=margin, gate_on=gate_on)
         spoken = COMPARE
     with vocabulary.speaking(named_by):  # before any run is read
         destination_options = check_destination(**destination)

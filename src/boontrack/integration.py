@@ -186,7 +186,10 @@ _SPEC_DEFAULTS = {f.name: f.default for f in fields(Spec)}
 #: ``val`` is required. The README's table of callbacks lists them.
 CALLBACK_KEYWORDS: Mapping[str, Any] = {
     "val": inspect.Parameter.empty,
-    **{name: _SPEC_DEFAULTS[name] for name in ("test", "n", "group_by", "seed_column", "pick", "maximize")},
+    **{
+        name: _SPEC_DEFAULTS[name]
+        for name in ("test", "n", "group_by", "seed_column", "task_column", "pick", "maximize")
+    },
     **{name: _SPEC_DEFAULTS[name] for name in ("n_resamples", "confidence_level", "seed")},
     "tracking_uri": None,
     "out": None,
@@ -242,9 +245,11 @@ def callback_options(
 
     Earlier spellings in ``spec_options`` (``minimize``, ``resamples``, ``confidence``, ``bootstrap_seed``,
     ``seed_key``, ``mlflow_tracking_uri``) are accepted for one release with a :class:`DeprecationWarning`. A bad
-    value or an unknown option raises :class:`InputError` naming it as the caller (``spoken``) typed it.
+    value or an unknown option raises :class:`InputError` naming it as the caller (``spoken``) typed it. A
+    keyword of :data:`CALLBACK_KEYWORDS` the function does not take (a callback written before ``task_column``
+    joined them) arrives through ``**spec_options``, or takes its default.
     """
-    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS}
+    keywords = {name: arguments[name] for name in CALLBACK_KEYWORDS if name in arguments}
     spec_options = arguments.get("spec_options", {})
     defaults = {
         name: parameter.default

@@ -1,4 +1,5 @@
-"""Plots of a Summary: expected-best curves with bands, and score distributions per group.
+"""Plots of a Summary: expected-best curves with bands, score distributions per group, and across tasks the
+aggregates' intervals and the performance profiles.
 
 matplotlib is an optional extra (``pip install ".[plots]"``), imported when a plot is made. Figures are
 built as :class:`matplotlib.figure.Figure` objects on the Agg canvas, never through pyplot, so nothing leaks
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "figure_png",
+    "plot_across_intervals",
+    "plot_across_profiles",
     "plot_curves",
     "plot_distributions",
     "plot_study",
@@ -338,6 +341,64 @@ def plot_study(result: Any) -> Figure:
     return figure
 
 
+#: The aggregates across tasks drawn with their intervals: (label, attribute of ApproachAggregates).
+ACROSS_AGGREGATES = (("mean", "mean"), ("median", "median"), ("IQM", "iqm"), ("optimality gap", "optimality_gap"))
+
+
+def plot_across_intervals(summary: Summary) -> Figure:
+    """Across tasks, each approach's mean, median, IQM and optimality gap as a point with its interval as an
+    error bar (Agarwal et al. 2021, figure 1), one panel per aggregate."""
+    across = _across_of(summary)
+    figure = _new_figure((_SIZE_IN[0], 1.2 + 0.35 * len(across.aggregates) * len(ACROSS_AGGREGATES)))
+    axes = figure.subplots(len(ACROSS_AGGREGATES), 1, sharex=False)
+    figure.subplots_adjust(left=0.25, right=0.97, top=0.88, bottom=0.06, hspace=0.9)
+    colors = _colors(len(across.aggregates))
+    rows = np.arange(len(across.aggregates))
+    for ax, (title, key) in zip(axes, ACROSS_AGGREGATES):
+        for row, aggregates, color in zip(rows, across.aggregates, colors):
+            interval = getattr(aggregates, key)
+            reach = [[interval.estimate - interval.ci_low], [interval.ci_high - interval.estimate]]
+            ax.errorbar([interval.estimate], [row], xerr=reach, fmt="o", color=color, capsize=4, linewidth=2)
+        ax.set_title(title, fontsize="small", loc="left")
+        ax.grid(True, axis="x", alpha=0.3)
+        _format_axes(ax, x="linear", integer_x=False)
+        ax.set_yticks(rows, [a.approach for a in across.aggregates])  # after the axes' number formats
+        ax.set_ylim(rows[-1] + 0.6, -0.6)
+    level = summary.spec.confidence_level * 100
+    figure.suptitle(
+        f"{summary.metric} across {len(across.tasks)} tasks, {level:g} % stratified bootstrap intervals",
+        fontsize="medium",
+    )
+    return figure
+
+
+def plot_across_profiles(summary: Summary) -> Figure:
+    """Across tasks, each approach's performance profile (the share of its runs scoring better than tau, over
+    tau) with its pointwise band (Agarwal et al. 2021, figure 6)."""
+    across = _across_of(summary)
+    figure = _new_figure()
+    ax = figure.add_subplot()
+    for aggregates, color in zip(across.aggregates, _colors(len(across.aggregates))):
+        profile = aggregates.profile
+        ax.fill_between(profile.tau, profile.low, profile.high, color=color, alpha=0.2, linewidth=0)
+        ax.plot(profile.tau, profile.share, color=color, linewidth=1.8, label=f"{aggregates.approach}")
+    better = ">" if summary.spec.higher_is_better else "<"
+    ax.set_xlabel(f"tau ({summary.metric}, {'normalized' if across.normalize != 'none' else 'as logged'})")
+    ax.set_ylabel(f"fraction of runs with score {better} tau")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"Performance profiles across {len(across.tasks)} tasks, pointwise bands", fontsize="medium")
+    ax.grid(True, alpha=0.3)
+    _format_axes(ax, x="linear", integer_x=False)
+    _legend(ax, len(across.aggregates), corner="upper right" if summary.spec.higher_is_better else "upper left")
+    return figure
+
+
+def _across_of(summary: Summary) -> Any:
+    if summary.across_tasks is None:
+        raise InputError("this summary has no across-tasks part: it was made without a task column")
+    return summary.across_tasks
+
+
 def figure_png(figure: Figure, *, dpi: int = _DPI) -> bytes:
     """The figure as PNG bytes, drawn once by its Agg canvas (no layout pass, no bounding-box search)."""
     buffer = io.BytesIO()
@@ -351,8 +412,11 @@ def figure_png(figure: Figure, *, dpi: int = _DPI) -> bytes:
 def render_pngs(summary: Summary) -> dict[str, bytes]:
     """Every plot of ``summary`` as PNG bytes: ``curves.png``, ``curves_time.png`` (when every group has run
     durations: a time axis missing a group would mislead) and ``distributions.png`` (when the summary carries
-    its runs)."""
+    its runs), and with a task column ``across_intervals.png`` and ``across_profiles.png``."""
     pngs = {"curves.png": figure_png(plot_curves(summary))}
+    if summary.across_tasks is not None:
+        pngs["across_intervals.png"] = figure_png(plot_across_intervals(summary))
+        pngs["across_profiles.png"] = figure_png(plot_across_profiles(summary))
     if all(g.curve.time is not None for g in summary.groups):
         pngs["curves_time.png"] = figure_png(plot_curves(summary, x="time"))
     if summary.table is not None:

@@ -207,7 +207,8 @@ def _job(table: dict[str, Any], index: int, base: Path) -> Job:
             raise fail(f"option {key!r} must be a string, number or boolean, got a {type(value).__name__}")
 
     try:
-        spec = Spec.from_keywords({key: table[key] for key in SPEC_KEYS & set(table)}, spoken=vocabulary.CONFIG)
+        given = spec_relative_to(base, {key: table[key] for key in SPEC_KEYS & set(table)})
+        spec = Spec.from_keywords(given, spoken=vocabulary.CONFIG)
         named = options_relative_to(base, {key: table[key] for key in SOURCE_OPTIONS if key in table})
         chosen = source_options(**named, options=options_relative_to(base, options))
         if discover is not None:  # what can be seen of the sweeps to find without looking for them
@@ -278,6 +279,15 @@ def relative_to(base: Path, source: str) -> str:
     if location and "://" not in location and load_backend(scheme).local_location:
         location = str(base / location)
     return f"{scheme}:{location}"
+
+
+def spec_relative_to(base: Path, keywords: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec options of a config file in ``base`` as the file means them: ``normalize_with``'s file resolved
+    against ``base``."""
+    path = keywords.get("normalize_with")
+    if isinstance(path, str) and path:
+        return {**keywords, "normalize_with": str(base / path)}
+    return dict(keywords)
 
 
 def options_relative_to(base: Path, options: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 The page holds the tables of ``report.md`` (Boo_n with intervals per group, the means, the comparisons with
 their p-values), every plot as inline SVG (each group's expected-best curve with its pointwise band, and the
 training curves when the summary has them), the warnings, the dropped runs with their reasons, the doubtful
-numbers marked ⚠ as in ``report.md``, and how the numbers were computed. It loads nothing: no script, no
+numbers marked ⚠ as in ``report.md``, how the numbers were computed, and with a task column the approaches
+across the tasks (their aggregates with intervals as error bars, their performance profiles). It loads nothing: no script, no
 external style sheet, font or image; each plotted point carries its values in an SVG ``<title>``, which
 browsers show on hover. Numbers are formatted by the helpers of :mod:`boontrack.reports`, so the page and
 ``report.md`` say the same figures.
@@ -25,6 +26,7 @@ from boontrack._report_text import (
     REPORT_DROPPED,
     TEST_NAMES,
     TOO_FEW,
+    interval_text,
     number_name,
     number_text,
     pair_doubts,
@@ -34,6 +36,7 @@ from boontrack._report_text import (
     shown_budgets,
     unseen_sentences,
 )
+from boontrack.report_across import INTERVAL_METHODS, across_heading, aggregate_table, comparison_table
 from boontrack.summary import IntervalEstimate, Summary
 
 if TYPE_CHECKING:
@@ -431,9 +434,95 @@ def _how(summary: Summary) -> str:
     return f'<h2>How the numbers were computed</h2><dl class="how">{rows}</dl>'
 
 
+def _error_bars(title: str, entries: Sequence[tuple[str, IntervalEstimate]]) -> str:
+    """Each entry's estimate as a point and its interval as a horizontal error bar, one row per entry, on one
+    axis (an interval with an undefined end is drawn as its point alone)."""
+    values = [v for _, i in entries for v in (i.estimate, i.ci_low, i.ci_high) if math.isfinite(v)]
+    x0, x1 = min(values), max(values)
+    pad = (x1 - x0) * 0.05 or abs(x0) * 0.05 or 1.0
+    x0, x1 = x0 - pad, x1 + pad
+    row, top, inner_w = 22, 24, _WIDTH - _LEFT - _RIGHT
+    height = top + row * len(entries) + 30
+
+    def px(x: float) -> float:
+        return _LEFT + (x - x0) / (x1 - x0) * inner_w
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" role="img" '
+        f'aria-label="{_e(title)}"><title>{_e(title)}</title>',
+        f'<text x="{_LEFT}" y="14">{_e(title)}</text>',
+    ]
+    for tick in _ticks(x0, x1, log=False):
+        parts.append(
+            f'<line x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{top}" y2="{height - 24}" stroke="#eee"/>'
+            f'<text class="tick" x="{px(tick):.1f}" y="{height - 8}" text-anchor="middle">'
+            f"{_tick_text(tick, [x0, x1])}</text>"
+        )
+    for index, (label, interval) in enumerate(entries):
+        y, colour = top + row * index + row / 2, PALETTE[index % len(PALETTE)]
+        if math.isfinite(interval.ci_low) and math.isfinite(interval.ci_high):
+            low, high = px(interval.ci_low), px(interval.ci_high)
+            parts.append(
+                f'<line x1="{low:.1f}" x2="{high:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="2"/>'
+                + "".join(
+                    f'<line x1="{end:.1f}" x2="{end:.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" stroke="{colour}"/>'
+                    for end in (low, high)
+                )
+            )
+        parts.append(
+            f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_e(label[:12])}</text>'
+            f'<circle cx="{px(interval.estimate):.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
+            f"<title>{_e(label)}: {_e(interval_text(interval))}</title></circle>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _across_section(summary: Summary) -> list[str]:
+    """The approaches across the tasks: the tables of ``report.md``, the aggregates' intervals as error bars and
+    the performance profiles with their pointwise bands."""
+    across = summary.across_tasks
+    if across is None:
+        return []
+    body = ["<h2>Across tasks</h2>", f"<p>{_e(across_heading(summary))}</p>"]
+    for header, rows in (aggregate_table(across), comparison_table(across)):
+        if rows:
+            body.append(_table(header, [[_td(row[0]), *(_td(cell, number=True) for cell in row[1:])] for row in rows]))
+    body.append(f'<p class="note">{_e(INTERVAL_METHODS)}</p>')
+    for title, key in (("mean", "mean"), ("median", "median"), ("IQM", "iqm"), ("optimality gap", "optimality_gap")):
+        body.append(_error_bars(title, [(a.approach, getattr(a, key)) for a in across.aggregates]))
+    better = ">" if summary.spec.higher_is_better else "<"
+    lines = [
+        _Line(
+            a.approach,
+            np.array(a.profile.tau),
+            np.array(a.profile.share),
+            np.array(a.profile.low),
+            np.array(a.profile.high),
+            np.zeros(len(a.profile.tau), bool),
+            [
+                f"{a.approach}: tau = {t:.4g}, {s:.3g} of the runs {better} tau"
+                for t, s in zip(a.profile.tau, a.profile.share)
+            ],
+        )
+        for a in across.aggregates
+    ]
+    body.append(
+        _svg_plot(
+            lines,
+            x_label=f"tau ({summary.metric})",
+            y_label=f"fraction of runs with score {better} tau",
+            title=f"Performance profiles across {len(across.tasks)} tasks, with pointwise bootstrap bands",
+        )
+    )
+    return body
+
+
 def _all_warnings(summary: Summary) -> list[str]:
     warned = [(g.label, w) for g in summary.groups for w in g.warnings]
     warned += [(f"{c.group} vs {c.baseline}", w) for c in summary.comparisons for w in c.warnings]
+    if summary.across_tasks is not None:
+        warned += [("across tasks", w) for w in summary.across_tasks.warnings]
     if not warned:
         return []
     return ["<h2>Warnings</h2>", *(f'<div class="warn"><b>{_e(who)}</b>: {_e(w)}</div>' for who, w in warned)]
@@ -461,6 +550,7 @@ def to_html(summary: Summary) -> str:
         "(doubtful). The simultaneous band is in <code>curves.csv</code>. Hover a point for its values.</p>",
         *_training_section(summary),
         *_comparisons(summary),
+        *_across_section(summary),
         *_all_warnings(summary),
         "<h2>Diagnostics and dropped runs</h2>",
         _diagnostics_table(summary),

@@ -39,6 +39,9 @@ Labels and other text from the runs are escaped wherever they are rendered: Mark
 | `boon/<metric>/<group>/vs_<base>/welch_p`, `.../welch_p_adj` | Welch t-test p-value, raw and adjusted; unpaired runs only |
 | `boon/<metric>/<group>/vs_<base>/mann_whitney_p`, `.../mann_whitney_p_adj` | Mann-Whitney U p-value, raw and adjusted; unpaired runs only |
 | `boon/<metric>/<group>/vs_<base>/prob_superiority` | P(group > base) + 0.5 P(equal) |
+| `boon/<metric>/across/tasks` | with a task column: the number of tasks (each group is then one approach on one task, labelled `task=<task>,<keys>`) |
+| `boon/<metric>/across[/<approach>]/mean`, `.../median`, `.../iqm`, `.../optimality_gap`, `.../boo_<n>` (+ `/ci_low`, `/ci_high`) | with a task column: each approach (the group keys but the task; its segment only with several) across the tasks, with stratified bootstrap intervals (an interval refused, Boo_n above 2m/3, is left out) |
+| `boon/<metric>/across/<approach>/vs_<base>/mean`, `.../iqm`, `.../boo_<n>`, `.../prob_improvement` (+ `/ci_low`, `/ci_high`) | the approach minus the base across the tasks; the probability of improvement, P(a run of the approach beats one of the base) + 0.5 P(equal), averaged over the tasks |
 
 The expected-validation curve of each group is a step series (step = n) named
 `boon/<metric>[/<group>]/curve`.
@@ -49,7 +52,8 @@ Artifacts (:func:`render_outputs`): `summary.json` (every number, the spec, the 
 ``ci_*`` is the pointwise band, ``simultaneous_*`` the sup-t band for the whole curve, ``trustworthy`` 0 where
 n > m/2), `runs.csv` (every input run with `dropped_reason`, empty when
 kept) and, with matplotlib and unless ``plots=False``, `curves.png`, `curves_time.png` (when run durations are
-known for every group) and `distributions.png` (see :mod:`boontrack.plots`).
+known for every group), `distributions.png` and, with a task column, `across_intervals.png` and
+`across_profiles.png` (see :mod:`boontrack.plots`).
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ from boontrack._report_text import (  # safe_name: one of this module's public n
     REPORT_DROPPED,
     TEST_NAMES,
     TOO_FEW,
+    interval_text,
     number_name,
     number_text,
     pair_doubts,
@@ -84,6 +89,7 @@ from boontrack._report_text import (  # safe_name: one of this module's public n
 )
 from boontrack.backends import DEFAULT_PREFIX
 from boontrack.exceptions import InputError
+from boontrack.report_across import INTERVAL_METHODS, across_heading, aggregate_table, comparison_table
 from boontrack.runtable import short_name
 from boontrack.summary import IntervalEstimate, Summary
 
@@ -92,9 +98,10 @@ if TYPE_CHECKING:
 
     from boontrack.backends import SummaryOutputs
     from boontrack.runtable import DroppedRun
-    from boontrack.summary import ComparisonSummary, GroupSummary
+    from boontrack.summary import AcrossTasksSummary, ComparisonSummary, GroupSummary
 
 __all__ = [
+    "across_lines",
     "curve_table",
     "flat_metrics",
     "format_table",
@@ -209,7 +216,29 @@ def flat_metrics(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> dict[str,
             put(f"{path}/{test_name}_p", result.pvalue)
             put(f"{path}/{test_name}_p_adj", result.pvalue_adjusted)
         put(f"{path}/prob_superiority", c.prob_superiority)
+    if summary.across_tasks is not None:
+        for name, interval in _across_metrics(summary.across_tasks, f"{base}/across"):
+            put_interval(name, interval)
+        put(f"{base}/across/tasks", len(summary.across_tasks.tasks))
     return out
+
+
+def _across_metrics(across: AcrossTasksSummary, base: str) -> list[tuple[str, IntervalEstimate]]:
+    """The names and intervals of the aggregates across tasks (approach segments as groups get theirs)."""
+    approaches = [a.approach for a in across.aggregates]
+    several = len(approaches) > 1
+    segments = {label: "/" + name if several else "" for label, name in group_names(approaches).items()}
+    named: list[tuple[str, IntervalEstimate]] = []
+    for a in across.aggregates:
+        path = base + segments[a.approach]
+        named += [(f"{path}/{key}", getattr(a, key)) for key in ("mean", "median", "iqm", "optimality_gap")]
+        named += [(f"{path}/boo_{n}", interval) for n, interval in a.boo_n.items()]
+    for c in across.comparisons:
+        path = f"{base}{segments[c.group]}/vs_{segments[c.baseline][1:]}"
+        named += [(f"{path}/mean", c.mean_difference), (f"{path}/iqm", c.iqm_difference)]
+        named += [(f"{path}/boo_{n}", interval) for n, interval in c.boo_n_difference.items()]
+        named.append((f"{path}/prob_improvement", c.prob_improvement))
+    return named
 
 
 def metric_names(summary: Summary, *, prefix: str = DEFAULT_PREFIX) -> list[str]:
@@ -259,10 +288,6 @@ def _or_nan(values: np.ndarray | None) -> np.ndarray | float:
 def _marked(text: str, reasons: Sequence[str] | None, mark: str = " ⚠") -> str:
     """``text`` with ``mark`` after it when ``reasons`` says the number is doubtful."""
     return f"{text}{mark}" if reasons else text
-
-
-def interval_text(i: IntervalEstimate) -> str:
-    return f"{number_text(i.estimate)} [{number_text(i.ci_low)}, {number_text(i.ci_high)}]"
 
 
 def md_table(header: Iterable[str], rows: Iterable[Iterable[Any]]) -> list[str]:
@@ -441,9 +466,25 @@ def to_markdown(summary: Summary) -> str:
         lines += ["### Dropped runs outside the analyzed groups", "", *_dropped_lines(ungrouped)]
     if summary.comparisons:
         lines += comparison_lines(summary)
+    if summary.across_tasks is not None:
+        lines += across_lines(summary)
     versions = ", ".join(f"{name} {version}" for name, version in summary.versions.items())
     lines += [f"_Computed with {versions}._", ""]
     return "\n".join(lines)
+
+
+def across_lines(summary: Summary) -> list[str]:
+    """The across-tasks section of a report (``report.md``, a comparison's Markdown): the aggregates of each
+    approach, the comparisons across the tasks, the intervals' methods and what they cannot see."""
+    across = summary.across_tasks
+    assert across is not None
+    lines = ["## Across tasks", "", markdown_literal(across_heading(summary)), ""]
+    for header, rows in (aggregate_table(across), comparison_table(across)):
+        if rows:
+            lines += [*md_table(header, ([markdown_literal(row[0]), *row[1:]] for row in rows)), ""]
+    lines += [INTERVAL_METHODS, ""]
+    lines += [f"- Warning: {markdown_literal(w)}" for w in across.warnings]
+    return [*lines, ""] if across.warnings else lines
 
 
 def _adjusted_over(comparisons: int, metrics: int) -> str:
@@ -504,6 +545,11 @@ def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool =
         )
         lines += ["", f"Left out, too few runs (Boo_n needs at least n runs): {listed}."]
     lines += _terminal_footnotes(summary.groups, spec.higher_is_better)
+    if summary.across_tasks is not None:
+        lines += ["", printable(across_heading(summary))]
+        for header, rows in (aggregate_table(summary.across_tasks), comparison_table(summary.across_tasks)):
+            if rows:
+                lines += ["", *_aligned([header, *([printable(cell) for cell in row] for row in rows)])]
     lines += _terminal_warnings(summary, report_written)
     return "\n".join(lines)
 
@@ -511,7 +557,9 @@ def format_table(summary: Summary | Mapping[str, Any], *, report_written: bool =
 def _terminal_warnings(summary: Summary, report_written: bool) -> list[str]:
     """The warnings under the table: counted, pointing to the report when one was written; else each in full (the
     intervals' limits, said with the table, not twice): a pointer to a report that does not exist hides them."""
+    across = () if summary.across_tasks is None else summary.across_tasks.warnings
     warned = sum(len(g.warnings) for g in summary.groups) + sum(len(c.warnings) for c in summary.comparisons)
+    warned += len(across)
     if not warned:
         return []
     if report_written:  # where: the line that says the summary was written
@@ -521,6 +569,7 @@ def _terminal_warnings(summary: Summary, report_written: bool) -> list[str]:
         (g.label if several else None, w) for g in summary.groups for w in g.warnings if w not in g.interval_limits
     ]
     unsaid += [(f"{c.group} vs {c.baseline}", w) for c in summary.comparisons for w in c.warnings]
+    unsaid += [("across tasks", w) for w in across]
     lines = [f"Warning{'' if who is None else ', ' + printable(who)}: {printable(w)}" for who, w in unsaid]
     return ["", *lines] if lines else []
 
@@ -584,6 +633,11 @@ def _description(summary: Summary) -> str:
     ]
     if len(summary.groups) > _DESCRIPTION_GROUPS:
         lines.append(f"- … and {len(summary.groups) - _DESCRIPTION_GROUPS} more groups (see `report.md`)")
+    if summary.across_tasks is not None:  # the benchmark's headline: each approach's IQM over the tasks
+        iqms = ", ".join(
+            f"{markdown_literal(a.approach)} {interval_text(a.iqm)}" for a in summary.across_tasks.aggregates
+        )
+        lines.append(f"- across {len(summary.across_tasks.tasks)} tasks, IQM: {iqms}")
     footer = (
         f"Source: {markdown_literal(summary.source)}."
         if summary.source

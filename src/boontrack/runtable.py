@@ -7,7 +7,7 @@ kept, and labels each run with its group. No run is dropped silently: every excl
 metric, a negative duration when the analysis is by time).
 
 Column resolution: the exact column name, else ``metrics.<name>`` then ``tags.<name>`` for the validation and test
-metrics (and the duration), ``params.<name>`` then ``tags.<name>`` for group keys and the seed. Tags are text
+metrics (and the duration), ``params.<name>`` then ``tags.<name>`` for group keys, the seed and the task. Tags are text
 (Optuna's ``MLflowCallback`` stores a trial's user attributes as tags): a metric read from a tag is parsed as a
 number, and a run whose tag holds text that is not a number is dropped with that reason (a tag is free text set
 run by run, so one such run does not stop the analysis; in any other column such text is an error).
@@ -19,20 +19,21 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from boontrack import vocabulary
 from boontrack._validation import NOT_NUMBERS, REAL_OR_MISSING
 from boontrack.exceptions import InputError
 
 if TYPE_CHECKING:
     from boontrack.spec import Spec
 
-__all__ = ["DroppedRun", "RunTable", "resolve_column"]
+__all__ = ["DroppedRun", "RunTable", "TaskCells", "resolve_column"]
 
 #: Columns of :attr:`RunTable.runs` computed by boontrack; original columns of the same name are replaced
 #: (``seed`` only when a seed column is given: otherwise the frame's own ``seed`` column, if any, is kept).
@@ -66,6 +67,21 @@ class DroppedRun:
     group: str | None = None
 
 
+@dataclass(frozen=True)
+class TaskCells:
+    """How the groups of a table with a task column split: each group is one approach (the runs' other group
+    keys) on one task, and every approach has runs on every task."""
+
+    #: The resolved task column.
+    column: str
+    #: Task labels, sorted as group keys sort (numbers numerically).
+    tasks: tuple[str, ...]
+    #: Approach labels (of the group keys but the task: ``"all"`` without any), sorted alike.
+    approaches: tuple[str, ...]
+    #: Group label -> (task, approach).
+    cells: Mapping[str, tuple[str, str]]
+
+
 class RunTable:
     """Validated runs, one row per run, with every excluded run and its reason.
 
@@ -85,6 +101,9 @@ class RunTable:
         The resolved group-key column names (empty for a single group).
     val_column, test_column, seed_column, duration_column
         The resolved column names (None when not used).
+    task_cells
+        With a task column (``Spec.task_column``): the tasks, the approaches and the (task, approach) of each
+        group, whose labels then start with the task (``task=cola,method=new``); None without one.
     """
 
     def __init__(
@@ -97,6 +116,7 @@ class RunTable:
         test_column: str | None,
         seed_column: str | None,
         duration_column: str | None,
+        task_cells: TaskCells | None = None,
     ) -> None:
         self._all_runs = all_runs
         kept = all_runs["dropped_reason"] == ""
@@ -115,6 +135,7 @@ class RunTable:
         self.test_column = test_column
         self.seed_column = seed_column
         self.duration_column = duration_column
+        self.task_cells = task_cells
 
     def __repr__(self) -> str:
         return (
@@ -148,6 +169,7 @@ class RunTable:
         val_column = resolve_column(columns, spec.val, "metric")
         test_column = resolve_column(columns, spec.test, "metric") if spec.test is not None else None
         seed_column = resolve_column(columns, spec.seed_column, "param") if spec.seed_column is not None else None
+        task_column = resolve_column(columns, spec.task_column, "param") if spec.task_column is not None else None
         if spec.duration is not None:
             duration_column: str | None = resolve_column(columns, spec.duration, "metric")
         else:
@@ -177,10 +199,16 @@ class RunTable:
             raise InputError(f"all {len(frame)} runs were dropped: {detail}")
 
         if spec.group_by is None:
-            group_by = _default_group_by(frame.loc[kept], columns, seed_column)
+            group_by = _default_group_by(frame.loc[kept], columns, seed_column, task_column)
         else:
             group_by = tuple(resolve_column(columns, name, "param") for name in spec.group_by)
-        labels, order_keys = _group_labels(frame, group_by)
+        task_cells = None
+        if task_column is not None:
+            labels, order_keys = _group_labels(frame, (task_column, *group_by))
+            task_cells = _task_cells(frame, kept, labels, task_column, group_by, spec)
+            group_by = (task_column, *group_by)
+        else:
+            labels, order_keys = _group_labels(frame, group_by)
 
         canonical = pd.DataFrame({"run_id": run_ids, "group": labels, "val": val, "test": test})
         if seed_column:
@@ -199,6 +227,7 @@ class RunTable:
             test_column=test_column,
             seed_column=seed_column,
             duration_column=duration_column,
+            task_cells=task_cells,
         )
 
     def group_runs(self, group: str) -> pd.DataFrame:
@@ -367,13 +396,58 @@ def _drop_reasons(
     return reasons
 
 
-def _default_group_by(kept: pd.DataFrame, columns: Sequence[str], seed_column: str | None) -> tuple[str, ...]:
-    """Every ``params.*`` column except the seed that varies across the kept runs; none without a seed."""
+def _default_group_by(
+    kept: pd.DataFrame, columns: Sequence[str], seed_column: str | None, task_column: str | None
+) -> tuple[str, ...]:
+    """Every ``params.*`` column except the seed and the task that varies across the kept runs; none without a
+    seed."""
     if seed_column is None:
         return ()
     return tuple(
-        c for c in columns if c.startswith("params.") and c != seed_column and kept[c].nunique(dropna=False) > 1
+        c
+        for c in columns
+        if c.startswith("params.") and c not in (seed_column, task_column) and kept[c].nunique(dropna=False) > 1
     )
+
+
+def _task_cells(
+    frame: pd.DataFrame, kept: np.ndarray, labels: np.ndarray, task_column: str, group_by: tuple[str, ...], spec: Spec
+) -> TaskCells:
+    """The tasks and approaches of the kept runs, and the (task, approach) of each group ``labels`` name (the
+    labels of the task and ``group_by`` together); InputError for a task column that also groups, a single task,
+    an approach without runs on a task, and reference scores (``Spec.normalize``) that lack a task."""
+    if task_column in group_by:
+        raise InputError(
+            f"{task_column!r} is the task column ({vocabulary.name('task_column')}); it cannot also group the runs "
+            f"({vocabulary.name('group_by')})"
+        )
+    task_labels, task_keys = _group_labels(frame.loc[kept], (task_column,))
+    approach_labels, approach_keys = _group_labels(frame.loc[kept], group_by)
+    tasks = tuple(sorted(set(task_labels), key=lambda label: task_keys[label]))
+    approaches = tuple(sorted(set(approach_labels), key=lambda label: approach_keys[label]))
+    if len(tasks) < 2:
+        raise InputError(
+            f"the task column {task_column!r} holds one task ({tasks[0]!r}) among the kept runs: across tasks needs "
+            f"two or more; leave {vocabulary.name('task_column')} out to summarize one task"
+        )
+    present = set(zip(task_labels, approach_labels))
+    missing = [(approach, task) for approach in approaches for task in tasks if (task, approach) not in present]
+    if missing:
+        approach, task = missing[0]
+        raise InputError(
+            f"group {approach!r} has no runs on task {task!r} ({len(missing)} such pairs in all): every group needs "
+            "kept runs on every task to be compared across the tasks"
+        )
+    if isinstance(spec.normalize, tuple):
+        given = {row[0] for row in spec.normalize}
+        lacking = [task for task in tasks if task not in given]
+        if lacking:
+            raise InputError(
+                f"the reference scores ({vocabulary.name('normalize_with')}) give none for task {lacking[0]!r} "
+                f"({len(lacking)} task(s) in all; they give {_listing(sorted(given))})"
+            )
+    cells = dict(zip(labels[kept], zip(task_labels, approach_labels)))
+    return TaskCells(task_column, tasks, approaches, cells)
 
 
 def format_value(value: Any) -> str:

@@ -93,7 +93,7 @@ def to_markdown(result: SourceComparison, *, svg: bool = False) -> str:
     shows no SVG); with ``svg``, also a link to each metric's plot of the curves with their bands, an SVG file
     beside the report (:func:`curve_files`)."""
     from boontrack._report_text import shown_budgets
-    from boontrack.reports import comparison_lines, interval_text, markdown_literal, md_table
+    from boontrack.reports import across_lines, comparison_lines, interval_text, markdown_literal, md_table
 
     metrics = len(result.summaries)
     family = sum(len(summary.comparisons) for summary in result.summaries)
@@ -120,6 +120,8 @@ def to_markdown(result: SourceComparison, *, svg: bool = False) -> str:
             said = f"Expected best {summary.metric} against n, each side with its pointwise bootstrap band"
             lines += [f"![{markdown_literal(said)}]({_svg_name(summary.metric)})", ""]
         lines += [*_curve_text(summary), "", *comparison_lines(summary, metrics=metrics, family=family), ""]
+        if summary.across_tasks is not None:
+            lines += across_lines(summary)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from boontrack import vocabulary
 from boontrack.backends import DEFAULT_PREFIX, MetricRequest, Source
+from boontrack.choices import GATE_QUANTITIES
 from boontrack.exceptions import InputError
 from boontrack.source_comparison import Gate, SourceComparison, comparison_outputs, curve_files, to_markdown
 from boontrack.spec import Spec
@@ -57,6 +58,7 @@ def compare_sources(
     options: Sequence[Mapping[str, Any]] | None = None,
     require: Literal["better", "not-worse"] | None = None,
     margin: float = 0.0,
+    gate_on: Literal["iqm", "boo-n", "mean", "prob-improvement"] = "iqm",
     write_to: str | None = None,
     write_options: Mapping[str, Any] | None = None,
     progress: bool = False,
@@ -92,6 +94,10 @@ def compare_sources(
         verdict is in :attr:`SourceComparison.gate`.
     margin
         How much worse than the baseline ``not-worse`` allows (> 0, in the metric's units).
+    gate_on
+        With a task column (``task_column``): the difference across the tasks ``require`` decides on, each
+        source's approach against the first's: ``"iqm"``, ``"boo-n"`` (at the largest budget with an interval),
+        ``"mean"`` or ``"prob-improvement"`` (its interval must exclude 0.5; ``"better"`` only).
     write_to
         ``SCHEME:LOCATION`` of a tracker to write the comparison to, as its own run (:func:`write_comparison`:
         ``mlflow:EXPERIMENT``, ``wandb:ENTITY/PROJECT``); what it found is in :attr:`SourceComparison.written`.
@@ -120,7 +126,7 @@ def compare_sources(
         A source could not be read, or ``write_to`` could not be written.
     """
     specs, names, per_source, destination_options = _compare_sources_iv(
-        sources, labels, options, require, margin, (write_to, write_options), spec_options
+        sources, labels, options, (require, margin, gate_on), (write_to, write_options), spec_options
     )
     from boontrack.analysis import adjusted_across
     from boontrack.backends import open_source
@@ -135,7 +141,7 @@ def compare_sources(
     summaries = adjusted_across(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
-    gate = _gate(summaries, require, margin) if require is not None else None
+    gate = _gate(summaries, require, margin, gate_on) if require is not None else None
     result = SourceComparison(labels=names, summaries=summaries, gate=gate, change_token=token)
     if write_to is None:
         return result
@@ -159,7 +165,7 @@ def _analyzed(
 
 
 #: Keys of a comparison's config file beside the options of Spec: compare_sources' own keywords.
-_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "write_to", "write_options")
+_COMPARISON_KEYS = ("sources", "labels", "options", "require", "margin", "gate_on", "write_to", "write_options")
 
 
 def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -170,7 +176,8 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     too, is relative to the file's directory), ``labels``, ``options`` (a list of tables, one per source:
     ``parent``, ``tracking_uri``, ... and any other option of the source's backend), ``require``, ``margin``,
     ``write_to`` and ``write_options`` (a table), and the options of :class:`~boontrack.spec.Spec` (``val``,
-    ``test``, ``seed_column``, ``n_resamples``, ...). For example::
+    ``test``, ``seed_column``, ``n_resamples``, ...; a ``normalize_with`` file is relative to the config file
+    too). For example::
 
         sources = ["main.csv", "mlflow:"]
         labels = ["main", "branch"]
@@ -191,7 +198,7 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
         :func:`compare_sources`.
     """
     from boontrack.pipeline import SOURCE_OPTIONS, source_options
-    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to
+    from boontrack.reaggregate import SPEC_KEYS, options_relative_to, read_config, relative_to, spec_relative_to
 
     path = Path(path)
     base = path.parent.absolute()
@@ -203,7 +210,7 @@ def load_comparison(path: str | os.PathLike[str]) -> dict[str, Any]:
     sources = document.get("sources")
     if not isinstance(sources, list) or not all(isinstance(source, str) and source for source in sources):
         raise InputError(f"config {path}: 'sources' must be a list of files or SCHEME:LOCATION texts, got {sources!r}")
-    keywords = dict(document, sources=[relative_to(base, source) for source in sources])
+    keywords = dict(spec_relative_to(base, document), sources=[relative_to(base, source) for source in sources])
     if isinstance(document.get("write_options"), dict):  # checked with the destination
         keywords["write_options"] = options_relative_to(base, document["write_options"])
     options = document.get("options")
@@ -223,8 +230,7 @@ def _compare_sources_iv(
     sources: Any,
     labels: Any,
     options: Any,
-    require: Any,
-    margin: Any,
+    gate: tuple[Any, Any, Any],
     destination: tuple[Any, Any],
     spec_options: dict[str, Any],
 ) -> tuple[list[Spec], tuple[str, ...], list[dict[str, Any]], dict[str, Any]]:
@@ -252,7 +258,11 @@ def _compare_sources_iv(
     for source, each in zip(sources, options):
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
-    _gate_iv(require, margin)
+    _gate_iv(*gate)
+    if gate[2] != "iqm" and specs[0].task_column is None:  # "iqm", the default, arrives with every call
+        raise InputError(
+            f"{vocabulary.name('gate_on')} names a difference across tasks: give {vocabulary.name('task_column')}"
+        )
     return specs, names, [dict(each) for each in options], check_destination(*destination)
 
 
@@ -280,7 +290,14 @@ def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"val": val, "test": test} for val, test in zip(vals, tests)]
 
 
-def _gate_iv(require: Any, margin: Any) -> None:
+def _gate_iv(require: Any, margin: Any, gate_on: Any) -> None:
+    if gate_on not in GATE_QUANTITIES:
+        raise InputError(f"{vocabulary.name('gate_on')} must be one of {', '.join(GATE_QUANTITIES)}, got {gate_on!r}")
+    if gate_on == "prob-improvement" and require == "not-worse":
+        raise InputError(
+            f"{vocabulary.setting('gate_on', gate_on)} decides {vocabulary.setting('require', 'better')} only: a "
+            "margin in the metric's units says nothing of a probability"
+        )
     if require is not None and require not in REQUIREMENTS:
         raise InputError(f"{vocabulary.name('require')} must be one of {', '.join(REQUIREMENTS)}, got {require!r}")
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
@@ -380,12 +397,13 @@ def _joined(frames: Sequence[pd.DataFrame], names: Sequence[str], spec: Spec) ->
             if "run_id" in part.columns:
                 ids = part["run_id"]
                 part["run_id"] = ids.where(ids.isna(), name + "/" + ids.astype(str))
-    if spec.seed_column is not None:  # a tracker's seed "3" (a param, text) pairs with a file's 3
-        from boontrack.runtable import format_value
+    from boontrack.runtable import format_value
 
-        for part in parts:
-            seeds = part[spec.seed_column]
-            part[spec.seed_column] = seeds.map(format_value).where(seeds.notna(), None)
+    for column in (spec.seed_column, spec.task_column):  # a tracker's seed "3" (a param, text) pairs with a file's 3
+        if column is not None:
+            for part in parts:
+                values = part[column]
+                part[column] = values.map(format_value).where(values.notna(), None)
     if any("status" in part.columns for part in parts):  # a source without statuses has only runs that count
         parts = [part if "status" in part.columns else part.assign(status="finished") for part in parts]
     return pd.concat(parts, ignore_index=True)
@@ -399,7 +417,7 @@ def _used_columns(frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
         wanted[spec.test] = "metric"
     if spec.duration is not None:
         wanted[spec.duration] = "metric"
-    for name in (spec.seed_column, *(spec.group_by or ())):
+    for name in (spec.seed_column, spec.task_column, *(spec.group_by or ())):
         if name is not None:
             wanted[name] = "param"
     if SIDE_COLUMN in wanted:
@@ -429,45 +447,71 @@ def _matched_pairs(table: Any, names: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _gate(summaries: Sequence[Summary], require: Literal["better", "not-worse"], margin: float) -> Gate:
-    """The verdict of ``require`` over every comparison of every metric, decided by the comparison closest to
-    failing relative to its interval's width (the metrics' units differ)."""
+def _gate(summaries: Sequence[Summary], require: Literal["better", "not-worse"], margin: float, gate_on: str) -> Gate:
+    """The verdict of ``require`` over every comparison of every metric (with a task column, every comparison
+    across the tasks, on ``gate_on``), decided by the comparison closest to failing relative to its interval's
+    width (the metrics' units differ)."""
     decisive = []
     for summary in summaries:
-        up = summary.spec.higher_is_better
-        sign = 1.0 if up else -1.0
-        threshold = -sign * margin + 0.0  # never -0
-        for comparison in summary.comparisons:
-            quantity, interval = _headline_difference(comparison)
+        for group, baseline, quantity, interval, up, threshold in _claims(summary, margin, gate_on):
+            sign = 1.0 if up else -1.0
             bound = interval.ci_low if up else interval.ci_high
             room = sign * (bound - threshold) if math.isfinite(bound) else -math.inf
             width = interval.ci_high - interval.ci_low
             relative = room / width if width > 0 else math.copysign(math.inf, room if room > 0 else -1.0)
-            decisive.append((relative, summary, comparison, quantity, interval, bound, threshold, room > 0))
-    _, summary, comparison, quantity, interval, bound, threshold, passed = min(decisive, key=lambda item: item[0])
-    up = summary.spec.higher_is_better
+            decisive.append((relative, summary, group, baseline, quantity, interval, up, bound, threshold, room > 0))
+    _, summary, group, baseline, quantity, interval, up, bound, threshold, passed = min(
+        decisive, key=lambda item: item[0]
+    )
     end: Literal["low", "high"] = "low" if up else "high"
     level = summary.spec.confidence_level * 100
     said = "better than" if require == "better" else f"not worse by more than {margin:g} than"
     relation = (">" if up else "<") if passed else ("≤" if up else "≥")
+    across = "" if summary.across_tasks is None else f" across {len(summary.across_tasks.tasks)} tasks"
     verdict = (
-        f"{'passed' if passed else 'not supported'}: {comparison.group} {said} {comparison.baseline} in "
-        f"{summary.metric} ({'higher' if up else 'lower'} is better): the {level:g} % interval of {quantity} is "
-        f"[{interval.ci_low:.4g}, {interval.ci_high:.4g}], its {end} end {bound:.4g} {relation} {threshold:g}"
+        f"{'passed' if passed else 'not supported'}: {group} {said} {baseline}{across} in "
+        f"{summary.metric} ({'higher' if summary.spec.higher_is_better else 'lower'} is better): the {level:g} % "
+        f"interval of {quantity} is [{interval.ci_low:.4g}, {interval.ci_high:.4g}], its {end} end {bound:.4g} "
+        f"{relation} {threshold:g}"
     )
     return Gate(
         require=require,
         margin=float(margin),
         passed=passed,
         metric=summary.metric,
-        group=comparison.group,
-        baseline=comparison.baseline,
+        group=group,
+        baseline=baseline,
         quantity=quantity,
         end=end,
         bound=bound,
         threshold=threshold,
         verdict=verdict,
     )
+
+
+def _claims(summary: Summary, margin: float, gate_on: str) -> list[tuple[str, str, str, IntervalEstimate, bool, float]]:
+    """What the gate holds each comparison of ``summary`` to: (group, baseline, quantity, its interval, whether
+    its interval's low end decides, the threshold). Within a sweep: the headline difference of each comparison;
+    across tasks: ``gate_on``'s difference of each comparison of approaches, or the probability of improvement,
+    whose low end must pass 0.5."""
+    up = summary.spec.higher_is_better
+    threshold = (-1.0 if up else 1.0) * margin + 0.0  # never -0
+    if summary.across_tasks is None:
+        return [(c.group, c.baseline, *_headline_difference(c), up, threshold) for c in summary.comparisons]
+    claims: list[tuple[str, str, str, IntervalEstimate, bool, float]] = []
+    for c in summary.across_tasks.comparisons:
+        if gate_on == "prob-improvement":
+            claims.append((c.group, c.baseline, "P(group > baseline)", c.prob_improvement, True, 0.5))
+            continue
+        if gate_on == "boo-n":
+            given = [n for n, interval in c.boo_n_difference.items() if interval.method != "refused"]
+            n = max(given or c.boo_n_difference)
+            quantity, interval = f"ΔBoo_{n}", c.boo_n_difference[n]
+        else:
+            quantity = "ΔIQM" if gate_on == "iqm" else "Δmean"
+            interval = c.iqm_difference if gate_on == "iqm" else c.mean_difference
+        claims.append((c.group, c.baseline, f"{quantity} across tasks", interval, up, threshold))
+    return claims
 
 
 def _headline_difference(comparison: ComparisonSummary) -> tuple[str, IntervalEstimate]:

@@ -21,6 +21,7 @@ from boontrack.choices import (
     DEFAULT_BUDGETS,
     DEFAULT_CI_METHOD,
     ESTIMATORS,
+    NORMALIZATIONS,
     PICK_SPELLINGS,
     PICKS,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "LOSS_WORDS",
     "PERCENT_BOUNDS",
     "PICKS",
+    "REFERENCE_COLUMNS",
     "SCORE_WORDS",
     "SHARE_WORDS",
     "Direction",
@@ -44,6 +46,7 @@ __all__ = [
     "curve_request",
     "direction_in_name",
     "loss_word",
+    "reference_scores",
     "score_word",
     "share_word",
 ]
@@ -72,9 +75,9 @@ def curve_request(entry: str) -> tuple[Literal["value", "best-so-far"], str]:
 class Spec:
     """What to compute, and from which columns. Everything that changes a result is in here.
 
-    The column names (``val``, ``test``, ``group_by``, ``seed_column``) are resolved against the run frame as:
-    the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
-    ``tags.<name>``) for ``group_by``/``seed_column``.
+    The column names (``val``, ``test``, ``group_by``, ``seed_column``, ``task_column``) are resolved against the
+    run frame as: the exact column name, else ``metrics.<name>`` for ``val``/``test`` and ``params.<name>`` (then
+    ``tags.<name>``) for ``group_by``/``seed_column``/``task_column``.
 
     Budgets: ``n`` given, every group must have enough runs for every budget (else :class:`InputError`).
     ``n=None`` (the default) reports :data:`DEFAULT_BUDGETS` per group, each where the group has enough runs,
@@ -131,6 +134,16 @@ class Spec:
     #: entry ``best-so-far:<val>`` averages each run's running best of ``val`` (in the summary's direction), and
     #: ``best-so-far:<test>`` its ``test`` value at that best step, as early stopping reports (:func:`curve_request`).
     curves: tuple[str, ...] = ()
+    #: Column naming each run's task (a dataset of a benchmark): each task's groups are summarized on their own,
+    #: and the groups compared across the tasks (:mod:`boontrack.across`); None: the runs are one task.
+    task_column: str | None = None
+    #: How the test scores of the tasks are put on one scale before they are aggregated across tasks: ``"none"``,
+    #: ``"min-max"`` (each task's lowest to highest score over every group), or each task's reference scores
+    #: ``((task, low, high), ...)`` (a mapping task -> ``(low, high)`` is accepted). Needs ``task_column``.
+    normalize: Literal["none", "min-max"] | tuple[tuple[str, float, float], ...] = "none"
+    #: A CSV file with columns ``task``, ``low``, ``high``: each task's reference scores, read into ``normalize``
+    #: when the spec is built (this field is then None: the spec holds the scores, not where they were read).
+    normalize_with: str | None = None
     #: Who set ``maximize``: ``"caller"``, the source (e.g. ``"the Optuna study 'cnn'"``) or ``"default"``; None
     #: until :meth:`resolve_direction` has run. Not an option: it says in the summary why a direction was used.
     direction_from: str | None = None
@@ -153,6 +166,21 @@ class Spec:
         if self.bounds_from is not None and self.bounds is None:
             raise InputError("bounds_from is set by resolve_bounds, with bounds")
         self._check_best_so_far()
+        self._read_reference_scores()
+        if self.normalize != "none" and self.task_column is None:
+            raise InputError(
+                f"{vocabulary.name('normalize')} puts the scores of several tasks on one scale: give "
+                f"{vocabulary.name('task_column')} too"
+            )
+
+    def _read_reference_scores(self) -> None:
+        """``normalize_with``'s file read into ``normalize`` (InputError naming the file and what is wrong)."""
+        if self.normalize_with is None:
+            return
+        if self.normalize != "none":
+            raise InputError(f"give {vocabulary.name('normalize')} or {vocabulary.name('normalize_with')}, not both")
+        object.__setattr__(self, "normalize", reference_scores(self.normalize_with))
+        object.__setattr__(self, "normalize_with", None)
 
     def _check_best_so_far(self) -> None:
         """A best-so-far curve follows the summary's validation metric in the summary's direction: its entry
@@ -194,13 +222,18 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint. ``curves`` is
-        left out when empty and ``bounds_from`` when None, so that a spec without them keeps the summary key and
+        left out when empty, ``bounds_from`` and ``task_column`` when None and ``normalize`` when ``"none"``, so that a spec without them keeps the summary key and
         fingerprint it had before they existed."""
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         if not self.curves:
             del data["curves"]
         if self.bounds_from is None:
             del data["bounds_from"]
+        for name, default in (("task_column", None), ("normalize", "none"), ("normalize_with", None)):
+            if data[name] == default:
+                del data[name]
+        if isinstance(self.normalize, tuple):
+            data["normalize"] = [list(row) for row in self.normalize]
         return data
 
     @classmethod
@@ -399,6 +432,24 @@ def _curves(value: Any) -> str | None:
     return "repeats a metric" if len(set(value)) < len(value) else None
 
 
+def _reference_table(value: Any) -> str | None:
+    """What is wrong with ``normalize``: a choice, or rows (task, low, high) with finite low < high, one per task."""
+    if value in NORMALIZATIONS:
+        return None
+    rows = value if isinstance(value, tuple) else ()
+    if not rows or not all(isinstance(row, tuple) and len(row) == 3 for row in rows):
+        return f"must be one of {', '.join(NORMALIZATIONS)}, or reference scores (task, low, high) per task"
+    for task, low, high in rows:
+        ends = (low, high)
+        if not all(isinstance(end, numbers.Real) and not isinstance(end, bool) and math.isfinite(end) for end in ends):
+            return f"must give two finite numbers (low, high) for task {task!r}"
+        if not low < high:
+            return f"must have low < high for task {task!r}"
+    tasks = [row[0] for row in rows]
+    repeated = next((task for task in tasks if tasks.count(task) > 1), None)
+    return None if repeated is None else f"gives task {repeated!r} twice"
+
+
 def _group_by(value: Any) -> str | None:
     if value is None or (isinstance(value, tuple) and value and all(isinstance(k, str) and k for k in value)):
         return None
@@ -429,6 +480,9 @@ _PROBLEMS = {
     "duration": _optional_text,
     "bounds": _bounds,
     "curves": _curves,
+    "task_column": _optional_text,
+    "normalize": _reference_table,
+    "normalize_with": _optional_text,
     "direction_from": _optional_text,
     "bounds_from": _optional_text,
 }
@@ -456,6 +510,79 @@ def _open_sides(bounds: Any) -> Any:
     return tuple(None if isinstance(end, float) and math.isinf(end) else end for end in bounds)
 
 
+def _as_reference_rows(value: Any) -> Any:
+    """Reference scores as rows ``(task, low, high)``, the task as label text (:func:`boontrack.runtable.format_value`
+    writes a task column's values so): from a mapping task -> (low, high) or a sequence of rows (a stored
+    ``summary.json``'s lists); anything else as given, for the check to report."""
+    if isinstance(value, Mapping):
+        value = [
+            (task, *pair) if isinstance(pair, Sequence) and not isinstance(pair, str) else (task, pair)
+            for task, pair in value.items()
+        ]
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return value
+    rows = []
+    for row in value:
+        if isinstance(row, str) or not isinstance(row, Sequence):
+            return value
+        rows.append((_task_text(row[0]), *row[1:]) if len(row) == 3 else tuple(row))
+    return tuple(rows)
+
+
+def _task_text(task: Any) -> Any:
+    """A task's label as a task column's value is written: integral numbers without ".0"."""
+    if isinstance(task, float) and task.is_integer():
+        return str(int(task))
+    return task if isinstance(task, str) else str(task)
+
+
+#: The columns of a ``normalize_with`` file.
+REFERENCE_COLUMNS = ("task", "low", "high")
+
+
+def reference_scores(path: str) -> tuple[tuple[str, float, float], ...]:
+    """The rows ``(task, low, high)`` of a CSV file with those columns (others are ignored): the reference scores
+    of ``normalize``. InputError, naming the file and the line, for a file that cannot be read, lacks a column,
+    holds a cell that is not a finite number, has ``low >= high`` or gives a task twice."""
+    import csv
+
+    where = f"{vocabulary.name('normalize_with')} {path}"
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            lines = list(csv.DictReader(file))
+            header = lines[0].keys() if lines else ()
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{where}: cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+    missing = [column for column in REFERENCE_COLUMNS if column not in header]
+    if not lines or missing:
+        raise InputError(
+            f"{where}: needs a header with columns task, low, high and a row per task"
+            + (f" (no column {missing[0]!r})" if lines else " (no rows)")
+        )
+    rows = []
+    seen: dict[str, int] = {}
+    for line_number, line in enumerate(lines, start=2):
+        task = (line["task"] or "").strip()
+        try:
+            low, high = float(line["low"]), float(line["high"])
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{where}, line {line_number}: low and high must be numbers, got {line['low']!r} and {line['high']!r}"
+            ) from None
+        if not task:
+            raise InputError(f"{where}, line {line_number}: the task is empty")
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise InputError(
+                f"{where}, line {line_number}: task {task!r} must have finite low < high, got "
+                f"low {low:g}, high {high:g}"
+            )
+        if task in seen:
+            raise InputError(f"{where}, line {line_number}: task {task!r} is given twice (line {seen[task]})")
+        seen[task] = line_number
+        rows.append((task, low, high))
+    return tuple(rows)
+
+
 def _pick(value: Any) -> Any:
     return PICK_SPELLINGS.get(value, value) if isinstance(value, str) else value
 
@@ -467,6 +594,7 @@ _NORMALIZE = {
     "curves": lambda v: () if v is None else _sequence(v),
     "pick": _pick,
     "bounds": _open_sides,
+    "normalize": _as_reference_rows,
 }
 
 

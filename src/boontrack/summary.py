@@ -22,11 +22,16 @@ if TYPE_CHECKING:
     from boontrack.training import TrainingCurves
 
 __all__ = [
+    "AcrossTasksSummary",
+    "AggregateInterval",
+    "ApproachAggregates",
+    "ApproachComparison",
     "ComparisonSummary",
     "Curve",
     "GaussianEstimate",
     "GroupSummary",
     "IntervalEstimate",
+    "PerformanceProfile",
     "Summary",
     "TestResult",
     "Unseen",
@@ -47,6 +52,23 @@ class IntervalEstimate:
         """From a :class:`boontrack.resampling.BootstrapResult`."""
         ci = result.confidence_interval
         return cls(float(result.estimate), float(ci.low), float(ci.high), float(result.standard_error))
+
+
+@dataclass(frozen=True)
+class AggregateInterval(IntervalEstimate):
+    """An aggregate across tasks with its stratified bootstrap interval, and which interval it is
+    (:mod:`boontrack.across`): ``"studentized"``, ``"studentized-u"``, ``"percentile"``, or ``"refused"`` (NaN
+    ends: :attr:`AcrossTasksSummary.refused` says why)."""
+
+    method: str = ""
+
+    @classmethod
+    def from_bootstrap(cls, result: Any) -> AggregateInterval:
+        """From a :class:`boontrack.resampling.BootstrapResult` of :func:`boontrack.across.across_tasks`."""
+        ci = result.confidence_interval
+        return cls(
+            float(result.estimate), float(ci.low), float(ci.high), float(result.standard_error), str(result.method)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,6 +222,82 @@ class ComparisonSummary:
 
 
 @dataclass(frozen=True)
+class PerformanceProfile:
+    """The share of an approach's pooled runs whose (normalized) score is better than tau, over a grid of tau,
+    with its pointwise percentile band (:class:`boontrack.across.PerformanceProfile`)."""
+
+    tau: tuple[float, ...]
+    share: tuple[float, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ApproachAggregates:
+    """One approach (a group's keys but the task) over every task: the aggregates of
+    :func:`boontrack.across.across_tasks` on the test scores, Boo_n picking the best run by validation."""
+
+    approach: str
+    #: Runs over every task.
+    runs: int
+    mean: AggregateInterval
+    median: AggregateInterval
+    iqm: AggregateInterval
+    optimality_gap: AggregateInterval
+    #: Budget -> the mean over the tasks of Boo_n.
+    boo_n: Mapping[int, AggregateInterval]
+    #: The mean (normalized) test score on each task, aligned with :attr:`AcrossTasksSummary.tasks`.
+    task_means: tuple[float, ...]
+    profile: PerformanceProfile
+
+
+@dataclass(frozen=True)
+class ApproachComparison:
+    """Approach ``group`` against ``baseline`` across the tasks: differences ``group - baseline`` of the mean, the
+    IQM and Boo_n, and the probability of improvement (0.5: no difference)."""
+
+    group: str
+    baseline: str
+    mean_difference: AggregateInterval
+    iqm_difference: AggregateInterval
+    boo_n_difference: Mapping[int, AggregateInterval]
+    prob_improvement: AggregateInterval
+    #: The probability of improvement on each task, aligned with :attr:`AcrossTasksSummary.tasks`.
+    task_prob_improvement: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class AcrossTasksSummary:
+    """The approaches of a summary with a task column (``Spec.task_column``), aggregated and compared across the
+    tasks (:mod:`boontrack.across_analysis`)."""
+
+    task_column: str
+    tasks: tuple[str, ...]
+    #: ``"none"``, ``"min-max"`` or ``"reference"`` (``Spec.normalize``'s scores per task).
+    normalize: str
+    #: ``(low, high)`` of each task, aligned with :attr:`tasks`; empty without normalization.
+    normalization: tuple[tuple[float, float], ...]
+    #: The target of the optimality gap.
+    gamma: float
+    #: The budgets of the aggregate Boo_n.
+    n: tuple[int, ...]
+    aggregates: tuple[ApproachAggregates, ...]
+    comparisons: tuple[ApproachComparison, ...]
+    n_resamples: int
+    #: What the intervals cannot see (a task with few runs, the bias of Boo_n over tasks), in numbers.
+    warnings: tuple[str, ...] = ()
+    #: ``"boo_n[n]"`` -> why that aggregate Boo_n has no interval.
+    refused: Mapping[str, str] = field(default_factory=dict)
+
+    def aggregate(self, approach: str) -> ApproachAggregates:
+        """The aggregates of ``approach``."""
+        for aggregates in self.aggregates:
+            if aggregates.approach == approach:
+                return aggregates
+        raise KeyError(f"no approach {approach!r}; approaches are {[a.approach for a in self.aggregates]}")
+
+
+@dataclass(frozen=True)
 class Summary:
     """The result of :func:`boontrack.analysis.analyze`: per-group summaries, comparisons, dropped runs, spec and
     versions."""
@@ -221,6 +319,8 @@ class Summary:
     #: The training curves of ``spec.curves``, one per metric (:mod:`boontrack.training_runs`); not part of
     #: equality, nor of ``summary.json`` (they are written as ``training_curves.csv``).
     training: tuple[TrainingCurves, ...] = field(default=(), repr=False, compare=False)
+    #: With a task column: the approaches across the tasks (each group is then one approach on one task).
+    across_tasks: AcrossTasksSummary | None = None
 
     @property
     def metric(self) -> str:
@@ -245,8 +345,9 @@ class Summary:
         raise KeyError(f"no group {label!r}; groups are {[g.label for g in self.groups]}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data with every number, the spec and the versions (non-finite floats become None)."""
-        return {
+        """JSON-ready data with every number, the spec and the versions (non-finite floats become None); an
+        ``across_tasks`` part with a task column only."""
+        data = {
             "source": self.source,
             "metric": self.metric,
             "has_test": self.has_test,
@@ -258,6 +359,9 @@ class Summary:
             "spec": self.spec.to_dict(),
             "versions": dict(self.versions),
         }
+        if self.across_tasks is not None:
+            data["across_tasks"] = jsonable(self.across_tasks)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Summary:
@@ -284,6 +388,7 @@ class Summary:
             versions={str(name): str(version) for name, version in stored.part("versions").data.items()},
             has_test=stored.value("has_test", "bool"),
             source=stored.value("source", "str | None", default=None),
+            across_tasks=None if "across_tasks" not in data else _across_of(stored.part("across_tasks")),
         )
 
 
@@ -564,4 +669,54 @@ def _comparison_of(stored: _Stored, labels: set[str]) -> ComparisonSummary:
         wilcoxon=_optional_record(TestResult, stored, "wilcoxon"),
         warnings=stored.strings("warnings", ()),
         paired_t=_optional_record(TestResult, stored, "paired_t"),
+    )
+
+
+def _aggregates_of(stored: _Stored) -> dict[int, AggregateInterval]:
+    return {int(n): _record(AggregateInterval, stored.part(n)) for n in stored.data}
+
+
+def _floats(stored: _Stored, key: str) -> tuple[float, ...]:
+    return tuple(_checked(v, "float", stored.at(key)) for v in stored.sequence(key))
+
+
+def _across_of(stored: _Stored) -> AcrossTasksSummary:
+    def aggregates(a: _Stored) -> ApproachAggregates:
+        profile = a.part("profile")
+        return ApproachAggregates(
+            approach=a.value("approach", "str"),
+            runs=a.value("runs", "int"),
+            **{key: _record(AggregateInterval, a.part(key)) for key in ("mean", "median", "iqm", "optimality_gap")},
+            boo_n=_aggregates_of(a.by_budget("boo_n")),
+            task_means=_floats(a, "task_means"),
+            profile=PerformanceProfile(*(_floats(profile, key) for key in ("tau", "share", "low", "high"))),
+        )
+
+    def comparison(c: _Stored) -> ApproachComparison:
+        return ApproachComparison(
+            group=c.value("group", "str"),
+            baseline=c.value("baseline", "str"),
+            mean_difference=_record(AggregateInterval, c.part("mean_difference")),
+            iqm_difference=_record(AggregateInterval, c.part("iqm_difference")),
+            boo_n_difference=_aggregates_of(c.by_budget("boo_n_difference")),
+            prob_improvement=_record(AggregateInterval, c.part("prob_improvement")),
+            task_prob_improvement=_floats(c, "task_prob_improvement"),
+        )
+
+    where = stored.at("normalization")
+    return AcrossTasksSummary(
+        task_column=stored.value("task_column", "str"),
+        tasks=stored.strings("tasks"),
+        normalize=stored.value("normalize", "str"),
+        normalization=tuple(
+            (_checked(low, "float", where), _checked(high, "float", where))
+            for low, high in stored.sequence("normalization")
+        ),
+        gamma=stored.value("gamma", "float"),
+        n=tuple(_checked(k, "int", stored.at("n")) for k in stored.sequence("n")),
+        aggregates=tuple(aggregates(a) for a in stored.parts("aggregates")),
+        comparisons=tuple(comparison(c) for c in stored.parts("comparisons")),
+        n_resamples=stored.value("n_resamples", "int"),
+        warnings=stored.strings("warnings", ()),
+        refused={str(k): str(v) for k, v in stored.part("refused").data.items()},
     )

@@ -66,6 +66,9 @@ FLAGS: Mapping[str, str] = {
     "seed": "--seed",
     "pick": "--pick",
     "curves": "--curves",
+    "task_column": "--task-column",
+    "normalize": "--normalize",
+    "normalize_with": "--normalize-with",
     # where the summary goes
     "out": "--out",
     "write_back": "--write-back",
@@ -87,6 +90,7 @@ COMPARE_FLAGS: Mapping[str, str] = {
     "options": "--source-option",
     "require": "--require",
     "margin": "--margin",
+    "gate_on": "--gate-on",
     "write_to": "--write-to",
     "write_options": "--write-option",
 }

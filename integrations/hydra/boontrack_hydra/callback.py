@@ -97,6 +97,9 @@ class BoonCallback(_HydraCallback):
     seed_column
         The overridden key that holds the training seed (default ``seed``): never a group key, and the key that
         pairs jobs of two groups in comparisons. A nested key matches by its last part (``train.seed``).
+    task_column
+        The overridden key that names each job's task (a dataset of a benchmark): each task is summarized on its
+        own, and the groups compared across the tasks; never a group key. None: one task.
     pick
         ``"last"`` only: a job returns one value per metric, so there is no per-step history to pick from.
     maximize
@@ -131,6 +134,7 @@ class BoonCallback(_HydraCallback):
         n: int | Sequence[int] | None = None,
         group_by: str | Sequence[str] | None = None,
         seed_column: str | None = "seed",
+        task_column: str | None = None,
         pick: str = "last",
         maximize: bool | None = None,
         n_resamples: int | str = "auto",
@@ -302,7 +306,8 @@ class BoonCallback(_HydraCallback):
         seeds = [key for key in keys if key == seed_key or key.endswith("." + seed_key)]
         group_by = self.spec.group_by
         if group_by is None:
-            varying = tuple(key for key in keys if key not in seeds and len(_values(records, key)) > 1)
+            task = self.spec.task_column
+            varying = tuple(key for key in keys if key not in seeds and key != task and len(_values(records, key)) > 1)
             group_by = varying or None
         return {"group_by": group_by, "seed_column": seeds[0] if len(seeds) == 1 else None}
 

@@ -21,6 +21,7 @@ def summarize_sweep(
     n: int | Sequence[int] | None = None,
     group_by: str | Sequence[str] | None = None,
     seed_column: str | None = None,
+    task_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
     n_resamples: int | str = "auto",
@@ -52,7 +53,7 @@ def summarize_sweep(
         Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many runs (the
         others are left out and named in the summary's warnings); given, every group must have enough runs
         for every budget.
-    group_by, seed_column, pick, n_resamples, confidence_level, seed
+    group_by, seed_column, task_column, pick, n_resamples, confidence_level, seed
         As the fields of :class:`boontrack.spec.Spec` (``pick="best_val_step"``: each run's values at its
         best validation step).
     maximize
@@ -123,6 +124,7 @@ def sweep(
     n: int | Sequence[int] | None = None,
     group_by: str | Sequence[str] | None = None,
     seed_column: str | None = None,
+    task_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
     n_resamples: int | str = "auto",

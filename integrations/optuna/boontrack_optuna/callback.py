@@ -38,6 +38,7 @@ def summarize_study(
     n: int | Sequence[int] | None = None,
     group_by: str | Sequence[str] | None = None,
     seed_column: str | None = None,
+    task_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
     n_resamples: int | str = "auto",
@@ -68,7 +69,7 @@ def summarize_study(
         The test metric, usually a user attribute (``trial.set_user_attr("test_acc", ...)``); None: ``val``.
     n
         Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many trials.
-    group_by, seed_column, pick, n_resamples, confidence_level, seed
+    group_by, seed_column, task_column, pick, n_resamples, confidence_level, seed
         As the fields of :class:`boontrack.spec.Spec`. ``pick="best_val_step"`` takes the objective at each
         trial's best reported step (``trial.report``), which only the study's one objective has.
     maximize
@@ -167,6 +168,7 @@ class BoonCallback:
         n: int | Sequence[int] | None = None,
         group_by: str | Sequence[str] | None = None,
         seed_column: str | None = None,
+        task_column: str | None = None,
         pick: str = "last",
         maximize: bool | None = None,
         n_resamples: int | str = "auto",

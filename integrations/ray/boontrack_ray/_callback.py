@@ -55,6 +55,9 @@ class BoonCallback(_TuneCallback):
         The config key holding the seed (default ``"seed"``; ignored when no trial's config has it). Without
         ``group_by``, the trials are grouped by the config keys that vary across them except this one, so a
         search over ``model`` x ``seed`` gives one group per model; without a seed, all trials form one group.
+    task_column
+        The config key naming each trial's task (a dataset of a benchmark): each task is summarized on its own,
+        and the groups compared across the tasks; never a group key. None: one task.
     pick
         ``"last"`` or ``"best_val_step"``.
     maximize
@@ -97,6 +100,7 @@ class BoonCallback(_TuneCallback):
         n: int | Sequence[int] | None = None,
         group_by: str | Sequence[str] | None = None,
         seed_column: str | None = "seed",
+        task_column: str | None = None,
         pick: str = "last",
         maximize: bool | None = None,
         n_resamples: int | str = "auto",

@@ -29,6 +29,7 @@ def summarize_sweep(
     n: int | Sequence[int] | None = None,
     group_by: str | Sequence[str] | None = None,
     seed_column: str | None = None,
+    task_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
     n_resamples: int | str = "auto",
@@ -62,7 +63,7 @@ def summarize_sweep(
         Budgets for Boo_n. None (default): 1, 5 and 10, each where a group has at least that many runs (the
         others are left out and named in the summary's warnings); given, every group must have enough runs
         for every budget.
-    group_by, seed_column, pick, n_resamples, confidence_level, seed
+    group_by, seed_column, task_column, pick, n_resamples, confidence_level, seed
         As the fields of :class:`boontrack.spec.Spec` (``pick="best_val_step"`` costs one request per run).
     maximize
         The direction of ``val``. None (default): the sweep's ``metric.goal`` when its ``metric.name`` is

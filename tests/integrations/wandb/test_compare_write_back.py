@@ -103,3 +103,30 @@ def test_a_wandb_destination_is_a_project_and_takes_the_timeout_only(shifted):
     )
     assert refused.exit_code == 2 and refused.stdout == "" and refused.stderr.count("\n") == 1
     assert "--write-option: wandb destinations take no option 'tracking_uri' (known: timeout)" in refused.stderr
+
+
+@pytest.mark.slow  # one write through wandb's service process, 5-10 s on a loaded machine
+def test_a_comparison_across_tasks_writes_the_aggregates_as_summary_metrics(fresh_log, tmp_path):
+    from scipy import stats
+
+    frame = pd.read_csv(DIGITS.with_name("benchmark_runs.csv"))
+    paths = []
+    for method, name in (("baseline", "main"), ("new", "branch")):
+        paths.append(tmp_path / f"{name}.csv")
+        frame[frame["method"] == method].drop(columns="method").to_csv(paths[-1], index=False)
+    result = compare_sources(
+        paths, val="val_acc", test="test_acc", seed_column="seed", task_column="task", maximize=True, n=(1, 5),
+        n_resamples=99, require="better",
+    )  # fmt: skip
+    project = f"across-{uuid.uuid4().hex[:8]}"
+    assert write_comparison(result, f"wandb:{ENTITY}/{project}") == "updated"
+    (run,) = _comparison_runs(fresh_log, project)
+    iqm = {m: stats.trim_mean(frame.loc[frame["method"] == m, "test_acc"], 0.25) for m in ("baseline", "new")}
+    assert run.summary["boon/test_acc/across/branch/iqm"] == pytest.approx(iqm["new"], rel=1e-12)
+    difference = run.summary["boon/test_acc/across/branch/vs_main/iqm"]
+    assert difference == pytest.approx(iqm["new"] - iqm["baseline"], rel=1e-9)
+    assert (
+        run.summary["boon/gate/bound"]
+        == result.gate.bound
+        == run.summary["boon/test_acc/across/branch/vs_main/iqm/ci_low"]
+    )

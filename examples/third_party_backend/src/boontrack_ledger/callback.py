@@ -24,6 +24,7 @@ def summarize_ledger(
     n: int | Sequence[int] | None = None,
     group_by: str | Sequence[str] | None = None,
     seed_column: str | None = None,
+    task_column: str | None = None,
     pick: str = "last",
     maximize: bool | None = None,
     n_resamples: int | str = "auto",
@@ -42,7 +43,7 @@ def summarize_ledger(
     ----------
     directory
         The ledger.
-    val, test, n, group_by, seed_column, pick, maximize, n_resamples, confidence_level, seed
+    val, test, n, group_by, seed_column, task_column, pick, maximize, n_resamples, confidence_level, seed
         As the fields of ``boontrack.spec.Spec``. ``maximize``: None takes the direction of the ledger's
         objective when ``val`` is that metric.
     tracking_uri, mlflow_experiment
