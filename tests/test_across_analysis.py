@@ -103,7 +103,7 @@ def test_summarize_gives_the_aggregates_of_an_independent_computation_in_summary
     assert comparison["mean_difference"]["estimate"] == pytest.approx(new["mean"] - base["mean"], rel=1e-9)
     expected_p = expected_prob_improvement(frame, "new", "baseline")
     assert comparison["prob_improvement"]["estimate"] == pytest.approx(expected_p, rel=1e-12)
-    assert comparison["prob_improvement"]["method"] == "percentile"
+    assert comparison["prob_improvement"]["method"] == "studentized"
 
 
 def test_the_aggregate_boo_n_is_the_mean_of_each_tasks_boo_n(summarized):

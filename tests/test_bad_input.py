@@ -86,6 +86,10 @@ CASES = {
         (*COMPARE, "--gate-on", "mean", "--label", "a", "--label", "b"),
         "--gate-on names a difference across tasks: give --task-column",
     ),
+    "compare: gate on its default without tasks": (
+        (*COMPARE, "--gate-on", "iqm", "--label", "a", "--label", "b"),
+        "--gate-on names a difference across tasks: give --task-column",
+    ),
     "compare: a group missing a task": (
         ("compare", "benchmark.csv", "no_new_rte.csv", *TASKS[2:]),
         "group 'method=new,source=no_new_rte' has no runs on task 'rte'",

@@ -635,3 +635,17 @@ def test_summarize_threads_change_no_number_and_zero_is_a_usage_error(cifar):
     assert json.loads(one.output)["groups"] == json.loads(two.output)["groups"]
     refused = invoke(*args, "--threads", "0")
     assert refused.exit_code == 2 and "--threads" in refused.output
+
+
+def test_python_dash_m_runs_the_same_command_line(tmp_path):
+    """``python -m boontrack`` is the ``boontrack`` command: its name in the usage line, its exit statuses."""
+    shown = subprocess.run([sys.executable, "-m", "boontrack", "--help"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and shown.stdout.startswith("Usage: boontrack ")
+    missing = tmp_path / "missing.csv"
+    refused = subprocess.run(
+        [sys.executable, "-m", "boontrack", "summarize", str(missing), "--val", "v"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "missing.csv" in refused.stderr

@@ -480,9 +480,8 @@ def _parse_source_options(
 @_compare_option(
     "gate_on",
     type=click.Choice(GATE_QUANTITIES),
-    default="iqm",
-    show_default=True,
-    help="With --task-column: the difference across tasks --require decides on (boo-n: at the largest budget).",
+    help="With --task-column: the difference across tasks --require decides on (boo-n: at the largest budget). "
+    "[default: iqm]",
 )
 @click.option("--format", "output_format", type=click.Choice(("table", "markdown")), default="table", show_default=True)
 @click.option(
@@ -512,7 +511,7 @@ def compare(
     per_source: dict[int, dict[str, str]],
     require: str | None,
     margin: float,
-    gate_on: str,
+    gate_on: str | None,
     output_format: str,
     threads: int | None,
     write_to: str | None,

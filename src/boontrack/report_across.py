@@ -76,9 +76,9 @@ def comparison_table(across: AcrossTasksSummary) -> tuple[list[str], list[list[s
 
 #: Which interval each figure has (:mod:`boontrack.across`), and what P(group > vs) is.
 INTERVAL_METHODS = (
-    "Intervals: the mean, the IQM, the optimality gap and their differences, studentized stratified bootstrap; "
-    "Boo_n and its difference, studentized around the unbiased U (no interval above 2m/3, m the fewest runs of "
-    "a task: see the warnings); the median and P(group > vs), percentile. P(group > vs) is the mean over the "
+    "Intervals: the mean, the IQM, the optimality gap, their differences and P(group > vs), studentized "
+    "stratified bootstrap; Boo_n and its difference, studentized around the unbiased U (no interval above 2m/3, m "
+    "the fewest runs of a task: see the warnings); the median, percentile. P(group > vs) is the mean over the "
     "tasks of the chance that a run of the group beats a run of vs (ties count half): 0.5 is no difference."
 )
 

@@ -58,7 +58,7 @@ def compare_sources(
     options: Sequence[Mapping[str, Any]] | None = None,
     require: Literal["better", "not-worse"] | None = None,
     margin: float = 0.0,
-    gate_on: Literal["iqm", "boo-n", "mean", "prob-improvement"] = "iqm",
+    gate_on: Literal["iqm", "boo-n", "mean", "prob-improvement"] | None = None,
     write_to: str | None = None,
     write_options: Mapping[str, Any] | None = None,
     progress: bool = False,
@@ -96,8 +96,9 @@ def compare_sources(
         How much worse than the baseline ``not-worse`` allows (> 0, in the metric's units).
     gate_on
         With a task column (``task_column``): the difference across the tasks ``require`` decides on, each
-        source's approach against the first's: ``"iqm"``, ``"boo-n"`` (at the largest budget with an interval),
-        ``"mean"`` or ``"prob-improvement"`` (its interval must exclude 0.5; ``"better"`` only).
+        source's approach against the first's: ``"iqm"`` (None: this), ``"boo-n"`` (at the largest budget with an
+        interval), ``"mean"`` or ``"prob-improvement"`` (its interval must exclude 0.5; ``"better"`` only).
+        Refused without a task column.
     write_to
         ``SCHEME:LOCATION`` of a tracker to write the comparison to, as its own run (:func:`write_comparison`:
         ``mlflow:EXPERIMENT``, ``wandb:ENTITY/PROJECT``); what it found is in :attr:`SourceComparison.written`.
@@ -141,7 +142,7 @@ def compare_sources(
     summaries = adjusted_across(
         [_analyzed(opened, names, spec, described, progress=progress, threads=threads) for spec in specs]
     )
-    gate = _gate(summaries, require, margin, gate_on) if require is not None else None
+    gate = _gate(summaries, require, margin, gate_on or "iqm") if require is not None else None
     result = SourceComparison(labels=names, summaries=summaries, gate=gate, change_token=token)
     if write_to is None:
         return result
@@ -259,7 +260,7 @@ def _compare_sources_iv(
         if each and isinstance(source, Source):
             raise InputError(f"options are for sources given as text; {source.describe()!r} is already open")
     _gate_iv(*gate)
-    if gate[2] != "iqm" and specs[0].task_column is None:  # "iqm", the default, arrives with every call
+    if gate[2] is not None and specs[0].task_column is None:
         raise InputError(
             f"{vocabulary.name('gate_on')} names a difference across tasks: give {vocabulary.name('task_column')}"
         )
@@ -291,7 +292,7 @@ def _metrics(spec_options: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _gate_iv(require: Any, margin: Any, gate_on: Any) -> None:
-    if gate_on not in GATE_QUANTITIES:
+    if gate_on is not None and gate_on not in GATE_QUANTITIES:
         raise InputError(f"{vocabulary.name('gate_on')} must be one of {', '.join(GATE_QUANTITIES)}, got {gate_on!r}")
     if gate_on == "prob-improvement" and require == "not-worse":
         raise InputError(
