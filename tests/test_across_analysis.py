@@ -277,3 +277,45 @@ def test_the_reports_and_plots_hold_the_across_tasks_section():
     )
     for name in ("across_intervals.png", "across_profiles.png"):
         assert outputs.artifacts[name].startswith(b"\x89PNG")
+
+
+@pytest.fixture(scope="module")
+def one_file_per_task(tmp_path_factory) -> Path:
+    """The benchmark split into one file per task (as one experiment or study per task), without a task column."""
+    work = tmp_path_factory.mktemp("tasks")
+    frame = pd.read_csv(BENCHMARK)
+    for task, runs in frame.groupby("task"):
+        runs.drop(columns="task").to_csv(work / f"{task}.csv", index=False)
+    return work
+
+
+def test_sources_are_the_tasks_with_the_source_column(one_file_per_task):
+    """``compare`` of one source per task with ``--task-column source`` (each source's label its task) compares the
+    approaches within each task and across the tasks, and gates, in a fresh process: the across-tasks figures are
+    those of the one file with its task column, run for run."""
+    frame = pd.read_csv(BENCHMARK)
+    tasks = sorted(set(frame["task"]))
+    labels = [arg for task in tasks for arg in ("--label", task)]
+    done = _run_cli(
+        "compare", *(f"{task}.csv" for task in tasks), *labels, "--val", "val_acc", "--test", "test_acc",
+        "--seed-column", "seed", "--group-by", "method", "--task-column", "source", "--maximize",
+        "--resamples", str(RESAMPLES), "--require", "better", cwd=one_file_per_task,
+    )  # fmt: skip
+    result = compare_sources(
+        [one_file_per_task / f"{task}.csv" for task in tasks], labels=tasks, task_column="source", maximize=True,
+        n_resamples=RESAMPLES, **{key: SPEC[key] for key in ("val", "test", "seed_column", "group_by")},
+    )  # fmt: skip
+    across = result.summary.across_tasks
+    assert across.tasks == tuple(tasks)
+    for stored in across.aggregates:
+        expected = expected_aggregates(frame, stored.approach)
+        assert stored.iqm.estimate == pytest.approx(expected["iqm"], rel=1e-12)
+        assert stored.mean.estimate == pytest.approx(expected["mean"], rel=1e-12)
+    (comparison,) = across.comparisons
+    assert (comparison.group, comparison.baseline) == ("new", "baseline")
+    expected_p = expected_prob_improvement(frame, "new", "baseline")
+    assert comparison.prob_improvement.estimate == pytest.approx(expected_p, rel=1e-12)
+    within = {(c.group, c.baseline) for c in result.summary.comparisons}
+    assert within == {(f"source={task},method=new", f"source={task},method=baseline") for task in tasks}
+    assert done.returncode == (0 if comparison.iqm_difference.ci_low > 0 else 3), done.stderr
+    assert "new better than baseline across 5 tasks" in done.stdout.splitlines()[-1]

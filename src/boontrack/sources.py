@@ -109,7 +109,9 @@ def compare_sources(
     **spec_options
         The options of :class:`boontrack.spec.Spec` (``val``, ``test``, ``n``, ``group_by``, ``seed_column``,
         ``maximize``, ``n_resamples``, ``confidence_level``, ``seed``, ...), except ``baseline`` and
-        ``compare``; ``val`` and ``test`` may be sequences (several metrics). The direction of each metric is
+        ``compare``; ``val`` and ``test`` may be sequences (several metrics). ``task_column="source"`` makes
+        each source one task (its label the task's name): the approaches are then the groups of ``group_by``
+        within the sources, compared within each task and across the tasks, not the sources. The direction of each metric is
         the sources' own where they know it, else the caller's, else the rule for names (a loss-like name
         without a direction is refused); the sources must agree on it.
 
@@ -159,6 +161,9 @@ def _analyzed(
 
     request = MetricRequest(val=spec.val, test=spec.test, maximize=spec.higher_is_better, pick=spec.pick)
     joined = _joined([read_runs(source, request) for source in opened], names, spec)
+    if spec.task_column == SIDE_COLUMN:  # each source one task: the groups within are the approaches compared
+        table = RunTable.from_frame(joined, spec)
+        return analyze(table, spec, progress=progress, source=described, threads=threads)
     joined_spec = dataclasses.replace(spec, group_by=(*(spec.group_by or ()), SIDE_COLUMN))
     table = RunTable.from_frame(joined, joined_spec)
     pairs = _matched_pairs(table, names)
@@ -418,7 +423,8 @@ def _used_columns(frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
         wanted[spec.test] = "metric"
     if spec.duration is not None:
         wanted[spec.duration] = "metric"
-    for name in (spec.seed_column, spec.task_column, *(spec.group_by or ())):
+    task = spec.task_column if spec.task_column != SIDE_COLUMN else None  # sources as tasks: the label column
+    for name in (spec.seed_column, task, *(spec.group_by or ())):
         if name is not None:
             wanted[name] = "param"
     if SIDE_COLUMN in wanted:
