@@ -75,3 +75,32 @@ def test_the_callback_writes_the_aggregates_as_metrics_and_the_plots_as_artifact
     assert metrics["boon/test_acc/across/tasks"] == 5
     artifacts = {item.path for item in sweep.client.list_artifacts(summary.info.run_id)}
     assert {"across_intervals.png", "across_profiles.png", "summary.json", "report.html"} <= artifacts
+
+
+def test_one_experiment_per_task_is_compared_with_the_source_as_the_task(sqlite_uri):
+    """Each task logged to an experiment of its own (the method and seed params): ``compare`` of the experiments
+    with ``--task-column source`` and a label per task gives the aggregates of the runs of every experiment."""
+    frame = pd.read_csv(BENCHMARK)
+    tasks = sorted(set(frame["task"]))
+    experiments = {}
+    for task in tasks:
+        sweep = new_sweep(sqlite_uri, name=f"{task}-{np.random.default_rng().integers(1 << 30)}")
+        for row in frame[frame["task"] == task].itertuples(index=False):
+            sweep.add_child(val=[row.val_acc], test=[row.test_acc], params={"method": row.method, "seed": row.seed})
+        experiments[task] = sweep.experiment_name
+    sources = [f"mlflow:{experiments[task]}" for task in tasks]
+    options = [arg for i in range(1, len(tasks) + 1) for arg in ("--source-option", f"{i}:tracking_uri={sqlite_uri}")]
+    labels = [arg for task in tasks for arg in ("--label", task)]
+    result = CliRunner().invoke(
+        cli.main,
+        [
+            "compare", *sources, *options, *labels, "--val", "val_acc", "--test", "test_acc", "--group-by", "method",
+            "--seed-column", "seed", "--task-column", "source", "--maximize", "--resamples", "499",
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("Across 5 tasks (source: cola, mrpc, rte")))
+    rows = {line.split()[0]: line for line in lines[start:] if line.split()[:2] in (["baseline", "50"], ["new", "50"])}
+    for method in ("baseline", "new"):
+        assert f" {_iqm(frame, method):.4g} [" in rows[method]
