@@ -617,3 +617,27 @@ def test_the_example_benchmark_s_aggregates(normalize):
     assert comparison.mean_difference.confidence_interval.low > 0
     assert comparison.iqm_difference.confidence_interval.low > 0
     assert comparison.prob_improvement.confidence_interval.low > 0.5
+
+
+def test_a_task_holding_most_of_the_spread_with_few_runs_is_said_to_decide_the_intervals():
+    """Task b's runs spread 20x as far as the others': it holds (20^2 / (20^2 + 2)) of the variance of the mean,
+    which is said with its runs while they are fewer than 10, and not with 10."""
+    rng = np.random.default_rng(5)
+    for runs, said in ((5, True), (10, False)):
+        spread = np.repeat([0.01, 0.2, 0.01], runs)
+        scores = 0.7 + spread * rng.standard_normal(3 * runs)
+        task = np.repeat(["a", "b", "c"], runs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            across_tasks(scores, task=task, group=["x"] * scores.size, maximize=True, n=1, n_resamples=99, rng=0)
+        lines = [str(w.message) for w in caught if "of the variance of group" in str(w.message)]
+        assert bool(lines) == said
+        if said:
+            x = scores.reshape(3, runs)
+            parts = x.var(axis=1, ddof=1) / runs
+            share = parts[1] / parts.sum()
+            assert lines == [
+                f"task 'b' holds {share:.0%} of the variance of group 'x''s mean over the tasks, with {runs} runs: "
+                "those runs decide its intervals, and a few runs of a task whose runs fall in clusters often show "
+                f"one cluster ({across.MEASURED_DOMINANT})"
+            ]
