@@ -216,6 +216,17 @@ def cell_text(coverage: float, width: float, bias: float, given: int, replicatio
     return f"{100 * coverage:.1f} ± {error:.1f} % (w {width:.3g}, bias {bias:+.2f})"
 
 
+def print_row(columns: dict[str, object], row: dict[str, tuple[list[float], str]], replications: int, first: bool):
+    """One table row of the labelled ``columns`` and the intervals of ``row`` (name -> (:func:`cell`, method)),
+    under a header naming each interval with its method when ``first``."""
+    if first:
+        named = [f"{name} ({method})" for name, (_, method) in row.items()]
+        print("| " + " | ".join([*columns, *named]) + " |")
+        print("|" + "---|" * (len(columns) + len(row)))
+    cells = [cell_text(*entry, replications) for entry, _ in row.values()]
+    print("| " + " | ".join([*map(str, columns.values()), *cells]) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replications", type=int, default=200)

@@ -36,7 +36,7 @@ import time
 import warnings
 
 import numpy as np
-from bench_across_coverage import Benchmark, cell, cell_text  # this folder is on sys.path when run as a script
+from bench_across_coverage import Benchmark, cell, print_row  # this folder is on sys.path when run as a script
 from scipy import integrate, optimize, special, stats
 
 from boontrack.across import across_tasks
@@ -170,19 +170,15 @@ def main() -> None:
         f"B = A + {args.shift:g}, Boo_{args.n}, seed {args.seed}; coverage ± its Monte Carlo standard error, mean "
         "width, bias / s.d. of the estimates; the method under each name\n"
     )
-    header = None
     started = time.perf_counter()
+    first = True
     for family in args.families.split(","):
         for tasks in (int(t) for t in args.tasks.split(",")):
             bench = Benchmark(family, tasks, np.random.default_rng([args.seed, tasks]), (args.n,))
             for m in (int(r) for r in args.runs.split(",")):
-                row = measure(bench, m, args, rng)
-                if header is None:
-                    header = [f"{name} ({method})" for name, (_, method) in row.items()]
-                    print("| family | tasks | runs per task | " + " | ".join(header) + " |")
-                    print("|---|---|---|" + "---|" * len(NAMES))
-                cells = [cell_text(*entry, args.replications) for entry, _ in row.values()]
-                print(f"| {family} | {tasks} | {m} | " + " | ".join(cells) + " |", flush=True)
+                columns = {"family": family, "tasks": tasks, "runs per task": m}
+                print_row(columns, measure(bench, m, args, rng), args.replications, first)
+                first = False
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 

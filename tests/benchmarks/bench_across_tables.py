@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_across_coverage import cell, cell_text  # this folder is on sys.path when run as a script
+from bench_across_coverage import cell, print_row  # this folder is on sys.path when run as a script
 
 import boontrack as bt
 from boontrack.across import across_tasks
@@ -144,17 +144,12 @@ def main() -> None:
         f"cell, {args.resamples} resamples, Boo_{args.n}, seed {args.seed}; coverage ± its Monte Carlo standard "
         "error, mean width, bias / s.d. of the estimates; the method under each name\n"
     )
-    header = None
     started = time.perf_counter()
+    first = True
     for label, tables in benchmarks.items():
         for m in (int(r) for r in args.runs.split(",")):
-            row = measure(tables, m, args, rng)
-            if header is None:
-                header = [f"{name} ({method})" for name, (_, method) in row.items()]
-                print("| benchmark | runs per task | " + " | ".join(header) + " |")
-                print("|---|---|" + "---|" * len(NAMES))
-            cells = [cell_text(*entry, args.replications) for entry, _ in row.values()]
-            print(f"| {label} | {m} | " + " | ".join(cells) + " |", flush=True)
+            print_row({"benchmark": label, "runs per task": m}, measure(tables, m, args, rng), args.replications, first)
+            first = False
     print(f"\n{time.perf_counter() - started:.0f} s")
 
 
