@@ -4,9 +4,9 @@ The page holds the tables of ``report.md`` (Boo_n with intervals per group, the 
 their p-values), every plot as inline SVG (each group's expected-best curve with its pointwise band, and the
 training curves when the summary has them), the warnings, the dropped runs with their reasons, the doubtful
 numbers marked ⚠ as in ``report.md``, how the numbers were computed, and with a task column the approaches
-across the tasks (their aggregates with intervals as error bars, their performance profiles). It loads nothing: no script, no
-external style sheet, font or image; each plotted point carries its values in an SVG ``<title>``, which
-browsers show on hover. Numbers are formatted by the helpers of :mod:`boontrack.reports`, so the page and
+across the tasks (their aggregates with intervals as error bars, their performance profiles). It loads
+nothing: no script, no external style sheet, font or image; each plotted point carries its values in an SVG
+``<title>``, which browsers show on hover. Numbers are formatted by the helpers of :mod:`boontrack.reports`, so the page and
 ``report.md`` say the same figures.
 """
 

@@ -222,8 +222,8 @@ class Spec:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (tuples as lists), used in ``summary.json`` and in the fingerprint. ``curves`` is
-        left out when empty, ``bounds_from`` and ``task_column`` when None and ``normalize`` when ``"none"``, so that a spec without them keeps the summary key and
-        fingerprint it had before they existed."""
+        left out when empty, ``bounds_from`` and ``task_column`` when None and ``normalize`` when ``"none"``, so
+        that a spec without them keeps the summary key and fingerprint it had before they existed."""
         data = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
         if not self.curves:
             del data["curves"]
