@@ -289,3 +289,31 @@ def test_the_study_s_panels_have_titles_of_their_own():
 
     titles = [ax.get_title() for ax in plot_study(_study((1, 5))).axes]
     assert len(titles) == 3 and len(set(titles)) == 3, titles
+
+
+def test_with_a_task_column_each_task_has_its_panel_and_each_approach_its_color():
+    """Five tasks of two approaches: five visible panels titled by task, each holding both approaches' curves, an
+    approach drawn in one color on every panel; the summary read back from JSON draws the same panels."""
+    import json
+
+    from boontrack.summary import Summary
+
+    frame = pd.read_csv(Path(__file__).resolve().parents[1] / "examples" / "benchmark_runs.csv")
+    spec = Spec(
+        val="val_acc", test="test_acc", group_by=("method",), seed_column="seed", task_column="task", n=(1, 5),
+        n_resamples=99,
+    )  # fmt: skip
+    summary = analyze(RunTable.from_frame(frame, spec), spec)
+    stored = Summary.from_dict(json.loads(json.dumps(summary.to_dict())))
+    for each in (summary, stored):
+        figure = plot_curves(each)
+        panels = [ax for ax in figure.axes if ax.get_visible()]
+        assert [ax.get_title(loc="left") for ax in panels] == [f"task = {t}" for t in sorted(set(frame["task"]))]
+        colors = {}
+        for ax in panels:
+            solid = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith("_")]
+            assert sorted(line.get_label() for line in solid) == ["baseline (10 runs)", "new (10 runs)"]
+            for line in solid:
+                colors.setdefault(line.get_label(), line.get_color())
+                assert line.get_color() == colors[line.get_label()]
+        assert colors["baseline (10 runs)"] != colors["new (10 runs)"]

@@ -104,6 +104,7 @@ def summarize_across_tasks(table: RunTable, spec: Spec, pairs: Sequence[tuple[st
         n_resamples=result.n_resamples,
         warnings=tuple(warned),
         refused=dict(result.refused),
+        cells=tuple((group, task, approach) for group, (task, approach) in cells.cells.items()),
     )
 
 

@@ -140,9 +140,10 @@ def _legend(ax, count: int, *, corner: str) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="x-small", frameon=False)
 
 
-def _draw_band(ax, xs: np.ndarray, g, color, alpha: float) -> None:
-    """One group's curve: the pointwise band shaded, the simultaneous band dotted, and the doubtful budgets
-    (``Curve.trustworthy`` False: n > m/2 or an estimated coverage below 90 %) dashed with a fainter band."""
+def _draw_band(ax, xs: np.ndarray, g, color, alpha: float, *, label: str) -> None:
+    """One group's curve under ``label``: the pointwise band shaded, the simultaneous band dotted, and the
+    doubtful budgets (``Curve.trustworthy`` False: n > m/2 or an estimated coverage below 90 %) dashed with a
+    fainter band."""
     curve = g.curve
     trusted = np.ones(curve.n.size, bool) if curve.trustworthy is None else curve.trustworthy
     # The doubtful part starts at the last trusted budget, so that the two parts join.
@@ -153,14 +154,14 @@ def _draw_band(ax, xs: np.ndarray, g, color, alpha: float) -> None:
     if curve.simultaneous_low is not None:
         for bound in (curve.simultaneous_low, curve.simultaneous_high):
             ax.plot(xs, bound, color=color, linewidth=0.8, linestyle=":")
-    label = f"{g.label} ({g.runs} runs)"
     ax.plot(xs, np.where(trusted, curve.estimate, np.nan), color=color, linewidth=1.8, label=label)
     if doubtful.any():
         ax.plot(xs, np.where(doubtful, curve.estimate, np.nan), color=color, linewidth=1.4, linestyle="--")
 
 
 def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
-    """Expected test score of the best-validation run against the budget, with bootstrap bands, all groups.
+    """Expected test score of the best-validation run against the budget, with bootstrap bands, all groups; with
+    a task column, one panel per task holding its approaches, each approach in one color throughout.
 
     The shaded band is pointwise (each budget's interval), the dotted lines the simultaneous band for the whole
     curve; where the band cannot be trusted (n > m/2, or an estimated coverage below 90 %) the curve is dashed
@@ -180,38 +181,74 @@ def plot_curves(summary: Summary, *, x: Literal["n", "time"] = "n") -> Figure:
         missing = [g.label for g in summary.groups if g.curve.time is None]
         raise InputError(f"no run durations for group(s) {', '.join(missing)}: cannot plot against time")
     spec = summary.spec
-    if x == "time":
-        unit, unit_s = _time_unit(np.concatenate([g.curve.time for g in summary.groups]))
-    figure = _new_figure()
-    ax = figure.add_subplot()
-    colors = _colors(len(summary.groups))
-    band_alpha = 0.18 if len(summary.groups) <= 4 else 0.08  # overlapping bands of many groups stay readable
-    for g, color in zip(summary.groups, colors):
-        xs = g.curve.n
-        if x == "time":
-            assert g.curve.time is not None  # curves against time are drawn when every group has durations
-            xs = g.curve.time / unit_s
-        _draw_band(ax, xs, g, color, band_alpha)
-    xs_all = np.concatenate([g.curve.n if x == "n" else g.curve.time for g in summary.groups])
-    _format_axes(ax, x=x_scale(xs_all), integer_x=x == "n")
-    if x == "n":
-        ax.set_xlabel("budget n (runs drawn at random; the best by validation is kept)")
-    else:
-        ax.set_xlabel(f"expected training time in {unit} for n runs (n x mean run duration)")
+    unit, unit_s = _time_unit(np.concatenate([g.curve.time for g in summary.groups])) if x == "time" else ("", 1.0)
+    panels = _task_panels(summary)
+    columns = min(len(panels), _PANEL_COLUMNS)
+    rows = -(-len(panels) // columns)
+    size = _SIZE_IN if len(panels) == 1 else (_SIZE_IN[0] * 1.3, 1.2 + _PANEL_HEIGHT_IN * rows)
+    figure = _new_figure(size)
+    axes = np.atleast_1d(figure.subplots(rows, columns, sharex=True, squeeze=False).ravel())
+    labels = list(dict.fromkeys(label for _, members in panels for _, label in members))
+    color_of = dict(zip(labels, _colors(len(labels))))
+    most = max(len(members) for _, members in panels)
+    band_alpha = 0.18 if most <= 4 else 0.08  # overlapping bands of many groups stay readable
+    for ax, (title, members) in zip(axes, panels):
+        for g, label in members:
+            xs = g.curve.n if x == "n" else g.curve.time / unit_s
+            _draw_band(ax, xs, g, color_of[label], band_alpha, label=f"{label} ({g.runs} runs)")
+        xs_all = np.concatenate([g.curve.n if x == "n" else g.curve.time for g, _ in members])
+        _format_axes(ax, x=x_scale(xs_all), integer_x=x == "n")
+        ax.grid(True, which="major", alpha=0.3)
+        if title is not None:
+            ax.set_title(title, fontsize="small", loc="left")
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    xlabel = (
+        "budget n (runs drawn at random; the best by validation is kept)"
+        if x == "n"
+        else f"expected training time in {unit} for n runs (n x mean run duration)"
+    )
     ylabel = f"expected {summary.metric}" + (" (test)" if summary.has_test else " (validation)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(
+    title = (
         f"Expected {summary.metric} of the best-validation run out of n"
         + (" against training time" if x == "time" else "")
         + f"\nestimator {spec.estimator}; {spec.confidence_level * 100:g} % bands: pointwise (shaded), "
-        "simultaneous (dotted); dashed: doubtful",
-        fontsize="medium",
-        y=1.0,  # a fixed place: spares the search for tick labels above the axes at every draw
+        "simultaneous (dotted); dashed: doubtful"
     )
-    ax.grid(True, which="major", alpha=0.3)
     # Curves of a maximized score rise to the right, those of a minimized one fall: the legend goes opposite.
-    _legend(ax, len(summary.groups), corner="lower right" if spec.maximize else "upper right")
+    corner = "lower right" if spec.maximize else "upper right"
+    if len(panels) == 1:
+        (ax,) = axes
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize="medium", y=1.0)  # a fixed place: spares the search for tick labels above
+        _legend(ax, len(labels), corner=corner)
+        return figure
+    height = size[1]  # margins in inches: the two title lines above, the label below
+    figure.subplots_adjust(left=0.08, right=0.97, bottom=0.55 / height, top=1 - 0.85 / height, hspace=0.4, wspace=0.22)
+    figure.suptitle(title, fontsize="medium")
+    figure.supxlabel(xlabel, fontsize="small")
+    figure.supylabel(ylabel, fontsize="small")
+    axes[0].legend(loc=corner, fontsize="x-small", frameon=True)
     return figure
+
+
+#: With a task column, the panels of :func:`plot_curves` per row, and each row's height in inches.
+_PANEL_COLUMNS, _PANEL_HEIGHT_IN = 3, 2.4
+
+
+def _task_panels(summary: Summary) -> list[tuple[str | None, list[tuple[Any, str]]]]:
+    """(title, [(group, legend label)]) per panel: one per task with a task column (the approaches as labels),
+    else one of every group under its own label."""
+    across = summary.across_tasks
+    if across is None or not across.cells:
+        return [(None, [(g, g.label) for g in summary.groups])]
+    where = {group: (task, approach) for group, task, approach in across.cells}
+    by_task: dict[str, list[tuple[Any, str]]] = {task: [] for task in across.tasks}
+    for g in summary.groups:
+        task, approach = where[g.label]
+        by_task[task].append((g, approach))
+    return [(f"{across.task_column} = {task}", members) for task, members in by_task.items()]
 
 
 def plot_training_curves(curves: TrainingCurves) -> Figure:

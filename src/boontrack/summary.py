@@ -288,6 +288,8 @@ class AcrossTasksSummary:
     warnings: tuple[str, ...] = ()
     #: ``"boo_n[n]"`` -> why that aggregate Boo_n has no interval.
     refused: Mapping[str, str] = field(default_factory=dict)
+    #: ``(group, task, approach)`` of each group of the summary (empty in a summary stored before it was kept).
+    cells: tuple[tuple[str, str, str], ...] = ()
 
     def aggregate(self, approach: str) -> ApproachAggregates:
         """The aggregates of ``approach``."""
@@ -703,6 +705,10 @@ def _across_of(stored: _Stored) -> AcrossTasksSummary:
             task_prob_improvement=_floats(c, "task_prob_improvement"),
         )
 
+    def cell(value: Any) -> tuple[str, str, str]:
+        group, task, approach = (_checked(label, "str", stored.at("cells")) for label in value)
+        return group, task, approach
+
     where = stored.at("normalization")
     return AcrossTasksSummary(
         task_column=stored.value("task_column", "str"),
@@ -719,4 +725,5 @@ def _across_of(stored: _Stored) -> AcrossTasksSummary:
         n_resamples=stored.value("n_resamples", "int"),
         warnings=stored.strings("warnings", ()),
         refused={str(k): str(v) for k, v in stored.part("refused").data.items()},
+        cells=tuple(cell(c) for c in stored.sequence("cells", [])),
     )
