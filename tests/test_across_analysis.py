@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -270,6 +271,11 @@ def test_the_reports_and_plots_hold_the_across_tasks_section():
     page = outputs.artifacts["report.html"].decode()
     section = page[page.index("<h2>Across tasks</h2>") :]
     assert iqm in section and section.count("<svg") == 5  # four panels of error bars, the profiles
+    curves = page[page.index("<h2>Expected best score against n</h2>") : page.index("<h2>Comparisons</h2>")]
+    headings = re.findall(r"<h3>task = (\w+)</h3><svg", curves)
+    assert headings == sorted(set(frame["task"]))  # one plot per task, each under its heading
+    legends = re.findall(r"<svg.*?</svg>", curves, flags=re.S)
+    assert all(">baseline</text>" in svg and ">new</text>" in svg for svg in legends)  # the approaches, by name
     report = outputs.artifacts["report.md"].decode()
     assert iqm in report[report.index("## Across tasks") :]
     assert (

@@ -241,14 +241,10 @@ def _task_panels(summary: Summary) -> list[tuple[str | None, list[tuple[Any, str
     """(title, [(group, legend label)]) per panel: one per task with a task column (the approaches as labels),
     else one of every group under its own label."""
     across = summary.across_tasks
-    if across is None or not across.cells:
+    tasks = [] if across is None else across.by_task(summary.groups)
+    if across is None or not tasks:
         return [(None, [(g, g.label) for g in summary.groups])]
-    where = {group: (task, approach) for group, task, approach in across.cells}
-    by_task: dict[str, list[tuple[Any, str]]] = {task: [] for task in across.tasks}
-    for g in summary.groups:
-        task, approach = where[g.label]
-        by_task[task].append((g, approach))
-    return [(f"{across.task_column} = {task}", members) for task, members in by_task.items()]
+    return [(f"{across.task_column} = {task}", members) for task, members in tasks]
 
 
 def plot_training_curves(curves: TrainingCurves) -> Figure:

@@ -340,8 +340,29 @@ def curve_svg(summary: Summary) -> str:
 
 
 def _curve_plot(summary: Summary, *, standalone: bool = False) -> str:
+    """Every group's curve in one plot (:func:`curve_svg`)."""
+    return _curve_svg(summary, [(g, g.label) for g in summary.groups], "", standalone=standalone)
+
+
+def _curve_plots(summary: Summary) -> str:
+    """The page's curves: with a task column, one plot per task holding its approaches (each in the color of its
+    place among the approaches, the same on every task); else every group in one plot."""
+    across = summary.across_tasks
+    tasks = [] if across is None else across.by_task(summary.groups)
+    if across is None or not tasks:
+        return _curve_plot(summary)
+    return "".join(
+        f"<h3>{_e(across.task_column)} = {_e(task)}</h3>"
+        + _curve_svg(summary, members, f"{across.task_column} = {task}: ")
+        for task, members in tasks
+    )
+
+
+def _curve_svg(
+    summary: Summary, members: Sequence[tuple[GroupSummary, str]], heading: str, *, standalone: bool = False
+) -> str:
     lines = []
-    for g in summary.groups:
+    for g, label in members:
         c = g.curve
         doubtful = np.zeros(c.n.size, bool) if c.trustworthy is None else ~np.asarray(c.trustworthy, bool)
         hover = [
@@ -349,12 +370,12 @@ def _curve_plot(summary: Summary, *, standalone: bool = False) -> str:
             + (" ⚠ n > m/2" if d else "")
             for n, est, lo, hi, d in zip(c.n.tolist(), c.estimate, c.ci_low, c.ci_high, doubtful)
         ]
-        lines.append(_Line(g.label, c.n, c.estimate, c.ci_low, c.ci_high, doubtful, hover))
+        lines.append(_Line(label, c.n, c.estimate, c.ci_low, c.ci_high, doubtful, hover))
     return _svg_plot(
         lines,
         x_label="n (runs trained, the best by validation kept)",
         y_label=f"expected best {scores_text(summary)[:-1]}",
-        title=f"Expected best {summary.metric} against n, with pointwise bootstrap bands",
+        title=f"{heading}Expected best {summary.metric} against n, with pointwise bootstrap bands",
         standalone=standalone,
     )
 
@@ -545,7 +566,7 @@ def to_html(summary: Summary) -> str:
         _group_table(summary),
         f'<p class="note">{_e(GAUSSIAN_NOTE)}</p>',
         "<h2>Expected best score against n</h2>",
-        _curve_plot(summary),
+        _curve_plots(summary),
         '<p class="note">The shaded band is the pointwise bootstrap interval; dashed, with open points, where n > m/2 '
         "(doubtful). The simultaneous band is in <code>curves.csv</code>. Hover a point for its values.</p>",
         *_training_section(summary),

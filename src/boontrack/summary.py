@@ -8,7 +8,7 @@ trip (:meth:`Summary.to_dict`, :meth:`Summary.from_dict`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -290,6 +290,18 @@ class AcrossTasksSummary:
     refused: Mapping[str, str] = field(default_factory=dict)
     #: ``(group, task, approach)`` of each group of the summary (empty in a summary stored before it was kept).
     cells: tuple[tuple[str, str, str], ...] = ()
+
+    def by_task(self, groups: Sequence[GroupSummary]) -> list[tuple[str, list[tuple[GroupSummary, str]]]]:
+        """``groups`` (a summary's) task by task, in the order of :attr:`tasks`: each task with its groups and their
+        approaches; empty for a summary stored before :attr:`cells` was kept."""
+        if not self.cells:
+            return []
+        where = {group: (task, approach) for group, task, approach in self.cells}
+        by_task: dict[str, list[tuple[GroupSummary, str]]] = {task: [] for task in self.tasks}
+        for g in groups:
+            task, approach = where[g.label]
+            by_task[task].append((g, approach))
+        return list(by_task.items())
 
     def aggregate(self, approach: str) -> ApproachAggregates:
         """The aggregates of ``approach``."""
