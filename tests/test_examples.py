@@ -58,3 +58,28 @@ def test_hydra_sweep(tmp_path):
     assert "]*" in out and "* doubtful: fewer than 8 runs" in out  # 5 jobs a model: marked, and said why
     assert (sweep / "boontrack" / "summary.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["multirun"]
+
+
+def test_show_your_work_tasks_gives_the_guide_its_output(shared_data, tmp_path):
+    """The across-tasks guide's example on the papers' searches, run as the guide runs it: its printed output is
+    the one the guide shows (a block the docs tests cannot run, as it reads ../shared)."""
+    import re
+
+    guide = (EXAMPLES.parent / "docs" / "guide" / "across-tasks.md").read_text()
+    command, shown = re.search(
+        r"```bash\n(python examples/show_your_work_tasks\.py.*?)```\n\n<!-- output -->\n```text\n(.*?)```", guide, re.S
+    ).groups()
+    (tmp_path / "show_your_work.csv").write_text(run_example("show_your_work_tasks.py", str(shared_data), cwd=tmp_path))
+    summarize = command.split("\n", 1)[1]  # the second command, on the file the first one wrote
+    scripts = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", summarize],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == shown
