@@ -106,7 +106,8 @@ groups drawn alike; Boo_2), the 95 % intervals covered:
 The cells below 93 % are one group's aggregates over the five tasks, where one task carries the spread: BiDAF's F1
 (from 0.03 to 0.77, its runs in two clusters, failed and trained) holds 86 % of the variance of the mean over the
 five tasks, so its 3 or 5 runs decide the interval, and 3 or 5 draws of two clusters often show one. A task
-holding more than half of a group's variance with fewer than 10 runs is said in a warning, with these figures.
+holding most of a group's variance (over 5 tasks, more than 60 %) with fewer than 10 runs is said in a warning,
+with these figures.
 
 A resample is used only through its counts (how often each run is drawn), as in :mod:`boontrack.resampling`: the
 aggregates are sums over runs weighted by counts, so no resample is sorted. The runs are put in a canonical order
@@ -196,9 +197,10 @@ MEASURED_REFUSED = (
     "n = 2m/3 over 5 tasks; above m, U is undefined and its stand-in covered 85.6-96.6 %; at n <= 2m/3 they covered "
     "92.6-98.0 %"
 )
-#: A task holding more than this share of the variance of a group's mean over the tasks, with fewer than
-#: DOMINANT_RUNS runs, is said to decide its intervals (:func:`_dominant_task`).
-DOMINANT_SHARE, DOMINANT_RUNS = 0.5, 10
+#: A task holding more of the variance of a group's mean over T tasks than halfway from its equal share 1/T to
+#: all of it, ``(1 + 1/T) / 2`` (over 5 tasks 60 %), with fewer than DOMINANT_RUNS runs, is said to decide its
+#: intervals (:func:`_dominant_task`).
+DOMINANT_RUNS = 10
 #: What was measured where one task dominates (``tests/benchmarks/bench_across_tables.py``, 400 replications).
 MEASURED_DOMINANT = (
     "on five published run tables where BiDAF's F1, in two clusters, held 86 % of the variance, the 95 % intervals "
@@ -1023,8 +1025,8 @@ def across_tasks(
     -----
     FewRunsWarning
         A task with a single run in a group: the bootstrap cannot see that task's spread. Fewer than 3 runs on a
-        task (not measured). A task holding more than half of a group's variance of the mean over the tasks with
-        fewer than 10 runs (its runs decide the intervals). A budget above 1 with the V or W estimator (its bias
+        task (not measured). A task holding most of a group's variance of the mean over the tasks (more than
+        halfway from its equal share to all of it) with fewer than 10 runs: its runs decide the intervals. A budget above 1 with the V or W estimator (its bias
         adds up over the tasks). A budget above 2m/3, whose aggregate Boo_n's interval is refused, with what was
         measured there.
     ExtrapolationWarning
@@ -1380,15 +1382,16 @@ def _estimates(
 
 def _dominant_task(layout: _Layout) -> tuple[int, int, float] | None:
     """(group, task, share) of the task with the largest share of a group's variance of the mean over the tasks
-    (``s_t^2 / m_t`` over their sum, ``ddof=1``), where that share is above :data:`DOMINANT_SHARE` and the task has
-    3 (:data:`FEW_RUNS_PER_TASK`) to :data:`DOMINANT_RUNS` - 1 runs; None where no task does."""
+    (``s_t^2 / m_t`` over their sum, ``ddof=1``), where that share is above ``(1 + 1/T) / 2`` (see
+    :data:`DOMINANT_RUNS`) and the task has 3 (:data:`FEW_RUNS_PER_TASK`) to :data:`DOMINANT_RUNS` - 1 runs; None
+    where no task does."""
     _, spread = _cell_moments(layout, np.ones((1, layout.x.size)), layout.x)
     parts = (spread[0] / layout.cell_sizes).reshape(layout.groups, layout.tasks)
     totals = parts.sum(axis=1, keepdims=True)
     shares = np.divide(parts, totals, out=np.zeros_like(parts), where=totals > 0)
     sizes = layout.cell_sizes.reshape(layout.groups, layout.tasks)
     few = (sizes >= FEW_RUNS_PER_TASK) & (sizes < DOMINANT_RUNS)  # below 3 runs, the few runs' warning speaks
-    candidates = np.where(few & (shares > DOMINANT_SHARE) & (layout.tasks > 1), shares, 0.0)
+    candidates = np.where(few & (shares > (1 + 1 / layout.tasks) / 2), shares, 0.0)
     if not candidates.any():
         return None
     g, t = np.unravel_index(np.argmax(candidates), candidates.shape)
