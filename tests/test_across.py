@@ -641,3 +641,58 @@ def test_a_task_holding_most_of_the_spread_with_few_runs_is_said_to_decide_the_i
                 "those runs decide its intervals, and a few runs of a task whose runs fall in clusters often show "
                 f"one cluster ({across.MEASURED_DOMINANT})"
             ]
+
+
+def test_groups_sharing_their_seeds_on_a_task_are_drawn_by_seed_together():
+    """Seeds shared by both groups on task a pair them there: in every resample each seed is drawn as often for
+    one group as for the other; task b, whose groups ran different seeds, draws each group on its own; without
+    seeds the draws are those of independent cells, the same numbers as before seeds existed."""
+    rng = np.random.default_rng(0)
+    scores = rng.random(16)
+    task = np.repeat(["a", "b"], 8)
+    group = np.tile(np.repeat(["x", "y"], 4), 2)
+    seed = np.r_[[3, 1, 2, 0], [0, 1, 2, 3], [0, 1, 2, 3], [4, 5, 6, 7]]
+    checked = across._across_tasks_iv(scores, task, group, True, None, "none", None, [1], "V", None, 0.95, 1, 0, seed)
+    x, val, task_index, tasks, group_index, groups = checked[:6]
+    sign_order = np.lexsort((x, x, task_index, group_index))  # the canonical order (maximize: by val, then x)
+    layout = across._layout(x, val, task_index, group_index, 2, 2, True, checked[-1])
+    assert layout.paired.tolist() == [True, False]
+    counts = across._draw_counts(layout, np.random.default_rng(1), 200)
+    seeds_in_order, cells = seed[sign_order], layout.run_cell
+    for r in range(200):
+        per_seed = {}
+        for c in (0, 2):  # (x, a) and (y, a)
+            mine = cells == c
+            per_seed[c] = dict(zip(seeds_in_order[mine].tolist(), counts[r, mine].tolist()))
+        assert per_seed[0] == per_seed[2]
+    unpaired = across._layout(x, val, task_index, group_index, 2, 2, True)
+    plain = across._draw_counts(unpaired, np.random.default_rng(1), 50)
+    positions = np.random.default_rng(1).integers(0, unpaired.cell_sizes[unpaired.run_cell], size=(50, 16))
+    expected = np.zeros((50, 16))
+    for r in range(50):
+        np.add.at(expected[r], positions[r] + unpaired.cell_starts[unpaired.run_cell], 1)
+    np.testing.assert_array_equal(plain, expected)
+    with pytest.warns(FewRunsWarning, match="task 'b' holds 91% of the variance"):  # 4 runs of one far spread
+        result = across_tasks(scores, task=task, group=group, maximize=True, n=1, seed=seed, n_resamples=99, rng=0)
+    assert result.paired.tolist() == [True, False]
+
+
+def test_pairing_by_seed_narrows_a_difference_the_seeds_share():
+    """A seed effect 10x the approaches' shared by both groups: paired, the interval of Δmean is far narrower
+    and excludes 0; drawn apart, it holds 0."""
+    rng = np.random.default_rng(3)
+    seeds = np.arange(10)
+    effect = {t: rng.normal(0, 0.05, 10) for t in ("a", "b", "c")}
+    rows = [
+        (t, g, s, 0.7 + effect[t][s] + (0.01 if g == "new" else 0.0) + rng.normal(0, 0.002))
+        for t in effect
+        for g in ("old", "new")
+        for s in seeds
+    ]
+    task, group, seed, scores = (np.array(column) for column in zip(*rows))
+    options = {"task": task, "group": group, "maximize": True, "n": 1, "n_resamples": 999, "rng": 0}
+    paired = across_tasks(scores.astype(float), seed=seed, **options).compare("new", "old").mean_difference
+    apart = across_tasks(scores.astype(float), **options).compare("new", "old").mean_difference
+    assert paired.confidence_interval.low > 0 > apart.confidence_interval.low
+    paired_width = paired.confidence_interval.high - paired.confidence_interval.low
+    assert paired_width < 0.2 * (apart.confidence_interval.high - apart.confidence_interval.low)

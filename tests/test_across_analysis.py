@@ -325,3 +325,20 @@ def test_sources_are_the_tasks_with_the_source_column(one_file_per_task):
     assert within == {(f"source={task},method=new", f"source={task},method=baseline") for task in tasks}
     assert done.returncode == (0 if comparison.iqm_difference.ci_low > 0 else 3), done.stderr
     assert "new better than baseline across 5 tasks" in done.stdout.splitlines()[-1]
+
+
+def test_approaches_that_ran_the_same_seeds_are_paired_on_each_task_and_said_so():
+    """With the seed column, the approaches of the example ran seeds 0-9 on every task: the resamples are paired
+    there, as the heading says; one approach's seeds renamed on one task leaves that task unpaired."""
+    frame = pd.read_csv(BENCHMARK)
+    summary = _analyzed(frame)
+    assert summary.across_tasks.paired_tasks == ("cola", "mrpc", "rte", "sst2", "stsb")
+    assert "runs paired by seed on 5 of 5 tasks." in format_table(summary)
+    renamed = frame.assign(
+        seed=np.where((frame["task"] == "rte") & (frame["method"] == "new"), frame["seed"] + 100, frame["seed"])
+    )
+    partly = _analyzed(renamed)
+    assert partly.across_tasks.paired_tasks == ("cola", "mrpc", "sst2", "stsb")
+    assert "runs paired by seed on 4 of 5 tasks." in format_table(partly)
+    unpaired = _analyzed(frame, seed_column=None)
+    assert unpaired.across_tasks.paired_tasks == () and "paired by seed" not in format_table(unpaired)

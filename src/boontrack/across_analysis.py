@@ -90,6 +90,8 @@ def summarize_across_tasks(table: RunTable, spec: Spec, pairs: Sequence[tuple[st
             confidence_level=spec.confidence_level,
             n_resamples=MOST_RESAMPLES if spec.n_resamples == "auto" else spec.n_resamples,
             rng=np.random.default_rng(np.random.SeedSequence([spec.seed, ACROSS_STREAM])),
+            # paired by seed on the tasks whose approaches ran the same seeds, as the comparisons within a task
+            seed=None if spec.seed_column is None else runs["seed"].astype(str).to_numpy(dtype=object),
         )
     compared = dict.fromkeys((cells.cells[a][1], cells.cells[b][1]) for a, b in pairs)
     return AcrossTasksSummary(
@@ -105,6 +107,7 @@ def summarize_across_tasks(table: RunTable, spec: Spec, pairs: Sequence[tuple[st
         warnings=tuple(warned),
         refused=dict(result.refused),
         cells=tuple((group, task, approach) for group, (task, approach) in cells.cells.items()),
+        paired_tasks=tuple(task for task in cells.tasks if result.paired[result.tasks.index(task)]),
     )
 
 

@@ -34,11 +34,13 @@ def across_heading(summary: Summary) -> str:
     across = _across(summary)
     spec = summary.spec
     column = spec.task_column or across.task_column  # as the user named it (``task``, not ``tags.task``)
+    paired = len(across.paired_tasks)
     return (
         f"Across {len(across.tasks)} tasks ({column}: {', '.join(across.tasks)}): {summary.metric} scores "
         f"{_NORMALIZED[across.normalize]}; per group, the mean and median over tasks of the per-task mean, the IQM "
         f"and the optimality gap (below {across.gamma:g}) of the pooled runs and the mean over tasks of Boo_n; "
-        f"{spec.confidence_level * 100:g} % stratified bootstrap intervals, {across.n_resamples:,} resamples."
+        f"{spec.confidence_level * 100:g} % stratified bootstrap intervals, {across.n_resamples:,} resamples"
+        + (f", runs paired by seed on {paired} of {len(across.tasks)} tasks." if paired else ".")
     )
 
 

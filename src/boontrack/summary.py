@@ -290,6 +290,8 @@ class AcrossTasksSummary:
     refused: Mapping[str, str] = field(default_factory=dict)
     #: ``(group, task, approach)`` of each group of the summary (empty in a summary stored before it was kept).
     cells: tuple[tuple[str, str, str], ...] = ()
+    #: The tasks (of :attr:`tasks`) whose approaches ran the same seeds and were resampled paired by seed.
+    paired_tasks: tuple[str, ...] = ()
 
     def by_task(self, groups: Sequence[GroupSummary]) -> list[tuple[str, list[tuple[GroupSummary, str]]]]:
         """``groups`` (a summary's) task by task, in the order of :attr:`tasks`: each task with its groups and their
@@ -738,4 +740,5 @@ def _across_of(stored: _Stored) -> AcrossTasksSummary:
         warnings=stored.strings("warnings", ()),
         refused={str(k): str(v) for k, v in stored.part("refused").data.items()},
         cells=tuple(cell(c) for c in stored.sequence("cells", [])),
+        paired_tasks=stored.strings("paired_tasks", ()),
     )

@@ -36,7 +36,7 @@ import time
 import warnings
 
 import numpy as np
-from bench_across_coverage import Benchmark, cell, print_row  # this folder is on sys.path when run as a script
+from bench_across_coverage import RHO, Benchmark, cell, print_row  # this folder is on sys.path when run as a script
 from scipy import integrate, optimize, special, stats
 
 from boontrack.across import across_tasks
@@ -85,6 +85,24 @@ def mixture_median(bench: Benchmark) -> float:
     return optimize.brentq(lambda x: bench._cdf(x) - 0.5, low, high, xtol=1e-15)
 
 
+def seed_sharing(bench: Benchmark, m: int, share: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """The normal family's runs of A and B where run i of each task has seed i in both, a seed's effect holding
+    ``share`` of each score's variance (the marginals unchanged): test and validation scores of A, of B, and the
+    task labels."""
+    if bench.family != "normal":
+        raise SystemExit("--seed-share draws the normal family only")
+    task = np.repeat(np.arange(bench.tasks), m)
+    common = rng.standard_normal(task.size)
+    drawn = []
+    for _ in range(2):
+        z1 = np.sqrt(share) * common + np.sqrt(1 - share) * rng.standard_normal(task.size)
+        z2 = rng.standard_normal(task.size)
+        test = bench.mu[task] + bench.sigma[task] * z1
+        val = bench.mu[task] + bench.sigma[task] * (RHO * z1 + np.sqrt(1 - RHO**2) * z2)
+        drawn += [test, val]
+    return (*drawn, task)
+
+
 NAMES = ["Δmean", "ΔIQM", "ΔBoo_n", "P(A > B)", "gap", "median", "profile"]
 
 
@@ -105,8 +123,10 @@ def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[st
     estimates: dict[str, list[float]] = {name: [] for name in NAMES}
     methods: dict[str, str] = {}
     for _ in range(args.replications):
-        test_a, val_a, task = bench.draw(m, rng)
-        test_b, val_b, _ = bench.draw(m, rng)
+        if args.seed_share > 0:
+            test_a, val_a, test_b, val_b, task = seed_sharing(bench, m, args.seed_share, rng)
+        else:
+            (test_a, val_a, task), (test_b, val_b, _) = bench.draw(m, rng), bench.draw(m, rng)
         test = np.r_[test_a, test_b + args.shift]
         val = None if val_a is None else np.r_[val_a, val_b + args.shift]
         with warnings.catch_warnings():
@@ -122,6 +142,7 @@ def measure(bench: Benchmark, m: int, args, rng: np.random.Generator) -> dict[st
                 tau=[tau],
                 n_resamples=args.resamples,
                 rng=rng,
+                seed=np.tile(np.arange(m), 2 * bench.tasks) if args.paired else None,
             )
         a, pair = res.aggregates["A"], res.compare("A", "B")
         results = {
@@ -163,11 +184,14 @@ def main() -> None:
     parser.add_argument("--tasks", default="5,20")
     parser.add_argument("--n", type=int, default=2)
     parser.add_argument("--shift", type=float, default=0.0)
+    parser.add_argument("--paired", action="store_true", help="give across_tasks the seeds: run i is seed i")
+    parser.add_argument("--seed-share", type=float, default=0.0, help="normal family: the seed's share of variance")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     print(
         f"95 % intervals of across_tasks, {args.replications} replications per cell, {args.resamples} resamples, "
-        f"B = A + {args.shift:g}, Boo_{args.n}, seed {args.seed}; coverage ± its Monte Carlo standard error, mean "
+        f"B = A + {args.shift:g}, Boo_{args.n}, seed {args.seed}, seeds' share of variance {args.seed_share:g}, "
+        f"{'paired' if args.paired else 'drawn apart'}; coverage ± its Monte Carlo standard error, mean "
         "width, bias / s.d. of the estimates; the method under each name\n"
     )
     started = time.perf_counter()
