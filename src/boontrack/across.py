@@ -510,7 +510,8 @@ def _drawing(
             mine = seeds[starts[c] : starts[c] + sizes[c]]
             drawn_position[starts[c] + np.searchsorted(held[0], mine)] = np.arange(sizes[c])
             run_slot[starts[c] : starts[c] + sizes[c]] = starts[cells[0]] + np.arange(sizes[c])
-    # slots numbered 0..S-1 in order of first use, so that unpaired layouts draw exactly as independent cells
+    # slots numbered 0..S-1 in the order of their runs (a paired slot's: the first group's), so that an unpaired
+    # layout draws exactly as independent cells
     used, run_slot = np.unique(run_slot, return_inverse=True)
     return {"run_slot": run_slot, "slot_sizes": sizes[cell[used]], "drawn_position": drawn_position, "paired": paired}
 
