@@ -736,34 +736,30 @@ def _group_counts(layout: _Layout, counts: np.ndarray, g: int) -> tuple[np.ndarr
     return counts[:, start : start + layout.group_sizes[g]], cells
 
 
-def _prob_improvement(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
-    """Per resample and task: ``P(x_a > x_b) + 0.5 P(x_a = x_b)`` over the draws of a and b on the task, the
-    mean of a's drawn placements (:func:`_placements`)."""
-    a_counts, a_cells = _group_counts(layout, counts, pair.a)
-    sizes = layout.cell_sizes[pair.a * layout.tasks + np.arange(layout.tasks)]
-    return np.add.reduceat(a_counts * _placements(layout, pair, counts), a_cells, axis=1) / sizes
-
-
-def _placement_variance(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> np.ndarray:
-    """Per resample and task: the variance (``ddof=1``, 0 for a single run) of group a's drawn placements among
-    b's draws, over a's runs on the task."""
+def _placement_moments(layout: _Layout, pair: _PairIndex, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per resample and task: the mean of group a's drawn placements among b's draws, ``P(x_a > x_b) + 0.5
+    P(x_a = x_b)`` over the draws of a and b on the task, and their variance (``ddof=1``, 0 for a single run)."""
     a_counts, a_cells = _group_counts(layout, counts, pair.a)
     sizes = layout.cell_sizes[pair.a * layout.tasks + np.arange(layout.tasks)]
     places = _placements(layout, pair, counts)
     sums = np.add.reduceat(a_counts * places, a_cells, axis=1)
     squares = np.add.reduceat(a_counts * places * places, a_cells, axis=1)
-    return np.where(sizes > 1, np.maximum(squares - sums * sums / sizes, 0.0) / np.maximum(sizes - 1, 1), 0.0)
+    spread = np.maximum(squares - sums * sums / sizes, 0.0) / np.maximum(sizes - 1, 1)
+    return sums / sizes, np.where(sizes > 1, spread, 0.0)
 
 
-def _prob_improvement_error(layout: _Layout, pair: _PairIndex, reverse: _PairIndex, counts: np.ndarray) -> np.ndarray:
-    """Per resample: the variance of the probability of improvement (the mean over tasks of the Mann–Whitney
-    statistic over ``m_a m_b``) by DeLong et al. (1988): on each task ``s_a^2 / m_a + s_b^2 / m_b``, with s_a^2
+def _prob_improvement(
+    layout: _Layout, pair: _PairIndex, reverse: _PairIndex, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per resample: the probability of improvement (the mean over tasks of the Mann–Whitney statistic over
+    ``m_a m_b``) and its variance by DeLong et al. (1988): on each task ``s_a^2 / m_a + s_b^2 / m_b``, with s_a^2
     the variance of a's placements among b's draws (``pair``) and s_b^2 of b's among a's (``reverse``); over T
     tasks the sum over T^2."""
     tasks = np.arange(layout.tasks)
     m_a, m_b = (layout.cell_sizes[g * layout.tasks + tasks] for g in (pair.a, pair.b))
-    per_task = _placement_variance(layout, pair, counts) / m_a + _placement_variance(layout, reverse, counts) / m_b
-    return per_task.sum(axis=1) / layout.tasks**2
+    per_task, spread_a = _placement_moments(layout, pair, counts)
+    spread_b = _placement_moments(layout, reverse, counts)[1]
+    return per_task.mean(axis=1), (spread_a / m_a + spread_b / m_b).sum(axis=1) / layout.tasks**2
 
 
 def _profiles(layout: _Layout, counts: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
@@ -807,7 +803,7 @@ def _errors(
 ) -> dict[str, np.ndarray]:
     """What the studentized intervals need of each resample (or of the data, with every count 1): the variances
     of the mean over tasks, the optimality gap and the IQM, per group; U over tasks and its variance, per
-    budget and group; the variance of the probability of improvement, per pair of groups (each with its
+    budget and group; the probability of improvement and its variance, per pair of groups (each with its
     reverse)."""
     boo_u, boo_var = _task_boo_n_error(layout, counts, unbiased.cdf, unbiased.slope)
     tasks = layout.tasks
@@ -817,10 +813,14 @@ def _errors(
         "iqm_var": _iqm_error(layout, counts),
         "boo_u": boo_u.mean(axis=3).transpose(1, 0, 2),  # (resamples, budgets, groups)
         "boo_var": boo_var.sum(axis=3).transpose(1, 0, 2) / tasks**2,
-        "prob_improvement_var": np.array(
-            [_prob_improvement_error(layout, pair, reverse, counts) for pair, reverse in pairs]
-        ).T.reshape(counts.shape[0], len(pairs)),
+        **_per_pair(counts.shape[0], [_prob_improvement(layout, pair, reverse, counts) for pair, reverse in pairs]),
     }
+
+
+def _per_pair(size: int, results: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, np.ndarray]:
+    """The probability of improvement and its variance of each pair, one column per pair (none with one group)."""
+    probability, variance = (np.array([r[k] for r in results]).reshape(len(results), size).T for k in (0, 1))
+    return {"prob_improvement": probability, "prob_improvement_var": variance}
 
 
 def _resampled(
@@ -851,13 +851,11 @@ def _resampled(
             "optimality_gap": _pooled_mean(layout, counts, gap_values),
             "boo_n": _task_boo_n(layout, counts, cdf).mean(axis=3).transpose(1, 0, 2),  # (resamples, budgets, groups)
             "profile": _profiles(layout, counts, thresholds),
-            # one column per pair of groups (none with a single group)
-            "prob_improvement": np.array(
-                [_prob_improvement(layout, pair, counts).mean(axis=1) for pair, _ in pairs]
-            ).T.reshape(size, len(pairs)),
         }
-        if unbiased is not None and gap_weights is not None:
+        if unbiased is not None and gap_weights is not None:  # the probability of improvement with its variance
             batch.update(_errors(layout, counts, unbiased, gap_values, gap_weights, pairs))
+        else:
+            batch.update(_per_pair(size, [_prob_improvement(layout, pair, back, counts) for pair, back in pairs]))
         for key, value in batch.items():
             parts.setdefault(key, []).append(value)
         done += size
