@@ -519,6 +519,8 @@ GOOD = {"task": ["a", "a", "b", "b"], "group": ["x", "x", "x", "x"], "maximize":
         ({"n_resamples": 0}, "`n_resamples` must be an integer >= 1"),
         ({"n_resamples": 10.0}, "`n_resamples` must be an integer >= 1"),
         ({"rng": "seed"}, "`rng` must be None, an int seed"),
+        ({"seed": [0, 1, 0]}, "`seed` must be 1-D with one label per score"),
+        ({"seed": [0, None, 0, 1]}, "`seed` holds a missing label"),
     ],
 )
 def test_bad_input_is_refused_naming_the_parameter(changes, message):

@@ -210,6 +210,13 @@ def test_paired_t_is_scipy_and_needs_pairs():
         paired_t_test([1.0], [2.0])
 
 
+@pytest.mark.parametrize("test", [welch_test, paired_t_test])
+@pytest.mark.parametrize("level", [0, 1, 95, "ninety"])
+def test_the_t_intervals_refuse_a_level_outside_zero_one(test, level):
+    with pytest.raises(ValueError, match=r"`confidence_level` must be (a number )?in \(0, 1\)"):
+        test(np.arange(5.0), np.arange(5.0) + 1, confidence_level=level)
+
+
 def test_paired_tests_find_a_shift_that_unpaired_tests_miss():
     """Seed effects 15x the approach effect: the paired tests see the shift, Welch and Mann-Whitney do not."""
     a, b = paired_with_shift()
